@@ -1,0 +1,211 @@
+"""The `toolselect` command: flags and environment → settings → pipeline → renderers → exit code.
+
+Kept free of heavy imports at module level so `toolselect --version` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import EXIT_INFRA, EXIT_USAGE, ToolselectError
+
+
+def _split_server_command(argv: list[str]) -> tuple[list[str], tuple[str, ...] | None]:
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], tuple(argv[i + 1 :]) or None
+    return argv, None
+
+
+def _share(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+
+
+def _count(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolselect",
+        description="Does the model still pick the right MCP tool, with the right arguments?",
+    )
+    parser.add_argument("--version", action="version", version=f"toolselect {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def surface_flags(p: argparse.ArgumentParser) -> None:
+        p.add_argument("-c", "--config", help="config file (default: toolselect.yaml, then toolproof.yaml)")
+        g = p.add_mutually_exclusive_group()
+        g.add_argument("--tools", metavar="FILE", help="a frozen tool surface (tools/list JSON) instead of a server")
+        g.add_argument("--url", help="an MCP server over streamable HTTP (or SSE when the path ends in /sse)")
+
+    ev = sub.add_parser(
+        "eval",
+        help="run the golden set and report accuracy, restraint and the confusion matrix",
+        usage="toolselect eval [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [options]",
+    )
+    surface_flags(ev)
+    ev.add_argument("--golden", action="append", default=[], metavar="FILE", help="golden file (.jsonl/.yaml); repeatable; replaces evals.golden")
+    ev.add_argument("--provider", help="bm25 (offline), command, anthropic, openai, openai-responses")
+    ev.add_argument("--model", help="model name passed to the provider")
+    ev.add_argument("--min-accuracy", type=_share, metavar="X", help="fail below this share of correct samples (0..1)")
+    ev.add_argument("--repeat", type=_count, metavar="N", help="samples per case")
+    ev.add_argument("--concurrency", type=_count, metavar="N", help="requests in flight (default 8)")
+    ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report")
+    ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as GitHub-flavoured Markdown")
+    ev.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML (each missed case is a failing testcase)")
+    ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
+    ev.set_defaults(func=_cmd_eval)
+
+    snap = sub.add_parser(
+        "snapshot",
+        help="capture a live server's tool surface into a tools.json file",
+        usage="toolselect snapshot [-c CONFIG] [--url URL | -- SERVER CMD…] -o tools.json",
+    )
+    surface_flags(snap)
+    snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
+    snap.set_defaults(func=_cmd_snapshot)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, server_command = _split_server_command(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if server_command and args.command not in ("eval", "snapshot"):
+        parser.error(f"'-- SERVER COMMAND' only applies to eval and snapshot")
+    if server_command and (args.tools or args.url):
+        parser.error("give only one of --tools, --url, or -- SERVER COMMAND")
+    args.server_command = server_command
+    try:
+        return args.func(args)
+    except ToolselectError as exc:
+        _print_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+def _print_error(exc: ToolselectError) -> None:
+    """`error: ` before each problem; indented detail lines (hints, server stderr) as they are."""
+    for line in str(exc).splitlines() or ["unknown error"]:
+        print(line if line.startswith(" ") or line.endswith(":") and "stderr" in line else f"error: {line}", file=sys.stderr)
+
+
+def _settings(args: argparse.Namespace):
+    from .config import Overrides, find_config, load_config, resolve_settings
+
+    cwd = Path.cwd()
+    over = Overrides(
+        config=args.config,
+        tools_file=args.tools,
+        url=args.url,
+        server_command=args.server_command,
+        golden=tuple(getattr(args, "golden", ()) or ()),
+        provider=getattr(args, "provider", None),
+        model=getattr(args, "model", None),
+        min_accuracy=getattr(args, "min_accuracy", None),
+        repeat=getattr(args, "repeat", None),
+        concurrency=getattr(args, "concurrency", None),
+    )
+    path = find_config(args.config, cwd)
+    if path is None and not (over.tools_file or over.url or over.server_command):
+        from .errors import ConfigError
+
+        raise ConfigError(
+            "no config file: toolselect.yaml or toolproof.yaml not found in this folder",
+            hint="pass -c FILE, or start one with `toolselect init`",
+        )
+    loaded = load_config(path, os.environ)
+    return loaded, resolve_settings(loaded, over, os.environ, cwd)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .pipeline import run_eval
+    from .render.console import ConsoleView
+
+    loaded, settings = _settings(args)
+    view = ConsoleView(quiet=args.quiet)
+    report = asyncio.run(run_eval(loaded, settings, view.hooks()))
+    view.finish(report)
+    _write_outputs(report, args, view)
+    return exit_code(report)
+
+
+def exit_code(report) -> int:
+    """0 passed, 1 gate failed, 3 the run stopped or the provider failed too often."""
+    from .errors import EXIT_GATE_FAILED, EXIT_PASSED
+
+    if report.gate.stopped:
+        return EXIT_INFRA
+    errors = report.metrics["error_rate"]
+    if errors.value is not None and errors.value > report.gate.max_error_rate + 1e-12:
+        return EXIT_INFRA
+    return EXIT_PASSED if report.passed else EXIT_GATE_FAILED
+
+
+def _write_outputs(report, args: argparse.Namespace, view) -> None:
+    from .render.junit import render_junit
+    from .render.markdown import render_markdown
+    from .report import write_report
+
+    if args.json:
+        write_report(report, args.json)
+        view.note(f"JSON report written to {args.json}")
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(render_markdown(report), encoding="utf-8")
+        view.note(f"Markdown report written to {args.markdown}")
+    if args.junit:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(render_junit(report), encoding="utf-8")
+        view.note(f"JUnit report written to {args.junit}")
+
+
+def _cmd_snapshot(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .config import Overrides, find_config, load_config, surface_source
+    from .errors import ConfigError
+    from .surface import build_surface
+    from .surface.file import write_tools_file
+    from .surface.mcp import list_tools
+
+    if args.tools:
+        raise ConfigError("snapshot captures a live server: use --url URL, -- SERVER COMMAND, or a config with server:")
+    cwd = Path.cwd()
+    explicit = args.config or not (args.url or args.server_command)
+    path = find_config(args.config, cwd) if explicit else None
+    loaded = load_config(path, os.environ)
+    server, _ = surface_source(loaded, Overrides(url=args.url, server_command=args.server_command), cwd)
+    if server is None:
+        raise ConfigError("nothing to snapshot: pass --url URL or -- SERVER COMMAND, or use a config with server:")
+    tools = asyncio.run(list_tools(server))
+    surface = build_surface(tools, server.describe())
+    write_tools_file(args.output, tools)
+    print(f"{len(tools)} tools from {server.describe()} written to {args.output}")
+    print(f"surface hash {surface.hash}")
+    for lo in surface.left_out:
+        print(f"  left out {lo.name}: {lo.reason}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

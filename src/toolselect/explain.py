@@ -1,0 +1,137 @@
+"""Turn pydantic validation errors into one `file:line: message` line each."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import did_you_mean, where
+from .locate import Loc, Located
+
+# Friendly words for pydantic's type errors.
+_TYPE_WORDS = {
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "string_type": "text",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "dict_type": "a mapping (key: value)",
+    "model_type": "a mapping (key: value)",
+    "model_attributes_type": "a mapping (key: value)",
+    "list_type": "a list",
+    "tuple_type": "a list",
+}
+
+
+def show(value: Any, limit: int = 40) -> str:
+    """A short, quoted rendering of a user's value for an error message."""
+    if isinstance(value, str):
+        text = repr(value)
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def dotted(loc: Loc) -> str:
+    """`("evals", "cases", 2, "expect_tool")` → `evals.cases[2].expect_tool`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def explain_errors(
+    exc: ValidationError,
+    doc: Located,
+    *,
+    prefix: Loc = (),
+    model_at: Callable[[Loc], type[BaseModel] | None] | None = None,
+    hints: dict[str, str] | None = None,
+) -> list[str]:
+    """One message per failing location (the first error at each), with file:line.
+
+    `prefix` is prepended to pydantic's locations (e.g. a golden file's case index), and
+    `model_at(loc)` names the model at a location so unknown keys can get a did-you-mean.
+    """
+    messages: list[str] = []
+    seen: set[Loc] = set()
+    for error in exc.errors(include_url=False):
+        loc = prefix + tuple(p for p in error["loc"] if not _is_union_tag(p))
+        if loc in seen or any(loc[: len(s)] == s for s in seen if s):
+            continue
+        seen.add(loc)
+        messages.append(_one(error, loc, doc, model_at, hints or {}))
+    return messages
+
+
+def _is_union_tag(part: Any) -> bool:
+    # pydantic adds the union member's name to the location ("str", "list[str]", "function-after[...]")
+    return isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool", "dict", "list", "none"})
+
+
+def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[str, str]) -> str:
+    kind = error["type"]
+    name = dotted(loc)
+    field = str(loc[-1]) if loc else ""
+    value = error.get("input")
+    ctx = error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        parent = loc[:-1]
+        known: list[str] = []
+        if model_at:
+            model = model_at(parent)
+            if model is not None:
+                known = [f.alias or n for n, f in model.model_fields.items()]
+        section = dotted(parent) or "the top level"
+        text = f"unknown key '{field}' in {section}{did_you_mean(field, known)}"
+        return where(doc.file, doc.line(loc, key=True)) + text
+    if kind == "missing":
+        parent = loc[:-1]
+        hint = hints.get(field, "")
+        text = f"{dotted(parent) or 'the file'}: missing required key '{field}'" + (f" ({hint})" if hint else "")
+        return where(doc.file, doc.line(parent)) + text
+    line = doc.line(loc)
+    if kind in _TYPE_WORDS:
+        return where(doc.file, line) + f"{name} must be {_TYPE_WORDS[kind]} (got {show(value)})"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        bounds = _BOUNDS.get(field)
+        if bounds:
+            return where(doc.file, line) + f"{name} must be {bounds} (got {show(value)})"
+        op = {"greater_than_equal": "at least", "less_than_equal": "at most",
+              "greater_than": "more than", "less_than": "less than"}[kind]
+        limit = next(iter(ctx.values()), "")
+        return where(doc.file, line) + f"{name} must be {op} {limit} (got {show(value)})"
+    if kind == "literal_error":
+        expected = ctx.get("expected", "")
+        return where(doc.file, line) + f"{name} must be one of {expected} (got {show(value)})"
+    if kind == "string_too_short":
+        return where(doc.file, line) + f"{name} must not be empty"
+    if kind == "value_error":
+        text = str(ctx.get("error", error["msg"]))
+        return where(doc.file, line) + (f"{name}: {text}" if name else text)
+    return where(doc.file, line) + f"{name}: {error['msg']} (got {show(value)})"
+
+
+_BOUNDS = {
+    "min_accuracy": "between 0 and 1",
+    "max_error_rate": "between 0 and 1",
+    "temperature": "between 0 and 2",
+    "repeat": "at least 1",
+    "concurrency": "at least 1",
+    "timeout_s": "more than 0",
+    "startup_timeout_s": "more than 0",
+    "max_retries": "0 or more",
+    "max_tokens": "at least 1",
+    "approx": "0 or more",
+}

@@ -1,0 +1,134 @@
+"""Read YAML and JSONL while remembering the line every value came from.
+
+Config errors and failing cases are reported at `file:line`; the Action annotates that line.
+A `Located` document maps a path such as `("evals", "cases", 2, "expect_tool")` to its line.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ConfigError, where
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass
+class Located:
+    """A parsed document plus the line (1-based) of each value and of each mapping key."""
+
+    data: Any
+    file: str
+    values: dict[Loc, int] = field(default_factory=dict)
+    keys: dict[Loc, int] = field(default_factory=dict)
+
+    def line(self, loc: Loc, *, key: bool = False) -> int | None:
+        """The line of `loc`, or of its closest ancestor that has one."""
+        loc = tuple(loc)
+        if key and loc in self.keys:
+            return self.keys[loc]
+        while loc:
+            if loc in self.values:
+                return self.values[loc]
+            if loc in self.keys:
+                return self.keys[loc]
+            loc = loc[:-1]
+        return self.values.get((), 1)
+
+
+def display_path(path: Path, base: Path | None = None) -> str:
+    """A path as the user should see it: relative to `base` (default: cwd) when inside it."""
+    base = (base or Path.cwd()).resolve()
+    try:
+        return path.resolve().relative_to(base).as_posix()
+    except ValueError:
+        return path.resolve().as_posix()
+
+
+def read_text(path: Path, shown: str, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{shown}: {what} not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{shown}: {what} is a folder, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{shown}: {what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read {what}: {exc.strerror}") from None
+
+
+def load_yaml(path: Path, shown: str, what: str = "file") -> Located:
+    """Parse a YAML file; duplicate keys and syntax errors are config errors at their line."""
+    text = read_text(path, shown, what)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise ConfigError(f"{where(shown, line)}invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{shown}: invalid YAML: {exc}") from None
+    doc = Located(data=data, file=shown)
+    if node is not None:
+        _walk(node, (), doc)
+    return doc
+
+
+def _walk(node: yaml.Node, loc: Loc, doc: Located) -> None:
+    doc.values[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ConfigError(
+                    f"{where(doc.file, line)}duplicate key '{key}' (first set on line {seen[key]})"
+                )
+            seen[key] = line
+            doc.keys[loc + (key,)] = line
+            _walk(value_node, loc + (key,), doc)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, loc + (index,), doc)
+
+
+def load_jsonl(path: Path, shown: str, what: str = "golden file") -> list[tuple[int, Any]]:
+    """Parse JSON Lines: `(line number, value)` for every non-blank, non-`//` line."""
+    rows: list[tuple[int, Any]] = []
+    for number, line in enumerate(read_text(path, shown, what).splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        try:
+            rows.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{where(shown, number)}invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
+        except _DuplicateKey as exc:
+            raise ConfigError(f"{where(shown, number)}duplicate key '{exc.args[0]}'") from None
+    return rows
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise _DuplicateKey(key)
+        result[key] = value
+    return result

@@ -1,0 +1,80 @@
+"""The whole flow on one screen: golden set → tool surface → picks → results → report."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from . import __version__
+from .ask import Job, ask_all, plan
+from .config import Loaded, Settings, load_cases
+from .golden import Case
+from .lint import check_cases
+from .pick import Pick
+from .providers import make_provider
+from .report import Report, RunOut, build_report
+from .scoring import Result, score_sample
+from .surface import Surface, build_surface
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Callbacks for the console: what is about to run, and each sample as it finishes."""
+
+    on_start: Callable[[Settings, Surface, list[Case], int], None] = lambda *a: None
+    on_sample: Callable[[Job, Pick], None] = lambda *a: None
+
+
+async def load_surface(settings: Settings) -> Surface:
+    """The tool surface from a frozen tools.json or a live MCP server (tools/list only)."""
+    if settings.tools_file is not None:
+        from .locate import display_path
+        from .surface.file import read_tools_file
+
+        return build_surface(read_tools_file(settings.tools_file), f"file: {display_path(settings.tools_file)}")
+    from .surface.mcp import list_tools
+
+    assert settings.server is not None
+    return build_surface(await list_tools(settings.server), settings.server.describe())
+
+
+async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -> Report:
+    cases = load_cases(loaded, settings)  # golden set
+    surface = await load_surface(settings)  # tool surface
+    warnings = check_cases(cases, surface)  # impossible cases stop here, before any request
+    provider = make_provider(settings)
+    jobs = plan(cases, settings.repeat)
+    hooks.on_start(settings, surface, cases, len(jobs))
+    started_at, clock = datetime.now(UTC), time.perf_counter()
+    try:
+        asked = await ask_all(  # picks
+            provider, surface, jobs, system=settings.system, concurrency=settings.concurrency, on_done=hooks.on_sample
+        )
+    finally:
+        await provider.aclose()
+    results: list[Result] = [  # results
+        score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args)
+        for job, pick in zip(asked.jobs, asked.picks, strict=True)
+    ]
+    run = RunOut(
+        toolselect_version=__version__,
+        provider=settings.provider,
+        model=settings.model,
+        repeat=settings.repeat,
+        concurrency=settings.concurrency,
+        started_at=started_at.isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        duration_s=round(time.perf_counter() - clock, 3),
+        args_measured=provider.produces_args,
+        config=settings.config_file,
+        system=settings.system,
+        temperature=settings.temperature,
+        seed=settings.seed,
+    )
+    return build_report(  # report
+        cases, results, surface, run,
+        min_accuracy=settings.min_accuracy, max_error_rate=settings.max_error_rate,
+        stopped=asked.stopped, warnings=[*settings.notes, *warnings],
+    )

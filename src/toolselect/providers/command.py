@@ -1,0 +1,107 @@
+"""`command`: toolproof's protocol, unchanged — your own program picks the tool.
+
+The program reads one JSON request on stdin (`model`, `system`, `prompt`, `tools` with `name`,
+`description`, `input_schema`) and prints one JSON answer on stdout (`tool`, `args`, optional
+`text`). It runs in the config file's folder. Its failures become that sample's ERROR in its own
+words; a program that cannot be started stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import InfraError
+from ..explain import show
+from ..pick import Pick
+from . import Request, SampleError
+
+DEFAULT_TIMEOUT_S = 120.0
+
+
+class CommandProvider:
+    name = "command"
+    produces_args = True
+    cacheable = False  # the cache key can't see changes to your script (toolproof's rule)
+
+    def __init__(self, command: tuple[str, ...], model: str, cwd: Path, timeout_s: float) -> None:
+        self.command = command
+        self.model = model
+        self.cwd = cwd
+        self.timeout_s = timeout_s
+
+    async def pick(self, request: Request) -> Pick:
+        payload = {
+            "model": self.model,
+            "system": request.system,
+            "prompt": request.prompt,
+            "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools],
+        }
+        started = time.perf_counter()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.cwd,
+            )
+        except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
+            raise InfraError(
+                f"cannot start the command provider {show(' '.join(self.command), 80)} in {self.cwd}: {exc.strerror or exc}",
+                hint="check evals.command (it runs in the config file's folder)",
+            ) from None
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), self.timeout_s)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise SampleError(f"command timed out after {self.timeout_s:g} s") from None
+        latency_ms = (time.perf_counter() - started) * 1000
+        if proc.returncode != 0:
+            tail = _tail(err) or _tail(out)
+            raise SampleError(f"command exited {proc.returncode}" + (f": {tail}" if tail else ""))
+        text = out.decode("utf-8", errors="replace").strip()
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError:
+            raise SampleError(f"command printed invalid JSON: {show(text, 80)}") from None
+        if not isinstance(answer, dict):
+            raise SampleError(f"command must print a JSON object with 'tool' and 'args' (got {show(answer)})")
+        tool = answer.get("tool")
+        if tool is not None and not isinstance(tool, str):
+            raise SampleError(f"'tool' must be a string or null (got {show(tool)})")
+        args = answer.get("args", {})
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise SampleError(f"'args' must be an object (got {show(args)})")
+        said = answer.get("text") or ""
+        return Pick(
+            tool=tool or None,
+            args=args if tool else None,
+            text=said if isinstance(said, str) else str(said),
+            calls=1 if tool else 0,
+            latency_ms=latency_ms,
+        )
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _tail(data: bytes, lines: int = 5) -> str:
+    text = data.decode("utf-8", errors="replace").strip()
+    return " | ".join(text.splitlines()[-lines:])[-500:]
+
+
+def make(settings: Settings) -> CommandProvider:
+    assert settings.command  # resolve_settings guarantees it
+    return CommandProvider(
+        command=settings.command,
+        model=settings.model,
+        cwd=settings.base_dir,
+        timeout_s=settings.timeout_s or DEFAULT_TIMEOUT_S,
+    )

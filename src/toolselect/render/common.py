@@ -1,0 +1,124 @@
+"""What every renderer shows, computed once from a report: case rows, hot cells, labels."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from ..report import ERROR, NONE, UNKNOWN, CaseOut, Metric, Report, SampleOut
+
+METRIC_LABELS = {
+    "accuracy": "accuracy (right tool and arguments)",
+    "tool_accuracy": "tool accuracy",
+    "arg_accuracy": "argument accuracy",
+    "schema_valid_rate": "schema-valid arguments",
+    "no_call_precision": "no-call precision",
+    "no_call_recall": "restraint (no-call recall)",
+    "over_trigger_rate": "over-triggering",
+    "under_trigger_rate": "under-triggering",
+    "error_rate": "provider errors",
+}
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    case: CaseOut
+    outcome: str  # the case's headline outcome
+    rate: str  # "3/3" style when repeated, else ""
+    expected: str
+    picked: str
+    why: str
+    sample: SampleOut | None
+
+    @property
+    def failing(self) -> bool:
+        return self.outcome not in ("PASS", "NOT-EVALUATED")
+
+
+def pct(m: Metric | float | None, digits: int = 1) -> str:
+    value = m.value if isinstance(m, Metric) else m
+    return "n/a" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def frac(m: Metric) -> str:
+    return f"{m.numerator}/{m.denominator}"
+
+
+def expected_label(expect_tool: Any) -> str:
+    if expect_tool is None:
+        return NONE
+    return " | ".join(expect_tool) if isinstance(expect_tool, list) else expect_tool
+
+
+def args_text(args: Any, limit: int = 60) -> str:
+    if args is None or args == {}:
+        return ""
+    text = json.dumps(args, ensure_ascii=False, sort_keys=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def picked_label(sample: SampleOut | None, with_args: bool = True, limit: int = 60) -> str:
+    if sample is None:
+        return ""
+    if sample.outcome == "ERROR":
+        return "(error)"
+    if sample.outcome == "NOT-EVALUATED":
+        return "(not asked)"
+    if sample.picked_tool is None:
+        return NONE
+    extra = args_text(sample.picked_args, limit) if with_args else ""
+    if with_args and sample.picked_args is None and sample.raw_args is not None:
+        extra = repr(sample.raw_args[:limit])
+    return f"{sample.picked_tool} {extra}".strip()
+
+
+def case_row(case: CaseOut) -> CaseRow:
+    samples = case.samples
+    evaluated = [s for s in samples if s.outcome != "NOT-EVALUATED"]
+    failing = [s for s in evaluated if s.outcome != "PASS"]
+    if not evaluated:
+        outcome = "NOT-EVALUATED"
+    elif not failing:
+        outcome = "PASS"
+    else:
+        outcome = Counter(s.outcome for s in failing).most_common(1)[0][0]
+    shown = failing[0] if failing else (evaluated[0] if evaluated else (samples[0] if samples else None))
+    rate = f"{case.passed}/{case.evaluated}" if len(samples) > 1 else ""
+    return CaseRow(
+        case=case,
+        outcome=outcome,
+        rate=rate,
+        expected=expected_label(case.expect_tool),
+        picked=picked_label(shown),
+        why=(shown.reasons[0] if shown and shown.reasons else ""),
+        sample=shown,
+    )
+
+
+def labels(report: Report) -> tuple[list[str], list[str]]:
+    """Rows (expected) and columns (picked) of the confusion matrix, tools in surface order."""
+    order = {name: i for i, name in enumerate(report.surface.tools)}
+    rows = set(report.confusion)
+    cols = {c for row in report.confusion.values() for c in row}
+
+    def key(label: str) -> tuple[int, int, str]:
+        special = {NONE: 1, UNKNOWN: 2, ERROR: 3}
+        return (special.get(label, 0), order.get(label, len(order)), label)
+
+    return sorted(rows, key=key), sorted(cols | (rows - {NONE}) | ({NONE} if NONE in rows else set()), key=key)
+
+
+def hot_cells(confusion: dict[str, dict[str, int]]) -> list[tuple[str, str, int]]:
+    """Off-diagonal cells, biggest first: (expected, picked, count)."""
+    cells = [(e, p, n) for e, row in confusion.items() for p, n in row.items() if e != p and n]
+    return sorted(cells, key=lambda c: (-c[2], c[0], c[1]))
+
+
+def verdict(report: Report) -> str:
+    acc = report.metrics["accuracy"]
+    core = f"accuracy {pct(acc)} ({frac(acc)})"
+    if acc.value is None:
+        core = "no reviewed, evaluated samples to judge"
+    return core + f", min {report.gate.min_accuracy * 100:g}%"

@@ -1,0 +1,159 @@
+"""The console view: a progress bar while samples run, then the case table, the confusion matrix,
+the metrics and the gate line (rich)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..report import Report
+from .common import METRIC_LABELS, case_row, frac, hot_cells, labels, pct, verdict
+
+STYLE = {
+    "PASS": "green",
+    "ERROR": "bold magenta",
+    "NOT-EVALUATED": "dim",
+}
+MAX_ROWS_ALL = 40  # beyond this many cases, list only the ones that need attention
+MAX_MATRIX = 14  # beyond this many labels, show the hot cells only
+
+
+class ConsoleView:
+    def __init__(self, quiet: bool = False, console: Console | None = None) -> None:
+        self.quiet = quiet
+        self.console = console or Console(highlight=False)
+        self.progress: Progress | None = None
+        self.task = None
+
+    def hooks(self):
+        from ..pipeline import Hooks
+
+        return Hooks(on_start=self.start, on_sample=self.advance)
+
+    def start(self, settings, surface, cases, samples: int) -> None:
+        for note in settings.notes:
+            self.console.print(f"[dim]info: {escape(note)}[/]")
+        if self.quiet:
+            return
+        from .. import __version__
+
+        model = f" {settings.model}" if settings.model else ""
+        repeat = f" × {settings.repeat} samples" if settings.repeat > 1 else ""
+        self.console.print(
+            f"[bold]toolselect {__version__}[/] · provider [cyan]{escape(settings.provider)}{escape(model)}[/] · "
+            f"{len(cases)} cases{repeat} · concurrency {settings.concurrency}"
+        )
+        self.console.print(
+            f"tool surface: {len(surface.tools)} tools from {escape(surface.origin)} [dim](hash {surface.hash[:12]})[/]"
+        )
+        for lo in surface.left_out:
+            self.console.print(f"  [yellow]left out[/] {escape(lo.name)}: {escape(lo.reason)}")
+        self.progress = Progress(
+            TextColumn("asking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=self.console, transient=True,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task("samples", total=samples)
+
+    def advance(self, job, pick) -> None:
+        if self.progress is not None:
+            self.progress.advance(self.task)
+
+    def note(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(escape(text))
+
+    def finish(self, report: Report) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+        if not self.quiet:
+            self.print_cases(report)
+            self.print_confusion(report)
+            self.print_metrics(report)
+            for warning in report.warnings:
+                self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+        self.print_gate(report)
+
+    def print_cases(self, report: Report) -> None:
+        rows = [case_row(c) for c in report.cases]
+        shown = rows if len(rows) <= MAX_ROWS_ALL else [r for r in rows if r.failing or r.case.status != "reviewed"]
+        table = Table(title="Cases", title_justify="left", expand=False)
+        table.add_column("outcome", no_wrap=True)
+        table.add_column("case", overflow="fold", max_width=40)
+        table.add_column("expected", overflow="fold")
+        table.add_column("picked", overflow="fold", max_width=44)
+        table.add_column("why", overflow="fold", max_width=60)
+        for row in shown:
+            style = STYLE.get(row.outcome, "red")
+            outcome = f"[{style}]{row.outcome}[/]" + (f" {row.rate}" if row.rate else "")
+            name = escape(row.case.name) + (" [dim](needs review)[/]" if row.case.status == "needs_review" else "")
+            table.add_row(outcome, name, escape(row.expected), escape(row.picked), escape(row.why))
+        self.console.print(table)
+        if len(shown) < len(rows):
+            self.console.print(f"[dim]{len(rows) - len(shown)} passing cases not shown (see --json or --markdown)[/]")
+
+    def print_confusion(self, report: Report) -> None:
+        rows, cols = labels(report)
+        if not rows:
+            return
+        if len(cols) <= MAX_MATRIX:
+            table = Table(title="Confusion matrix (rows: expected, columns: picked)", title_justify="left")
+            table.add_column("expected \\ picked", style="bold")
+            for col in cols:
+                table.add_column(escape(col), justify="right")
+            for row in rows:
+                cells = []
+                for col in cols:
+                    n = report.confusion.get(row, {}).get(col, 0)
+                    if not n:
+                        cells.append("[dim]·[/]")
+                    elif row == col:
+                        cells.append(f"[green]{n}[/]")
+                    else:
+                        cells.append(f"[bold red]{n}[/]")
+                table.add_row(escape(row), *cells)
+            self.console.print(table)
+        hot = hot_cells(report.confusion)
+        if hot:
+            self.console.print("[bold]Confusions[/] (wanted → got):")
+            for expected, picked, n in hot[:10]:
+                self.console.print(f"  [red]{n:>3}[/]  wanted {escape(expected)}, got {escape(picked)}")
+
+    def print_metrics(self, report: Report) -> None:
+        table = Table(title="Metrics", title_justify="left")
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        table.add_column("n/d", justify="right", style="dim")
+        for key, label in METRIC_LABELS.items():
+            m = report.metrics[key]
+            value = pct(m) if m.value is not None else ("not measured" if key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured else "n/a")
+            table.add_row(label, value, frac(m))
+        self.console.print(table)
+        if report.per_tool:
+            tools = Table(title="Per tool", title_justify="left")
+            for col in ("tool", "precision", "recall", "F1", "support"):
+                tools.add_column(col, justify="left" if col == "tool" else "right")
+            for name, s in report.per_tool.items():
+                f1 = "n/a" if s.f1 is None else f"{s.f1:.2f}"
+                tools.add_row(escape(name), pct(s.precision), pct(s.recall), f1, str(s.support))
+            self.console.print(tools)
+        c = report.counts
+        extra = []
+        if c.pending_cases:
+            extra.append(f"{c.pending_cases} cases need review (scored, not counted)")
+        if c.not_evaluated:
+            extra.append(f"{c.not_evaluated} samples NOT-EVALUATED")
+        if extra:
+            self.console.print("[yellow]" + "; ".join(extra) + "[/]")
+
+    def print_gate(self, report: Report) -> None:
+        if report.gate.stopped:
+            self.console.print(f"[bold red]STOPPED[/]  {escape(report.gate.stopped)}")
+        if report.passed:
+            self.console.print(f"[bold green]PASSED[/]  {escape(verdict(report))}")
+        else:
+            self.console.print(f"[bold red]FAILED[/]  {escape(verdict(report))}")
+            for reason in report.gate.reasons:
+                self.console.print(f"  - {escape(reason)}")

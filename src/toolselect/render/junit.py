@@ -1,0 +1,60 @@
+"""JUnit XML: one testcase per case — a missed case is a failing testcase (toolproof's never fail),
+an ERROR is an error, a NOT-EVALUATED or pending case is skipped — plus one testcase for the gate."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import PurePosixPath
+
+from ..report import Report
+from .common import case_row, picked_label
+
+
+def render_junit(report: Report) -> str:
+    rows = [case_row(c) for c in report.cases]
+    suite = ET.Element("testsuite", name="toolselect", timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}")
+    failures = errors = skipped = 0
+    for row in rows:
+        case = row.case
+        classname = "toolselect." + PurePosixPath(case.source.file).stem.replace(".", "_")
+        latency = sum(s.latency_ms or 0 for s in case.samples) / 1000
+        tc = ET.SubElement(
+            suite, "testcase", classname=classname, name=case.name, file=case.source.file,
+            line=str(case.source.line), time=f"{latency:.3f}",
+        )
+        detail = "\n".join(
+            f"sample {s.index}: {s.outcome} picked {picked_label(s)}" + (f" — {'; '.join(s.reasons)}" if s.reasons else "")
+            for s in case.samples
+        )
+        message = f"{row.outcome}{' ' + row.rate if row.rate else ''}: {row.why}".strip(": ")
+        if case.status == "needs_review":
+            ET.SubElement(tc, "skipped", message=f"needs review (not counted): {message}")
+            skipped += 1
+        elif row.outcome == "NOT-EVALUATED":
+            ET.SubElement(tc, "skipped", message=row.why or "not evaluated")
+            skipped += 1
+        elif row.outcome == "ERROR":
+            ET.SubElement(tc, "error", message=message, type="ERROR").text = detail
+            errors += 1
+        elif row.failing:
+            ET.SubElement(tc, "failure", message=message, type=row.outcome).text = detail
+            failures += 1
+        ET.SubElement(tc, "system-out").text = f"prompt: {case.prompt}\n{detail}" if case.split != "holdout" else detail
+    gate = ET.SubElement(suite, "testcase", classname="toolselect", name="gate", time="0")
+    acc = report.metrics["accuracy"]
+    ET.SubElement(gate, "system-out").text = (
+        f"provider={report.run.provider} model={report.run.model} accuracy={acc.numerator}/{acc.denominator} "
+        f"min_accuracy={report.gate.min_accuracy}"
+    )
+    if not report.passed:
+        reasons = "; ".join(report.gate.reasons) or "gate failed"
+        ET.SubElement(gate, "failure", message=reasons, type="gate").text = reasons
+        failures += 1
+    suite.set("tests", str(len(rows) + 1))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    root = ET.Element("testsuites", name="toolselect", tests=suite.get("tests"), failures=str(failures), errors=str(errors))
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

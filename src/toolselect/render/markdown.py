@@ -1,0 +1,132 @@
+"""The report as GitHub-flavoured Markdown (the same content as the console).
+
+Everything that comes from the repo or the model is escaped: no raw HTML, no pinging @mentions,
+no table-breaking pipes, no hidden-comment markers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..report import Report
+from .common import METRIC_LABELS, CaseRow, case_row, frac, hot_cells, labels, pct, verdict
+
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+
+
+def esc(text: object) -> str:
+    """Escape text for a Markdown table cell or a line of prose."""
+    s = str(text)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("|", "\\|").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_")
+    s = s.replace("[", "\\[").replace("]", "\\]")
+    s = _MENTION.sub("@\u200b", s)  # a zero-width space keeps @team from pinging anyone
+    return " ".join(s.splitlines())
+
+
+def code(text: object) -> str:
+    """Inline code that survives backticks and pipes in the text (and pings nobody)."""
+    s = " ".join(str(text).splitlines()).replace("|", "\\|")
+    fence = "``" if "`" in s else "`"
+    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+
+
+def case_label(row: CaseRow) -> str:
+    """A case's name, except holdout cases, whose names may carry their prompt."""
+    if row.case.split == "holdout":
+        return f"holdout case ({esc(row.case.source.file)}:{row.case.source.line})"
+    return esc(row.case.name)
+
+
+def metrics_table(report: Report) -> list[str]:
+    out = ["| metric | value | n/d |", "|---|---:|---:|"]
+    for key, label in METRIC_LABELS.items():
+        m = report.metrics[key]
+        value = pct(m)
+        if m.value is None and key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured:
+            value = "not measured"
+        out.append(f"| {label} | {value} | {frac(m)} |")
+    return out
+
+
+def confusion_table(report: Report) -> list[str]:
+    rows, cols = labels(report)
+    if not rows:
+        return []
+    out = ["| expected ＼ picked | " + " | ".join(code(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
+    for row in rows:
+        cells = []
+        for col in cols:
+            n = report.confusion.get(row, {}).get(col, 0)
+            cells.append("·" if not n else (f"{n}" if row == col else f"**{n}**"))
+        out.append(f"| {code(row)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def hot_list(report: Report, limit: int = 10) -> list[str]:
+    return [f"- {n} × wanted {code(e)}, got {code(p)}" for e, p, n in hot_cells(report.confusion)[:limit]]
+
+
+def per_tool_table(report: Report) -> list[str]:
+    out = ["| tool | precision | recall | F1 | support |", "|---|---:|---:|---:|---:|"]
+    for name, s in report.per_tool.items():
+        f1 = "n/a" if s.f1 is None else f"{s.f1:.2f}"
+        out.append(f"| {code(name)} | {pct(s.precision)} | {pct(s.recall)} | {f1} | {s.support} |")
+    return out
+
+
+def cases_table(rows: list[CaseRow]) -> list[str]:
+    out = ["| outcome | case | expected | picked | why |", "|---|---|---|---|---|"]
+    for row in rows:
+        outcome = row.outcome + (f" {row.rate}" if row.rate else "")
+        pending = " _(needs review)_" if row.case.status == "needs_review" else ""
+        out.append(
+            f"| {outcome} | {case_label(row)}{pending} | {esc(row.expected)} | {esc(row.picked)} | {esc(row.why)} |"
+        )
+    return out
+
+
+def render_markdown(report: Report) -> str:
+    icon = "✅" if report.passed else "❌"
+    word = "passed" if report.passed else "failed"
+    run = report.run
+    lines = [f"## {icon} toolselect {word}: {esc(verdict(report))}", ""]
+    model = f" · model {code(run.model)}" if run.model else ""
+    samples = f" × {run.repeat} samples" if run.repeat > 1 else ""
+    lines.append(
+        f"provider {code(run.provider)}{model} · {report.counts.cases} cases{samples} · "
+        f"tool surface {len(report.surface.tools)} tools, hash {code(report.surface.hash[:12])}"
+    )
+    lines.append("")
+    if report.gate.stopped:
+        lines += [f"**The run stopped:** {esc(report.gate.stopped)}", ""]
+    for reason in report.gate.reasons:
+        lines.append(f"- {esc(reason)}")
+    if report.gate.reasons:
+        lines.append("")
+    lines += metrics_table(report) + [""]
+    hot = hot_list(report)
+    if hot:
+        lines += ["**Confusions** (wanted → got)", ""] + hot + [""]
+    matrix = confusion_table(report)
+    if matrix:
+        lines += ["### Confusion matrix", "", "Rows: the expected tool; columns: the tool picked.", ""] + matrix + [""]
+    if report.per_tool:
+        lines += ["### Per tool", ""] + per_tool_table(report) + [""]
+    rows = [case_row(c) for c in report.cases]
+    failing = [r for r in rows if r.failing]
+    if failing:
+        lines += [f"### Cases that missed ({len(failing)})", ""] + cases_table(failing) + [""]
+    lines += ["<details><summary>All cases</summary>", ""] + cases_table(rows) + ["", "</details>", ""]
+    if report.surface.left_out:
+        lines += ["**Left out of the tool surface** (invalid input schema):", ""]
+        lines += [f"- {code(lo.name)}: {esc(lo.reason)}" for lo in report.surface.left_out] + [""]
+    notes = []
+    if report.counts.pending_cases:
+        notes.append(f"{report.counts.pending_cases} cases need review: scored and shown, not counted by the gate.")
+    if report.counts.not_evaluated:
+        notes.append(f"{report.counts.not_evaluated} samples were NOT-EVALUATED (not counted).")
+    notes += [esc(w) for w in report.warnings]
+    if notes:
+        lines += [f"> {n}" for n in notes] + [""]
+    return "\n".join(lines)

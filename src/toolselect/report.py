@@ -1,0 +1,357 @@
+"""Results → report: metrics, per-tool precision/recall, the confusion matrix, the gate verdict.
+
+The report is a pydantic model written as JSON (`schema_version: 1`, documented in
+docs/report-format.md). The renderers, the base-branch diff and the Action all read this one type,
+so a report loaded from disk and one just built are handled the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .errors import ConfigError
+from .golden import Case
+from .locate import display_path
+from .scoring import Outcome, Result
+from .surface import Surface
+
+SCHEMA_VERSION = 1
+NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
+PENDING = "needs_review"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Metric(_Strict):
+    """A rate with its counts; `value` is null when not measured (never 0 for 'not measured')."""
+
+    value: float | None
+    numerator: int
+    denominator: int
+
+
+class ToolStats(_Strict):
+    precision: Metric
+    recall: Metric
+    f1: float | None
+    support: int
+
+
+class SourceOut(_Strict):
+    file: str
+    line: int
+
+
+class UsageOut(_Strict):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class SampleOut(_Strict):
+    index: int
+    outcome: str
+    picked_tool: str | None
+    picked_args: Any = None
+    raw_args: str | None = None
+    text: str = ""
+    reasons: list[str] = []
+    calls: int = 0
+    cached: bool = False
+    latency_ms: float | None = None
+    usage: UsageOut | None = None
+    stop_reason: str | None = None
+
+
+class CaseOut(_Strict):
+    name: str
+    prompt: str
+    source: SourceOut
+    expect_tool: str | list[str] | None
+    expect_args: dict[str, Any] = {}
+    match: dict[str, Any] = {}
+    forbid_extra_args: bool = False
+    tags: list[str] = []
+    split: str | None = None
+    status: str = "reviewed"
+    passed: int  # samples that passed
+    evaluated: int  # samples that were asked
+    pass_rate: float | None
+    samples: list[SampleOut]
+
+
+class LeftOutOut(_Strict):
+    name: str
+    reason: str
+
+
+class SurfaceOut(_Strict):
+    hash: str
+    origin: str
+    tools: list[str]
+    left_out: list[LeftOutOut] = []
+    definitions: list[dict[str, Any]] = []
+
+
+class RunOut(_Strict):
+    toolselect_version: str
+    provider: str
+    model: str
+    repeat: int
+    concurrency: int
+    started_at: str
+    finished_at: str
+    duration_s: float
+    args_measured: bool
+    config: str | None = None
+    system: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    cache_hits: int = 0
+    api_calls: int = 0
+
+
+class GateOut(_Strict):
+    passed: bool
+    min_accuracy: float
+    max_error_rate: float
+    reasons: list[str] = []
+    stopped: str | None = None  # why the run stopped early (infrastructure failure)
+
+
+class Counts(_Strict):
+    cases: int
+    samples: int
+    counted_samples: int  # evaluated samples of reviewed cases: what the metrics and the gate use
+    pending_cases: int  # status: needs_review (scored and shown, not counted)
+    not_evaluated: int
+    outcomes: dict[str, int]
+
+
+class Report(_Strict):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    passed: bool
+    gate: GateOut
+    metrics: dict[str, Metric]
+    per_tool: dict[str, ToolStats]
+    confusion: dict[str, dict[str, int]]
+    counts: Counts
+    cases: list[CaseOut]
+    surface: SurfaceOut
+    run: RunOut
+    warnings: list[str] = []
+
+
+# --------------------------------------------------------------------------- building
+
+
+def metric(numerator: int, denominator: int, measured: bool = True) -> Metric:
+    value = numerator / denominator if measured and denominator else None
+    return Metric(value=value, numerator=numerator, denominator=denominator)
+
+
+def row_label(result: Result) -> str:
+    """The confusion row: the expected tool (for a list, the picked one when it is listed)."""
+    expected = result.case.expected
+    if not expected:
+        return NONE
+    return result.pick.tool if result.pick.tool in expected else expected[0]
+
+
+def column_label(result: Result, surface: Surface) -> str:
+    if result.outcome is Outcome.ERROR:
+        return ERROR
+    if result.pick.tool is None:
+        return NONE
+    return result.pick.tool if surface.get(result.pick.tool) else UNKNOWN
+
+
+def counted(result: Result) -> bool:
+    """Samples the metrics and the gate count: evaluated, of a reviewed case."""
+    return result.evaluated and result.case.status != PENDING
+
+
+def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
+    rs = [r for r in results if counted(r)]
+    decided = [r for r in rs if r.outcome is not Outcome.ERROR]
+    expect_none = [r for r in decided if not r.case.expected]
+    expect_tool = [r for r in decided if r.case.expected]
+    no_call = [r for r in decided if r.pick.tool is None]
+    arg_scored = [r for r in rs if r.args_ok is not None]
+    schema_scored = [r for r in rs if r.schema_ok is not None]
+    return {
+        "accuracy": metric(sum(r.passed for r in rs), len(rs)),
+        "tool_accuracy": metric(sum(bool(r.tool_ok) for r in rs), len(rs)),
+        "arg_accuracy": metric(sum(bool(r.args_ok) for r in arg_scored), len(arg_scored), args_measured),
+        "schema_valid_rate": metric(sum(bool(r.schema_ok) for r in schema_scored), len(schema_scored), args_measured),
+        "no_call_precision": metric(sum(not r.case.expected for r in no_call), len(no_call)),
+        "no_call_recall": metric(sum(r.pick.tool is None for r in expect_none), len(expect_none)),
+        "over_trigger_rate": metric(sum(r.pick.tool is not None for r in expect_none), len(expect_none)),
+        "under_trigger_rate": metric(sum(r.pick.tool is None for r in expect_tool), len(expect_tool)),
+        "error_rate": metric(sum(r.outcome is Outcome.ERROR for r in rs), len(rs)),
+    }
+
+
+def confusion_matrix(results: Iterable[Result], surface: Surface) -> dict[str, dict[str, int]]:
+    cells: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in results:
+        if counted(r):
+            cells[row_label(r)][column_label(r, surface)] += 1
+    return {row: dict(sorted(cols.items())) for row, cols in sorted(cells.items())}
+
+
+def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> dict[str, ToolStats]:
+    out = {}
+    for tool in tools:
+        support = sum(confusion.get(tool, {}).values())
+        hits = confusion.get(tool, {}).get(tool, 0)
+        picked = sum(row.get(tool, 0) for row in confusion.values())
+        precision, recall = metric(hits, picked), metric(hits, support)
+        p, r = precision.value, recall.value
+        if p is None and r is None:
+            f1 = None
+        else:  # an undefined side counts as 0: a tool never picked (or never expected) has F1 0
+            p, r = p or 0.0, r or 0.0
+            f1 = 2 * p * r / (p + r) if p + r else 0.0
+        out[tool] = ToolStats(precision=precision, recall=recall, f1=f1, support=support)
+    return out
+
+
+def judge(
+    metrics: dict[str, Metric], min_accuracy: float, max_error_rate: float, stopped: str | None
+) -> GateOut:
+    """The gate: accuracy ≥ min_accuracy, errors within max_error_rate, and nothing stopped the run."""
+    reasons = []
+    accuracy, errors = metrics["accuracy"], metrics["error_rate"]
+    if stopped:
+        reasons.append(f"the run stopped: {stopped}")
+    if errors.value is not None and errors.value > max_error_rate + 1e-12:
+        reasons.append(
+            f"{errors.numerator}/{errors.denominator} samples failed at the provider "
+            f"({errors.value:.1%} > max_error_rate {max_error_rate:.0%}): an outage is not a result"
+        )
+    if accuracy.value is not None and accuracy.numerator < min_accuracy * accuracy.denominator - 1e-9:
+        reasons.append(f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) is below min_accuracy {min_accuracy:.0%}")
+    return GateOut(
+        passed=not reasons, min_accuracy=min_accuracy, max_error_rate=max_error_rate, reasons=reasons, stopped=stopped
+    )
+
+
+def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
+    evaluated = [r for r in results if r.evaluated]
+    passed = sum(r.passed for r in evaluated)
+    return CaseOut(
+        name=case.name,
+        prompt=case.prompt,
+        source=SourceOut(file=case.source.file, line=case.source.line),
+        expect_tool=list(case.expect_tool) if isinstance(case.expect_tool, tuple) else case.expect_tool,
+        expect_args=case.expect_args,
+        match=case.match,
+        forbid_extra_args=case.forbid_extra_args,
+        tags=list(case.tags),
+        split=case.split,
+        status=case.status,
+        passed=passed,
+        evaluated=len(evaluated),
+        pass_rate=passed / len(evaluated) if evaluated else None,
+        samples=[
+            SampleOut(
+                index=r.sample,
+                outcome=r.outcome.value,
+                picked_tool=r.pick.tool,
+                picked_args=r.pick.args,
+                raw_args=r.pick.raw_args if r.pick.args is None else None,
+                text=r.pick.text,
+                reasons=list(r.reasons),
+                calls=r.pick.calls,
+                cached=r.pick.cached,
+                latency_ms=None if r.pick.latency_ms is None else round(r.pick.latency_ms, 1),
+                usage=UsageOut(**vars(r.pick.usage)) if r.pick.usage else None,
+                stop_reason=r.pick.stop_reason,
+            )
+            for r in results
+        ],
+    )
+
+
+def build_report(
+    cases: Sequence[Case],
+    results: Sequence[Result],
+    surface: Surface,
+    run: RunOut,
+    *,
+    min_accuracy: float,
+    max_error_rate: float,
+    stopped: str | None = None,
+    warnings: Sequence[str] = (),
+) -> Report:
+    by_case: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        by_case[r.case.name].append(r)
+    metrics = compute_metrics(results, run.args_measured)
+    confusion = confusion_matrix(results, surface)
+    expected_tools = {t for c in cases for t in c.expected}
+    per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
+    gate = judge(metrics, min_accuracy, max_error_rate, stopped)
+    outcomes = Counter(r.outcome.value for r in results)
+    return Report(
+        passed=gate.passed,
+        gate=gate,
+        metrics=metrics,
+        per_tool=per_tool,
+        confusion=confusion,
+        counts=Counts(
+            cases=len(cases),
+            samples=len(results),
+            counted_samples=sum(counted(r) for r in results),
+            pending_cases=sum(c.status == PENDING for c in cases),
+            not_evaluated=outcomes.get(Outcome.NOT_EVALUATED.value, 0),
+            outcomes={o.value: outcomes.get(o.value, 0) for o in Outcome if outcomes.get(o.value)},
+        ),
+        cases=[case_out(c, by_case.get(c.name, [])) for c in cases],
+        surface=SurfaceOut(
+            hash=surface.hash,
+            origin=surface.origin,
+            tools=list(surface.names),
+            left_out=[LeftOutOut(name=lo.name, reason=lo.reason) for lo in surface.left_out],
+            definitions=[dict(d) for d in surface.definitions],
+        ),
+        run=run,
+        warnings=list(warnings),
+    )
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_report(report: Report, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+def read_report(path: Path) -> Report:
+    shown = display_path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{shown}: report not found") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{shown}: not a readable toolselect report ({exc})") from None
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        raise ConfigError(
+            f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {version!r})"
+        )
+    try:
+        return Report.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{shown}: not a valid toolselect report: {loc}: {first['msg']}") from None

@@ -1,0 +1,246 @@
+"""(case, pick, surface) → result. Pure functions, no I/O.
+
+Only the first tool call counts. toolproof's loose rule is the default for each expected argument;
+per-key match modes (seed 001) and `forbid_extra_args` (BFCL's rule) refine it. Every sample gets
+one outcome code, named after seed 004's failure taxonomy.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from jsonschema.exceptions import best_match
+
+from .explain import show
+from .golden import Case
+from .pick import Pick
+from .surface import Surface, Tool
+
+
+class Outcome(StrEnum):
+    PASS = "PASS"
+    SEL_WRONG = "SEL-WRONG"  # another offered tool
+    SEL_UNKNOWN = "SEL-UNKNOWN"  # a name not on the surface, or a left-out tool
+    SEL_MISSED = "SEL-MISSED"  # no call, one expected
+    RES_UNNECESSARY = "RES-UNNECESSARY"  # a call, none expected
+    ARG_INVALID = "ARG-INVALID"  # unparseable or schema-invalid arguments
+    ARG_SEMANTIC = "ARG-SEMANTIC"  # schema-valid but not the expected values
+    ERROR = "ERROR"  # the provider failed for this sample
+    NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, or the run stopped first)
+
+
+OUTCOME_MEANING = {
+    Outcome.PASS: "right tool, right arguments (or rightly no tool)",
+    Outcome.SEL_WRONG: "picked another tool on the surface",
+    Outcome.SEL_UNKNOWN: "picked a tool that is not on the surface (or was left out)",
+    Outcome.SEL_MISSED: "called no tool when one was expected",
+    Outcome.RES_UNNECESSARY: "called a tool when none was expected",
+    Outcome.ARG_INVALID: "right tool, arguments unparseable or invalid against the input schema",
+    Outcome.ARG_SEMANTIC: "right tool, schema-valid arguments with the wrong values",
+    Outcome.ERROR: "the provider failed for this sample",
+    Outcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, or the run stopped)",
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    """One scored sample."""
+
+    case: Case
+    sample: int
+    pick: Pick
+    outcome: Outcome
+    reasons: tuple[str, ...] = ()
+    tool_ok: bool | None = None  # None: not evaluated
+    args_ok: bool | None = None  # None: no expected arguments, wrong tool, or not measured
+    schema_ok: bool | None = None  # None: no call to an offered tool, or not measured
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+    @property
+    def evaluated(self) -> bool:
+        return self.outcome is not Outcome.NOT_EVALUATED
+
+
+def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, args_measured: bool = True) -> Result:
+    """Score one sample. `args_measured` is False for providers that pick tools only (bm25)."""
+    if pick.skipped:
+        return Result(case, sample, pick, Outcome.NOT_EVALUATED, (pick.skipped,))
+    if pick.error:
+        return Result(case, sample, pick, Outcome.ERROR, (pick.error,), tool_ok=False)
+
+    tool = surface.get(pick.tool) if pick.tool else None
+    schema_problems = _schema_problems(tool, pick) if tool and args_measured else None
+    schema_ok = None if schema_problems is None else not schema_problems
+    expected = case.expected
+
+    if not expected:
+        if pick.tool is None:
+            return Result(case, sample, pick, Outcome.PASS, tool_ok=True)
+        return Result(
+            case, sample, pick, Outcome.RES_UNNECESSARY, (f"expected no tool call, got {pick.tool}",),
+            tool_ok=False, schema_ok=schema_ok,
+        )
+    wanted = " or ".join(expected)
+    if pick.tool is None:
+        return Result(
+            case, sample, pick, Outcome.SEL_MISSED, (f"expected {wanted}, but the model called no tool",), tool_ok=False
+        )
+    if tool is None:
+        why = "it was left out (invalid input schema)" if surface.is_left_out(pick.tool) else "it is not on the surface"
+        return Result(case, sample, pick, Outcome.SEL_UNKNOWN, (f"expected {wanted}, got {pick.tool}, but {why}",), tool_ok=False)
+    if pick.tool not in expected:
+        return Result(
+            case, sample, pick, Outcome.SEL_WRONG, (f"expected {wanted}, got {pick.tool}",), tool_ok=False, schema_ok=schema_ok
+        )
+    if not args_measured:
+        return Result(case, sample, pick, Outcome.PASS, tool_ok=True)
+
+    semantic = _arg_mismatches(case, pick.args) if isinstance(pick.args, dict) else []
+    extra = _extra_keys(case, pick.args, tool) if case.forbid_extra_args and isinstance(pick.args, dict) else []
+    problems = list(schema_problems or [])
+    reasons = problems + semantic + extra
+    has_expectations = bool(case.expect_args) or case.forbid_extra_args
+    args_ok = (not reasons) if has_expectations else None
+    if problems:
+        outcome = Outcome.ARG_INVALID
+    elif semantic or extra:
+        outcome = Outcome.ARG_SEMANTIC
+    else:
+        outcome = Outcome.PASS
+    return Result(case, sample, pick, outcome, tuple(reasons), tool_ok=True, args_ok=args_ok, schema_ok=schema_ok)
+
+
+def _schema_problems(tool: Tool, pick: Pick) -> list[str]:
+    """Why the arguments can't be the tool's input: unparseable, not an object, or schema-invalid."""
+    if pick.args is None and pick.raw_args is not None:
+        return [f"arguments are not valid JSON: {show(pick.raw_args, 60)}"]
+    args = {} if pick.args is None else pick.args
+    if not isinstance(args, dict):
+        return [f"arguments must be a JSON object (got {show(args)})"]
+    if tool.validator is None:
+        return []
+    try:
+        error = best_match(tool.validator.iter_errors(args))
+    except Exception as exc:  # a schema the validator can't apply (e.g. an unresolvable $ref)
+        return [f"could not check the arguments against the input schema: {exc}"]
+    if error is None:
+        return []
+    at = "/".join(str(p) for p in error.absolute_path)
+    return [f"arguments don't match the input schema{f' at {at!r}' if at else ''}: {error.message}"]
+
+
+def _extra_keys(case: Case, args: dict[str, Any], tool: Tool) -> list[str]:
+    extra = sorted(set(args) - set(case.expect_args))
+    return [f"unexpected argument '{k}' = {show(args[k])} (forbid_extra_args)" for k in extra]
+
+
+def _arg_mismatches(case: Case, args: dict[str, Any]) -> list[str]:
+    out = []
+    for key, expected in case.expect_args.items():
+        mode = case.match.get(key, "loose")
+        present = key in args
+        actual = args.get(key)
+        if mode == "any_of":
+            if not present and None in expected:
+                continue
+            if present and any(loose_equal(actual, option) for option in expected):
+                continue
+            got = show(actual) if present else "missing"
+            out.append(f"argument '{key}' is {got}, expected one of {show(expected, 60)}")
+            continue
+        if not present:
+            out.append(f"argument '{key}' missing (expected {show(expected)})")
+            continue
+        if not match_value(actual, expected, mode):
+            out.append(f"argument '{key}' is {show(actual)}, expected {_describe(expected, mode)}")
+    return out
+
+
+def _describe(expected: Any, mode: Any) -> str:
+    if mode == "contains":
+        return f"it to contain {show(expected)}"
+    if mode == "regex":
+        return f"it to match /{expected}/"
+    if mode == "exact":
+        return f"exactly {show(expected)}"
+    if isinstance(mode, dict):
+        return f"{show(expected)} ± {mode['approx']}"
+    return show(expected)
+
+
+def match_value(actual: Any, expected: Any, mode: Any = "loose") -> bool:
+    """Compare one argument value with its expected value under a match mode."""
+    if mode == "loose":
+        return loose_equal(actual, expected)
+    if mode == "contains":
+        return isinstance(actual, str) and str(expected).casefold() in actual.casefold()
+    if mode == "regex":
+        return isinstance(actual, str) and re.search(expected, actual) is not None
+    if mode == "exact":
+        return exact_equal(actual, expected)
+    if mode == "any_of":
+        return any(loose_equal(actual, option) for option in expected)
+    if isinstance(mode, dict) and "approx" in mode:
+        return _is_number(actual) and _is_number(expected) and abs(actual - expected) <= mode["approx"]
+    raise ValueError(f"unknown match mode {mode!r}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def loose_equal(actual: Any, expected: Any) -> bool:
+    """toolproof's rule: strings trimmed and case-folded, numbers by value ("5" ≠ 5, true ≠ 1),
+    objects key by key with extra keys allowed, lists element by element."""
+    if isinstance(expected, str):
+        return isinstance(actual, str) and actual.strip().casefold() == expected.strip().casefold()
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual is expected
+    if isinstance(expected, (int, float)):
+        return isinstance(actual, (int, float)) and float(actual) == float(expected)
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(k in actual and loose_equal(actual[k], v) for k, v in expected.items())
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(loose_equal(a, e) for a, e in zip(actual, expected, strict=True))
+        )
+    return actual == expected
+
+
+def exact_equal(actual: Any, expected: Any) -> bool:
+    """Strict JSON equality: same JSON type and value; objects with exactly the same keys.
+    Numbers compare by value (JSON has one number type, so 5 equals 5.0)."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual is expected
+    if isinstance(expected, (int, float)):
+        return isinstance(actual, (int, float)) and actual == expected
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
+            exact_equal(actual[k], v) for k, v in expected.items()
+        )
+    if isinstance(expected, list):
+        return isinstance(actual, list) and len(actual) == len(expected) and all(
+            exact_equal(a, e) for a, e in zip(actual, expected, strict=True)
+        )
+    return type(actual) is type(expected) and actual == expected
+
+
+def parse_args(text: str) -> tuple[Any, str | None]:
+    """Parse argument text: `(value, None)`, or `(None, text)` when it is not exactly one JSON value
+    (trailing garbage included)."""
+    if not text.strip():
+        return {}, None  # some OpenAI-compatible servers send "" for a call without arguments
+    try:
+        return json.loads(text), None
+    except (json.JSONDecodeError, TypeError):
+        return None, text

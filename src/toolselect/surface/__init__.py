@@ -1,0 +1,163 @@
+"""The tool surface: the tools a model is offered, exactly as it would see them.
+
+Built from a `tools/list` result (a live MCP server or a frozen tools.json). Tools whose input
+schema is invalid are left out of what the model sees and named in the report; names a provider
+would reject are mapped to safe names for the request and mapped back in every result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
+from jsonschema.validators import Draft202012Validator, validator_for
+
+SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool as listed by the server, plus the name it is sent under."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    wire_name: str  # the name a provider accepts; equal to `name` unless that one is unsafe
+    output_schema: dict[str, Any] | None = None
+    validator: Validator | None = field(default=None, compare=False, repr=False)
+
+    def definition(self) -> dict[str, Any]:
+        """The MCP-side definition that the surface hash covers."""
+        return {"name": self.name, "description": self.description, "inputSchema": self.input_schema}
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Surface:
+    """The offered tools (valid schemas, server order), the left-out ones, and the hash of all."""
+
+    tools: tuple[Tool, ...]
+    left_out: tuple[LeftOut, ...]
+    hash: str
+    origin: str
+    definitions: tuple[dict[str, Any], ...] = ()  # every listed tool (name, description, inputSchema)
+
+    def get(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tools)
+
+    @property
+    def all_names(self) -> tuple[str, ...]:
+        """Every listed name, offered or left out."""
+        return tuple(d["name"] for d in self.definitions)
+
+    def is_left_out(self, name: str) -> bool:
+        return any(lo.name == name for lo in self.left_out)
+
+    def from_wire(self, wire_name: str) -> str:
+        """The MCP name behind a name a provider answered with (unknown names pass through)."""
+        for tool in self.tools:
+            if tool.wire_name == wire_name:
+                return tool.name
+        return wire_name
+
+
+def surface_hash(definitions: list[dict[str, Any]]) -> str:
+    """sha256 of the canonical JSON of every tool's name, description and input schema."""
+    canonical = sorted(
+        (
+            {"name": d.get("name"), "description": d.get("description") or "", "inputSchema": d.get("inputSchema")}
+            for d in definitions
+        ),
+        key=lambda d: str(d["name"]),
+    )
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
+    """A validator for the draft the schema's `$schema` names (default 2020-12), or why not."""
+    if not isinstance(schema, dict):
+        return None, "input schema is not a JSON object"
+    cls = validator_for(schema, default=Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        draft = cls.__name__.removesuffix("Validator")
+        return None, f"input schema is not valid JSON Schema ({draft}): {exc.message}"
+    if schema.get("type") != "object":
+        return None, "input schema's root is not `type: object`, which model APIs require"
+    return cls(schema), None
+
+
+def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
+    """Validate and name-map a `tools/list` result (already flattened across pages)."""
+    definitions: list[dict[str, Any]] = []
+    valid: list[tuple[dict[str, Any], Validator]] = []
+    left_out: list[LeftOut] = []
+    seen: set[str] = set()
+    for raw in raw_tools:
+        name = raw.get("name") if isinstance(raw, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            left_out.append(LeftOut(str(name or "(no name)"), "tool has no name"))
+            continue
+        definitions.append(
+            {"name": name, "description": raw.get("description") or "", "inputSchema": raw.get("inputSchema")}
+        )
+        if name in seen:
+            left_out.append(LeftOut(name, "duplicate name: another tool is already listed under it"))
+            continue
+        seen.add(name)
+        validator, problem = schema_validator(raw.get("inputSchema"))
+        if problem:
+            left_out.append(LeftOut(name, problem))
+            continue
+        valid.append((raw, validator))
+    # Names that are already safe keep themselves; unsafe ones get a free safe name.
+    taken = {raw["name"] for raw, _ in valid if SAFE_NAME.match(raw["name"])}
+    tools = []
+    for raw, validator in valid:
+        name = raw["name"]
+        output = raw.get("outputSchema")
+        tools.append(
+            Tool(
+                name=name,
+                description=raw.get("description") or "",
+                input_schema=raw["inputSchema"],
+                wire_name=name if SAFE_NAME.match(name) else _safe_name(name, taken),
+                output_schema=output if isinstance(output, dict) else None,
+                validator=validator,
+            )
+        )
+    return Surface(
+        tools=tuple(tools),
+        left_out=tuple(left_out),
+        hash=surface_hash(definitions),
+        origin=origin,
+        definitions=tuple(definitions),
+    )
+
+
+def _safe_name(name: str, taken: set[str]) -> str:
+    """A name a provider accepts ([A-Za-z0-9_-], at most 64), unique within the surface."""
+    base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
+    candidate, n = base, 2
+    while candidate in taken:
+        suffix = f"_{n}"
+        candidate = base[: 64 - len(suffix)] + suffix
+        n += 1
+    taken.add(candidate)
+    return candidate

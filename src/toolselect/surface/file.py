@@ -1,0 +1,36 @@
+"""A frozen tool surface: a `tools/list` result saved as JSON (`{"tools": [...]}` or a bare list)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError, where
+from ..locate import display_path, read_text
+
+
+def read_tools_file(path: Path) -> list[dict[str, Any]]:
+    """The raw tool definitions in a tools.json file."""
+    shown = display_path(path)
+    text = read_text(path, shown, "tools file")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{where(shown, exc.lineno)}invalid JSON: {exc.msg} (column {exc.colno})") from None
+    tools = data.get("tools") if isinstance(data, dict) else data
+    if not isinstance(tools, list):
+        raise ConfigError(
+            f"{shown}: expected a tools/list result {{\"tools\": [...]}} or a list of tools",
+            hint="capture one from a live server with `toolselect snapshot -o tools.json`",
+        )
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            raise ConfigError(f"{shown}: tools[{index}] must be an object with name, description, inputSchema")
+    return tools
+
+
+def write_tools_file(path: Path, tools: list[dict[str, Any]]) -> None:
+    """Save a surface as a `tools/list` result, stable and diff-friendly."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

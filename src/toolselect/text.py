@@ -1,0 +1,92 @@
+"""Words and BM25 over tool surfaces: the offline provider's ranking and lint's similarity."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves please can't don't i'm
+    it's let's what's tell give want need use using used get gets""".split()
+)
+_WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+|[a-z]+")
+
+
+def stem(word: str) -> str:
+    """A deliberately light stemmer: plurals and -ing/-ed, enough to join 'forecasts' and 'forecast'."""
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: -len(suffix)] + keep
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased stems of the words in text; splits snake_case, camelCase, dotted.names."""
+    words = (w.lower() for w in _WORD.findall(text.replace("_", " ").replace(".", " ")))
+    return [stem(w) for w in words if w not in STOPWORDS and len(w) > 1]
+
+
+def tool_text(name: str, description: str, input_schema: Any, name_weight: int = 3) -> list[str]:
+    """A tool's words: its name (weighted), description, parameter names, descriptions and enums."""
+    tokens = tokenize(name) * name_weight + tokenize(description)
+    for param, spec in _properties(input_schema):
+        tokens += tokenize(param)
+        if isinstance(spec, dict):
+            if isinstance(spec.get("description"), str):
+                tokens += tokenize(spec["description"])
+            for value in spec.get("enum") or []:
+                if isinstance(value, str):
+                    tokens += tokenize(value)
+    return tokens
+
+
+def _properties(schema: Any) -> Iterable[tuple[str, Any]]:
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        yield from schema["properties"].items()
+
+
+@dataclass(frozen=True)
+class BM25:
+    """Okapi BM25 over a fixed list of documents (one per tool)."""
+
+    docs: tuple[Counter[str], ...]
+    lengths: tuple[int, ...]
+    idf: dict[str, float]
+    avg_length: float
+    k1: float = 1.2
+    b: float = 0.75
+
+    @classmethod
+    def build(cls, documents: Sequence[list[str]], k1: float = 1.2, b: float = 0.75) -> BM25:
+        docs = tuple(Counter(d) for d in documents)
+        n = len(docs)
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(d.keys())
+        idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+        lengths = tuple(len(d) for d in documents)
+        avg = sum(lengths) / n if n else 0.0
+        return cls(docs, lengths, idf, avg or 1.0, k1, b)
+
+    def scores(self, query: Iterable[str]) -> list[float]:
+        terms = set(query)
+        out = []
+        for doc, length in zip(self.docs, self.lengths, strict=True):
+            norm = self.k1 * (1 - self.b + self.b * length / self.avg_length)
+            score = 0.0
+            for term in terms:
+                tf = doc.get(term, 0)
+                if tf:
+                    score += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
+            out.append(score)
+        return out

@@ -1,0 +1,88 @@
+"""Shared helpers: run the real `toolselect` command, and start real MCP servers on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+FAKES = TESTS / "fakes"
+DATA = TESTS / "data"
+EXAMPLE = ROOT / "examples" / "weather"
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self, path: Path) -> dict:
+        return json.loads(path.read_text(encoding="utf-8"))
+
+
+def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
+    """Run `python -m toolselect ARGS` in a subprocess, as a user would; never a traceback."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "INPUT_", "GITHUB_"))}
+    full_env.update({"COLUMNS": "200", "NO_COLOR": "1", "PYTHONWARNINGS": "error"})
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolselect", *args],
+        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class HttpServer:
+    url: str
+    proc: subprocess.Popen
+
+
+def start_http_server(argv: list[str], path: str, env: dict[str, str] | None = None) -> HttpServer:
+    """Start a server that prints `PORT=<n>` and return its URL (the caller stops it)."""
+    proc = subprocess.Popen(
+        [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={**os.environ, **(env or {})},
+    )
+    line = proc.stdout.readline().strip()
+    if not line.startswith("PORT="):
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        raise RuntimeError(f"server did not announce a port: {line!r}")
+    return HttpServer(f"http://127.0.0.1:{line.removeprefix('PORT=')}{path}", proc)
+
+
+def stop(server: HttpServer) -> None:
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+        server.proc.wait()
+    server.proc.stdout.close()
+
+
+@pytest.fixture
+def serve() -> Iterator:
+    """`serve(argv, path, env)` starts a loopback MCP server for this test."""
+    started: list[HttpServer] = []
+
+    def _serve(argv: list[str], path: str = "/mcp", env: dict[str, str] | None = None) -> HttpServer:
+        server = start_http_server(argv, path, env)
+        started.append(server)
+        return server
+
+    yield _serve
+    for server in started:
+        stop(server)
