@@ -33,6 +33,8 @@ def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout
     """Run `python -m toolselect ARGS` in a subprocess, as a user would; never a traceback."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "INPUT_", "GITHUB_"))}
     full_env.update({"COLUMNS": "200", "NO_COLOR": "1", "PYTHONWARNINGS": "error"})
+    # `python` in example configs means this interpreter, even when its venv isn't activated
+    full_env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + full_env.get("PATH", "")
     full_env.update(env or {})
     proc = subprocess.run(
         [sys.executable, "-m", "toolselect", *args],

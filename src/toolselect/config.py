@@ -157,6 +157,11 @@ class Settings:
     max_retries: int = 5
     max_tokens: int = 4096
     notes: tuple[str, ...] = ()
+    origins: Mapping[str, str] = field(default_factory=dict, repr=False)  # evals key → "file:line: "
+
+    def origin(self, key: str) -> str:
+        """`file:line: ` of an `evals:` key in the config, for messages from later stages."""
+        return self.origins.get(key, "")
 
 
 @dataclass(frozen=True)
@@ -310,9 +315,16 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
     golden_paths: list[Path] = []
     if over.golden:
         golden_paths = [_path(g, cwd) for g in over.golden]
+        for given, path in zip(over.golden, golden_paths, strict=True):
+            if not path.is_file():
+                raise ConfigError(f"--golden {given}: golden file not found")
     elif ev.golden:
         entries = [ev.golden] if isinstance(ev.golden, str) else ev.golden
         golden_paths = [_path(g, base) for g in entries]
+        for index, (given, path) in enumerate(zip(entries, golden_paths, strict=True)):
+            if not path.is_file():
+                loc = ("evals", "golden") if isinstance(ev.golden, str) else ("evals", "golden", index)
+                raise ConfigError(f"{at(*loc)}golden file {given} not found (paths are relative to the config file)")
 
     return Settings(
         config_file=shown,
@@ -339,6 +351,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         max_retries=ev.max_retries,
         max_tokens=ev.max_tokens,
         notes=tuple(notes),
+        origins={key: at("evals", key) for key in EvalsModel.model_fields} if doc else {},
     )
 
 

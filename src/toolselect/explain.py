@@ -58,21 +58,45 @@ def explain_errors(
     prefix: Loc = (),
     model_at: Callable[[Loc], type[BaseModel] | None] | None = None,
     hints: dict[str, str] | None = None,
+    label: str = "",
 ) -> list[str]:
     """One message per failing location (the first error at each), with file:line.
 
-    `prefix` is prepended to pydantic's locations (e.g. a golden file's case index), and
-    `model_at(loc)` names the model at a location so unknown keys can get a did-you-mean.
+    `prefix` is prepended to pydantic's locations (e.g. a golden file's case index); `label` names
+    the root in messages (e.g. "case" for a JSONL line); `model_at(loc)` names the model at a
+    location so unknown keys can get a did-you-mean. A missing key is not reported when an unknown
+    key next to it is a typo of it: the did-you-mean says it all.
     """
-    messages: list[str] = []
+    errors = []
     seen: set[Loc] = set()
     for error in exc.errors(include_url=False):
         loc = prefix + tuple(p for p in error["loc"] if not _is_union_tag(p))
         if loc in seen or any(loc[: len(s)] == s for s in seen if s):
             continue
         seen.add(loc)
-        messages.append(_one(error, loc, doc, model_at, hints or {}))
-    return messages
+        errors.append((error, loc))
+    typos = {
+        (loc[:-1], close)
+        for error, loc in errors
+        if error["type"] == "extra_forbidden" and model_at and (close := _close_key(loc, model_at))
+    }
+    return [
+        _one(error, loc, doc, model_at, hints or {}, label)
+        for error, loc in errors
+        if not (error["type"] == "missing" and (loc[:-1], str(loc[-1])) in typos)
+    ]
+
+
+def _known_keys(model_at, parent: Loc) -> list[str]:
+    model = model_at(parent) if model_at else None
+    return [f.alias or n for n, f in model.model_fields.items()] if model is not None else []
+
+
+def _close_key(loc: Loc, model_at) -> str | None:
+    import difflib
+
+    close = difflib.get_close_matches(str(loc[-1]), _known_keys(model_at, loc[:-1]), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _is_union_tag(part: Any) -> bool:
@@ -80,26 +104,21 @@ def _is_union_tag(part: Any) -> bool:
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool", "dict", "list", "none"})
 
 
-def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[str, str]) -> str:
+def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[str, str], label: str) -> str:
     kind = error["type"]
-    name = dotted(loc)
+    name = label + dotted(loc)
     field = str(loc[-1]) if loc else ""
     value = error.get("input")
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
         parent = loc[:-1]
-        known: list[str] = []
-        if model_at:
-            model = model_at(parent)
-            if model is not None:
-                known = [f.alias or n for n, f in model.model_fields.items()]
-        section = dotted(parent) or "the top level"
-        text = f"unknown key '{field}' in {section}{did_you_mean(field, known)}"
+        section = label + dotted(parent) or "the top level"
+        text = f"unknown key '{field}' in {section}{did_you_mean(field, _known_keys(model_at, parent))}"
         return where(doc.file, doc.line(loc, key=True)) + text
     if kind == "missing":
         parent = loc[:-1]
         hint = hints.get(field, "")
-        text = f"{dotted(parent) or 'the file'}: missing required key '{field}'" + (f" ({hint})" if hint else "")
+        text = f"{label + dotted(parent) or 'the file'}: missing required key '{field}'" + (f" ({hint})" if hint else "")
         return where(doc.file, doc.line(parent)) + text
     line = doc.line(loc)
     if kind in _TYPE_WORDS:

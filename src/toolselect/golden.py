@@ -169,7 +169,10 @@ def _load_yaml_list(path: Path, shown: str, forbid_extra_args: bool) -> list[Cas
         models = TypeAdapter(list[YamlCase]).validate_python(data)
     except ValidationError as exc:
         raise ConfigErrors(
-            explain_errors(exc, doc, prefix=prefix, model_at=lambda loc: YamlCase, hints={"expect_tool": EXPECT_TOOL_HINT})
+            explain_errors(
+                exc, doc, prefix=prefix, model_at=lambda loc: YamlCase, hints={"expect_tool": EXPECT_TOOL_HINT},
+                label="" if prefix else "cases",
+            )
         ) from None
     return [_from_yaml(m, doc, prefix + (i,), forbid_extra_args) for i, m in enumerate(models)]
 
@@ -202,7 +205,9 @@ def _load_jsonl(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
             model = JsonlCase.model_validate(row)
         except ValidationError as exc:
             messages.extend(
-                explain_errors(exc, doc, model_at=lambda loc: JsonlCase, hints={"expected_tool": EXPECT_TOOL_HINT})
+                explain_errors(
+                    exc, doc, model_at=lambda loc: JsonlCase, hints={"expected_tool": EXPECT_TOOL_HINT}, label="case"
+                )
             )
             continue
         try:

@@ -52,10 +52,10 @@ class BM25Provider:
         ranking = self.rank(request.prompt, request.tools)
         best, score = ranking[0] if ranking else (None, 0.0)
         chosen = best if best is not None and score >= self.threshold else None
-        top = ", ".join(f"{n} {s:.2f}" for n, s in ranking[:3])
+        top = ", ".join(f"{n} {s:.2f}" for n, s in ranking[:3] if s > 0)
         return Pick(
             tool=chosen,
-            text=f"bm25: {top}" if top else "bm25: no tools",
+            text=f"bm25: {top}" if top else "bm25: no tool shares a word with the prompt",
             calls=1 if chosen else 0,
             latency_ms=(time.perf_counter() - started) * 1000,
         )
@@ -68,8 +68,10 @@ def make(settings: Settings) -> BM25Provider:
     options: dict[str, Any] = dict(DEFAULTS)
     for key, value in settings.params.items():
         if key not in DEFAULTS:
-            raise ConfigError(f"evals.params: bm25 has no option '{key}'{did_you_mean(key, DEFAULTS)}")
+            raise ConfigError(
+                f"{settings.origin('params')}evals.params: bm25 has no option '{key}'{did_you_mean(key, DEFAULTS)}"
+            )
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise ConfigError(f"evals.params.{key} must be a number ≥ 0 for bm25 (got {value!r})")
+            raise ConfigError(f"{settings.origin('params')}evals.params.{key} must be a number ≥ 0 for bm25 (got {value!r})")
         options[key] = float(value)
     return BM25Provider(**options)

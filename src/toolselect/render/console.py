@@ -99,10 +99,13 @@ class ConsoleView:
         if not rows:
             return
         if len(cols) <= MAX_MATRIX:
+            # Numbered columns when the tool names don't fit side by side.
+            wide = max(len(r) for r in rows) + sum(len(c) + 3 for c in cols) + 4 > self.console.width
+            numbers = {label: str(i) for i, label in enumerate(cols, 1)}
             table = Table(title="Confusion matrix (rows: expected, columns: picked)", title_justify="left")
             table.add_column("expected \\ picked", style="bold")
             for col in cols:
-                table.add_column(escape(col), justify="right")
+                table.add_column(numbers[col] if wide else escape(col), justify="right")
             for row in rows:
                 cells = []
                 for col in cols:
@@ -113,8 +116,13 @@ class ConsoleView:
                         cells.append(f"[green]{n}[/]")
                     else:
                         cells.append(f"[bold red]{n}[/]")
-                table.add_row(escape(row), *cells)
+                label = f"{numbers[row]} {row}" if wide and row in numbers else row
+                table.add_row(escape(label), *cells)
             self.console.print(table)
+            if wide:
+                legend = ", ".join(f"{numbers[c]} {c}" for c in cols if c not in rows)
+                if legend:
+                    self.console.print(f"[dim]columns: {escape(legend)}[/]")
         hot = hot_cells(report.confusion)
         if hot:
             self.console.print("[bold]Confusions[/] (wanted → got):")

@@ -1,0 +1,109 @@
+"""Config loading and precedence: toolproof's keys, our extensions, CLI > environment > YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolselect.config import Overrides, load_cases, load_config, resolve_settings
+from toolselect.errors import ConfigError
+
+
+def write(folder: Path, text: str, name: str = "toolselect.yaml") -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+BASE = """
+server:
+  command: [python, server.py]
+  env: {TOKEN: "${MY_TOKEN}"}
+evals:
+  provider: anthropic
+  model: yaml-model
+  min_accuracy: 0.8
+  cases:
+    - prompt: hi
+      expect_tool: null
+"""
+
+
+def settings(tmp_path, over=Overrides(), env=None, text=BASE):
+    path = write(tmp_path, text)
+    environ = {"MY_TOKEN": "t0k"} | (env or {})
+    loaded = load_config(path, environ)
+    return loaded, resolve_settings(loaded, over, environ, tmp_path)
+
+
+def test_yaml_values_and_env_expansion(tmp_path):
+    _, s = settings(tmp_path)
+    assert (s.provider, s.model, s.min_accuracy) == ("anthropic", "yaml-model", 0.8)
+    assert s.server.env == {"TOKEN": "t0k"}
+    assert s.server.cwd == tmp_path  # stdio servers run in the config's folder
+    assert s.cache_dir == tmp_path / ".toolselect-cache"
+
+
+def test_environment_beats_yaml_and_flags_beat_environment(tmp_path):
+    _, s = settings(tmp_path, env={"TOOLPROOF_EVAL_MODEL": "env-model"})
+    assert s.model == "env-model"
+    _, s = settings(tmp_path, env={"TOOLPROOF_EVAL_MODEL": "tp", "TOOLSELECT_MODEL": "ts"})
+    assert s.model == "ts"
+    _, s = settings(tmp_path, Overrides(model="flag-model", min_accuracy=0.5), env={"TOOLSELECT_MODEL": "ts"})
+    assert (s.model, s.min_accuracy) == ("flag-model", 0.5)
+
+
+def test_tools_flag_overrides_the_server(tmp_path):
+    _, s = settings(tmp_path, Overrides(tools_file="frozen.json"))
+    assert s.server is None and s.tools_file == tmp_path / "frozen.json"
+
+
+def test_toolproof_sections_are_ignored_with_one_note(tmp_path):
+    text = BASE + "checks: {strict: true}\ntests: []\nfuzz: {max_examples: 5}\ntimeout_ms: 5000\n"
+    _, s = settings(tmp_path, text=text)
+    assert s.notes == ("ignoring toolproof section(s) checks, tests, fuzz, timeout_ms: toolselect runs the evals only",)
+
+
+def test_relative_golden_paths_resolve_from_the_config_folder(tmp_path):
+    sub = tmp_path / "evals"
+    sub.mkdir()
+    (sub / "g.jsonl").write_text('{"id": "a", "question": "q", "expected_tool": null}\n')
+    text = BASE.replace("  min_accuracy: 0.8\n", "  min_accuracy: 0.8\n  golden: g.jsonl\n")
+    path = write(sub, text)
+    loaded = load_config(path, {"MY_TOKEN": "x"})
+    s = resolve_settings(loaded, Overrides(), {"MY_TOKEN": "x"}, tmp_path)
+    cases = load_cases(loaded, s)
+    assert [c.name for c in cases] == ["hi", "a"]
+    assert cases[1].source.line == 1
+
+
+def test_case_sources_point_at_the_list_item(tmp_path):
+    loaded, s = settings(tmp_path)
+    [case] = load_cases(loaded, s)
+    assert case.source.line == 10 and case.source.file.endswith("toolselect.yaml")
+
+
+def test_default_case_name_is_toolproofs(tmp_path):
+    text = BASE.replace("prompt: hi", "prompt: '  What   is the 5 day forecast for Calgary, and also for Edmonton and Red Deer?'")
+    loaded, s = settings(tmp_path, text=text)
+    [case] = load_cases(loaded, s)
+    assert case.name == "What is the 5 day forecast for Calgary, and also for Edmonto"
+    assert len(case.name) == 60
+
+
+def test_expect_tool_list_and_extensions(tmp_path):
+    text = BASE.replace(
+        "      expect_tool: null\n",
+        "      expect_tool: [get_weather, get_forecast]\n      tags: [ambiguous]\n      split: holdout\n"
+        "      status: needs_review\n      forbid_extra_args: true\n",
+    )
+    loaded, s = settings(tmp_path, text=text)
+    [case] = load_cases(loaded, s)
+    assert case.expected == ("get_weather", "get_forecast")
+    assert case.tags == ("ambiguous",) and case.holdout and case.status == "needs_review" and case.forbid_extra_args
+
+
+def test_cli_min_accuracy_is_range_checked(tmp_path):
+    with pytest.raises(ConfigError, match="between 0 and 1"):
+        settings(tmp_path, Overrides(min_accuracy=-1))

@@ -1,0 +1,73 @@
+"""Renderers: Markdown escaping, JUnit failures, and the console's progress bar."""
+
+from __future__ import annotations
+
+import io
+import xml.etree.ElementTree as ET
+
+from rich.console import Console
+
+from toolselect.config import Settings
+from toolselect.golden import Case, Source
+from toolselect.pick import Pick
+from toolselect.render.console import ConsoleView
+from toolselect.render.junit import render_junit
+from toolselect.render.markdown import esc, render_markdown
+from toolselect.report import RunOut, build_report
+from toolselect.scoring import score_sample
+from toolselect.surface import build_surface
+
+OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
+SURFACE = build_surface([{"name": "search|web", "inputSchema": OBJ}, {"name": "other", "inputSchema": OBJ}], "t")
+RUN = RunOut(toolselect_version="t", provider="command", model="m", repeat=1, concurrency=1, started_at="s",
+             finished_at="f", duration_s=0.0, args_measured=True)
+
+
+def report():
+    cases = [
+        Case("ping @octocat <!-- toolselect:x -->", "p1", "search|web", {}, Source("g.yaml", 3)),
+        Case("secret holdout", "the holdout prompt", "other", {}, Source("g.yaml", 9), split="holdout"),
+    ]
+    picks = [Pick("other", {"q": "<b>|x|</b>"}), Pick("search|web", {})]
+    results = [score_sample(c, p, SURFACE, 0) for c, p in zip(cases, picks)]
+    return build_report(cases, results, SURFACE, RUN, min_accuracy=1, max_error_rate=0)
+
+
+def test_escape_defangs_mentions_html_pipes_and_markers():
+    text = esc("@octocat | <script> <!-- toolselect:x --> `x` [link](u)")
+    assert "@octocat" not in text and "@\u200boctocat" in text
+    assert "<" not in text and "<!--" not in text
+    assert "\\|" in text and "\\`" in text and "\\[" in text
+
+
+def test_markdown_report_is_safe_and_hides_holdout_names():
+    md = render_markdown(report())
+    assert md.startswith("## ❌ toolselect failed: accuracy 0.0% (0/2), min 100%")
+    assert "<!-- toolselect" not in md and "@octocat" not in md
+    assert "secret holdout" not in md and "the holdout prompt" not in md
+    assert "holdout case (g.yaml:9)" in md
+    for line in md.splitlines():
+        if line.startswith("| SEL-WRONG"):
+            assert line.count(" | ") + line.count("\\| ") >= 4  # pipes inside cells are escaped
+
+
+def test_junit_fails_each_missed_case():
+    root = ET.fromstring(render_junit(report()))
+    suite = root.find("testsuite")
+    failures = [tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None]
+    assert failures == ["ping @octocat <!-- toolselect:x -->", "secret holdout", "gate"]
+    holdout = next(tc for tc in suite.iter("testcase") if tc.get("name") == "secret holdout")
+    assert "the holdout prompt" not in (holdout.find("system-out").text or "")
+
+
+def test_console_shows_a_progress_bar_on_a_terminal():
+    buffer = io.StringIO()
+    view = ConsoleView(console=Console(file=buffer, force_terminal=True, width=120))
+    s = Settings(config_file=None, base_dir=None, server=None, tools_file=None, golden=(), provider="bm25", model="")
+    view.start(s, SURFACE, [], 3)
+    for _ in range(3):
+        view.advance(None, None)
+    view.finish(report())
+    out = buffer.getvalue()
+    assert "asking" in out and "3/3" in out
+    assert "FAILED" in out and "Confusion matrix" in out
