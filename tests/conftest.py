@@ -31,7 +31,10 @@ class Run:
 
 def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
     """Run `python -m toolselect ARGS` in a subprocess, as a user would; never a traceback."""
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "INPUT_", "GITHUB_"))}
+    full_env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "INPUT_", "GITHUB_", "ANTHROPIC_", "OPENAI_"))
+    }
     full_env.update({"COLUMNS": "200", "NO_COLOR": "1", "PYTHONWARNINGS": "error"})
     # `python` in example configs means this interpreter, even when its venv isn't activated
     full_env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + full_env.get("PATH", "")
@@ -73,6 +76,23 @@ def stop(server: HttpServer) -> None:
         server.proc.kill()
         server.proc.wait()
     server.proc.stdout.close()
+
+
+@pytest.fixture
+def model_api() -> Iterator:
+    """`model_api(script)` starts the fake Anthropic/OpenAI API for this test (a thread)."""
+    from tests.fakes.model_api import FakeModelAPI
+
+    started: list[FakeModelAPI] = []
+
+    def _start(script: dict | None = None, **overrides) -> FakeModelAPI:
+        api = FakeModelAPI(script, **overrides).start()
+        started.append(api)
+        return api
+
+    yield _start
+    for api in started:
+        api.stop()
 
 
 @pytest.fixture

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import InfraError
 from .golden import Case
 from .pick import Pick, failed, skipped
+from .pool import Pool
 from .providers import Provider, Request, SampleError, WireTool
 from .surface import Surface
 
@@ -47,40 +48,40 @@ async def ask_all(
     jobs: Sequence[Job],
     *,
     system: str | None,
-    concurrency: int,
+    pool: Pool,
     on_done: Callable[[Job, Pick], None] | None = None,
 ) -> Asked:
+    """Ask every job; `pool.size` workers pull jobs in order, and the pool bounds (and, under rate
+    limits, shrinks) how many requests are in flight."""
     tools = wire_tools(surface)
-    gate = asyncio.Semaphore(concurrency)
-    stop = asyncio.Event()
+    picks: list[Pick | None] = [None] * len(jobs)
+    pending = iter(enumerate(jobs))
     fatal: list[InfraError] = []
 
-    async def one(job: Job) -> Pick:
-        async with gate:
-            if stop.is_set():
-                return skipped(STOPPED)
-            request = Request(prompt=job.case.prompt, system=system, tools=tools, sample=job.sample)
-            try:
-                pick = await provider.pick(request)
-            except SampleError as exc:
-                pick = failed(str(exc))
-            except InfraError as exc:
-                if not fatal:
-                    fatal.append(exc)
-                stop.set()
-                pick = failed(exc.message)
+    async def ask(job: Job) -> Pick:
+        request = Request(prompt=job.case.prompt, system=system, tools=tools, sample=job.sample)
+        try:
+            pick = await provider.pick(request)
+        except SampleError as exc:
+            return failed(str(exc))
+        except InfraError as exc:
+            fatal.append(exc)
+            return failed(exc.message)
+        return replace(pick, tool=surface.from_wire(pick.tool)) if pick.tool is not None else pick
+
+    async def worker() -> None:
+        for index, job in pending:
+            if fatal:
+                pick = skipped(STOPPED)
             else:
-                if pick.tool is not None:
-                    pick = _named(pick, surface.from_wire(pick.tool))
-        if on_done:
-            on_done(job, pick)
-        return pick
+                async with pool:
+                    pick = skipped(STOPPED) if fatal else await ask(job)
+            picks[index] = pick
+            if on_done:
+                on_done(job, pick)
 
-    picks = await asyncio.gather(*(one(job) for job in jobs))
-    return Asked(tuple(jobs), tuple(picks), fatal[0].message if fatal else None)
-
-
-def _named(pick: Pick, tool: str) -> Pick:
-    from dataclasses import replace
-
-    return replace(pick, tool=tool)
+    await asyncio.gather(*(worker() for _ in range(min(pool.size, len(jobs)) or 1)))
+    stopped = None
+    if fatal:
+        stopped = fatal[0].message + (f" ({fatal[0].hint})" if fatal[0].hint else "")
+    return Asked(tuple(jobs), tuple(picks), stopped)

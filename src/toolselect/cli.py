@@ -61,6 +61,16 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--min-accuracy", type=_share, metavar="X", help="fail below this share of correct samples (0..1)")
     ev.add_argument("--repeat", type=_count, metavar="N", help="samples per case")
     ev.add_argument("--concurrency", type=_count, metavar="N", help="requests in flight (default 8)")
+    ev.add_argument("--temperature", type=float, metavar="T", help="sampling temperature, where the API supports it")
+    ev.add_argument("--seed", type=_count, metavar="N", help="sampling seed, where the API supports it")
+    ev.add_argument("--timeout", type=float, metavar="SECONDS", dest="timeout_s", help="per-request timeout (a stalled answer is cut off and retried)")
+    ev.add_argument("--max-retries", type=_count, metavar="N", help="retries of a transient API failure (default 5)")
+    ev.add_argument("--max-error-rate", type=_share, metavar="X", help="exit 3 when more samples than this share fail at the provider (default 0.1)")
+    ev.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible (or Anthropic) endpoint")
+    cache = ev.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true", help="ask again and refresh the answer cache")
+    cache.add_argument("--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED")
+    ev.add_argument("--cache-dir", metavar="DIR", help="the answer cache's folder (default .toolselect-cache beside the config)")
     ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report")
     ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as GitHub-flavoured Markdown")
     ev.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML (each missed case is a failing testcase)")
@@ -75,6 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
     surface_flags(snap)
     snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
     snap.set_defaults(func=_cmd_snapshot)
+
+    cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
+    cache_cmd.add_argument("action", choices=["stats", "prune"])
+    cache_cmd.add_argument("-c", "--config", help="config file whose cache_dir to use")
+    cache_cmd.add_argument("--cache-dir", metavar="DIR", help="the cache folder (overrides the config)")
+    cache_cmd.add_argument("--dry-run", action="store_true", help="prune: only say what would go")
+    cache_cmd.set_defaults(func=_cmd_cache, tools=None, url=None)
     return parser
 
 
@@ -122,6 +139,15 @@ def _settings(args: argparse.Namespace):
         min_accuracy=getattr(args, "min_accuracy", None),
         repeat=getattr(args, "repeat", None),
         concurrency=getattr(args, "concurrency", None),
+        cache_dir=getattr(args, "cache_dir", None),
+        no_cache=getattr(args, "no_cache", False),
+        cache_only=getattr(args, "cache_only", False),
+        temperature=getattr(args, "temperature", None),
+        seed=getattr(args, "seed", None),
+        timeout_s=getattr(args, "timeout_s", None),
+        max_retries=getattr(args, "max_retries", None),
+        max_error_rate=getattr(args, "max_error_rate", None),
+        base_url=getattr(args, "base_url", None),
     )
     path = find_config(args.config, cwd)
     if path is None and not (over.tools_file or over.url or over.server_command):
@@ -136,17 +162,41 @@ def _settings(args: argparse.Namespace):
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    import asyncio
-
     from .pipeline import run_eval
     from .render.console import ConsoleView
 
     loaded, settings = _settings(args)
     view = ConsoleView(quiet=args.quiet)
-    report = asyncio.run(run_eval(loaded, settings, view.hooks()))
+    report = run_async(run_eval(loaded, settings, view.hooks()), view)
+    if report is None:
+        return 130
     view.finish(report)
     _write_outputs(report, args, view)
     return exit_code(report)
+
+
+def run_async(coro, view=None):
+    """Run the pipeline; Ctrl-C or SIGTERM stops it cleanly (answers already received stay in the
+    cache, written as they arrived) and returns None."""
+    import asyncio
+    import signal
+
+    async def main():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
+            pass
+        return await coro
+
+    try:
+        return asyncio.run(main())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if view is not None and view.progress is not None:
+            view.progress.stop()
+        print("interrupted: the answers received so far are kept in the answer cache; run again to continue", file=sys.stderr)
+        return None
 
 
 def exit_code(report) -> int:
@@ -204,6 +254,36 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     print(f"surface hash {surface.hash}")
     for lo in surface.left_out:
         print(f"  left out {lo.name}: {lo.reason}")
+    return 0
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from .cache import cache_stats, prune
+    from .config import find_config, load_config
+
+    cwd = Path.cwd()
+    if args.cache_dir:
+        root = Path(args.cache_dir)
+    else:
+        path = find_config(args.config, cwd)
+        if path is None:
+            from .errors import ConfigError
+
+            raise ConfigError("no config file here to find the cache in: pass --cache-dir DIR or -c FILE")
+        root = path.parent / load_config(path, os.environ).model.evals.cache_dir  # as eval resolves it
+    if args.action == "stats":
+        stats = cache_stats(root)
+        print(f"{root}: {stats['entries']} answers, {stats['bytes'] / 1024:.1f} KiB")
+        for model, n in sorted(stats["by_model"].items()):
+            print(f"  {n:>6}  {model}")
+        if stats["unreadable"]:
+            print(f"  {stats['unreadable']} unreadable entries (they are asked again; prune removes them)")
+        if stats["unused_by_last_run"] is not None:
+            print(f"  {stats['unused_by_last_run']} not used by the last run (`toolselect cache prune` removes them)")
+        return 0
+    removed, freed = prune(root, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"{verb} {removed} answers the last run did not use ({freed / 1024:.1f} KiB)")
     return 0
 
 

@@ -54,6 +54,13 @@ class ServerModel(_Strict):
         return self
 
 
+class Price(_Strict):
+    """USD per million tokens, for the cost estimate."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class EvalsModel(_Strict):
     """toolproof's `evals:` keys plus toolselect's extensions (documented in docs/config.md)."""
 
@@ -80,6 +87,7 @@ class EvalsModel(_Strict):
     base_url: str | None = None
     max_retries: int = Field(5, ge=0)
     max_tokens: int = Field(4096, ge=1)
+    price: Price | None = None
 
 
 class ConfigModel(_Strict):
@@ -144,7 +152,7 @@ class Settings:
     system: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     min_accuracy: float = 1.0
-    cache: bool = True
+    cache_mode: str = "use"  # use | refresh (--no-cache) | only (--cache-only) | off (cache: false)
     cache_dir: Path = Path(DEFAULT_CACHE_DIR)
     timeout_s: float | None = None
     repeat: int = 1
@@ -156,6 +164,7 @@ class Settings:
     base_url: str | None = None
     max_retries: int = 5
     max_tokens: int = 4096
+    price: Mapping[str, float] | None = None
     notes: tuple[str, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict, repr=False)  # evals key → "file:line: "
 
@@ -180,6 +189,13 @@ class Overrides:
     concurrency: int | None = None
     cache_dir: str | None = None
     no_cache: bool = False
+    cache_only: bool = False
+    temperature: float | None = None
+    seed: int | None = None
+    timeout_s: float | None = None
+    max_retries: int | None = None
+    max_error_rate: float | None = None
+    base_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -299,12 +315,20 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]"
         )
 
-    for flag, value in (("--min-accuracy", over.min_accuracy),):
+    for flag, value in (("--min-accuracy", over.min_accuracy), ("--max-error-rate", over.max_error_rate)):
         if value is not None and not 0 <= value <= 1:
             raise ConfigError(f"{flag} must be between 0 and 1 (got {show(value)}); 0.9 means 90%")
     for flag, value in (("--repeat", over.repeat), ("--concurrency", over.concurrency)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag} must be at least 1 (got {value})")
+    if over.temperature is not None and not 0 <= over.temperature <= 2:
+        raise ConfigError(f"--temperature must be between 0 and 2 (got {show(over.temperature)})")
+    if over.timeout_s is not None and over.timeout_s <= 0:
+        raise ConfigError(f"--timeout must be more than 0 seconds (got {show(over.timeout_s)})")
+    if over.max_retries is not None and over.max_retries < 0:
+        raise ConfigError(f"--max-retries must be 0 or more (got {over.max_retries})")
+    if over.cache_only and over.no_cache:
+        raise ConfigError("--cache-only and --no-cache contradict each other: pick one")
 
     server, tools_file = surface_source(loaded, over, cwd)
     if server is None and tools_file is None:
@@ -338,21 +362,26 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         system=ev.system,
         params=dict(ev.params),
         min_accuracy=over.min_accuracy if over.min_accuracy is not None else ev.min_accuracy,
-        cache=ev.cache and not over.no_cache,
+        cache_mode="only" if over.cache_only else "off" if not ev.cache else "refresh" if over.no_cache else "use",
         cache_dir=_path(over.cache_dir, cwd) if over.cache_dir else _path(ev.cache_dir, base),
-        timeout_s=ev.timeout_s,
+        timeout_s=_given(over.timeout_s, ev.timeout_s),
         repeat=over.repeat or ev.repeat,
         concurrency=over.concurrency or ev.concurrency,
         forbid_extra_args=ev.forbid_extra_args,
-        max_error_rate=ev.max_error_rate,
-        temperature=ev.temperature,
-        seed=ev.seed,
-        base_url=ev.base_url,
-        max_retries=ev.max_retries,
+        max_error_rate=_given(over.max_error_rate, ev.max_error_rate),
+        temperature=_given(over.temperature, ev.temperature),
+        seed=_given(over.seed, ev.seed),
+        base_url=over.base_url or ev.base_url,
+        max_retries=_given(over.max_retries, ev.max_retries),
         max_tokens=ev.max_tokens,
+        price=ev.price.model_dump() if ev.price else None,
         notes=tuple(notes),
         origins={key: at("evals", key) for key in EvalsModel.model_fields} if doc else {},
     )
+
+
+def _given(flag: Any, yaml: Any) -> Any:
+    return flag if flag is not None else yaml
 
 
 def _first(*pairs: tuple[str | None, str]) -> tuple[str | None, str]:

@@ -9,10 +9,13 @@ from datetime import UTC, datetime
 
 from . import __version__
 from .ask import Job, ask_all, plan
+from .cache import AnswerCache, CachedProvider, Spend
 from .config import Loaded, Settings, load_cases
 from .golden import Case
 from .lint import check_cases
 from .pick import Pick
+from .pool import Pool
+from .prices import cost_usd
 from .providers import make_provider
 from .report import Report, RunOut, build_report
 from .scoring import Result, score_sample
@@ -42,18 +45,25 @@ async def load_surface(settings: Settings) -> Surface:
 
 async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -> Report:
     cases = load_cases(loaded, settings)  # golden set
-    surface = await load_surface(settings)  # tool surface
-    warnings = check_cases(cases, surface)  # impossible cases stop here, before any request
-    provider = make_provider(settings)
-    jobs = plan(cases, settings.repeat)
-    hooks.on_start(settings, surface, cases, len(jobs))
-    started_at, clock = datetime.now(UTC), time.perf_counter()
+    pool = Pool(settings.concurrency)
+    provider = make_provider(settings, pool)
+    if provider.cacheable:  # the answer cache wraps any API provider
+        provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
+    provider.connect()  # a missing API key stops the run here, before the server even starts
     try:
+        surface = await load_surface(settings)  # tool surface
+        warnings = check_cases(cases, surface)  # impossible cases stop here, before any request
+        jobs = plan(cases, settings.repeat)
+        hooks.on_start(settings, surface, cases, len(jobs))
+        started_at, clock = datetime.now(UTC), time.perf_counter()
         asked = await ask_all(  # picks
-            provider, surface, jobs, system=settings.system, concurrency=settings.concurrency, on_done=hooks.on_sample
+            provider, surface, jobs, system=settings.system, pool=pool, on_done=hooks.on_sample
         )
     finally:
         await provider.aclose()
+    if isinstance(provider, CachedProvider):
+        provider.finish()
+    spend = provider.spend if isinstance(provider, CachedProvider) else Spend()
     results: list[Result] = [  # results
         score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args)
         for job, pick in zip(asked.jobs, asked.picks, strict=True)
@@ -62,6 +72,7 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -
         toolselect_version=__version__,
         provider=settings.provider,
         model=settings.model,
+        endpoint=provider.identity().get("endpoint"),
         repeat=settings.repeat,
         concurrency=settings.concurrency,
         started_at=started_at.isoformat(timespec="seconds"),
@@ -72,6 +83,13 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -
         system=settings.system,
         temperature=settings.temperature,
         seed=settings.seed,
+        cache_mode=settings.cache_mode if provider.cacheable else "off",
+        cache_hits=spend.cache_hits,
+        api_calls=spend.api_calls,
+        input_tokens=spend.input_tokens,
+        output_tokens=spend.output_tokens,
+        cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price) if spend.api_calls else 0.0,
+        pool_shrinks=pool.shrinks,
     )
     return build_report(  # report
         cases, results, surface, run,

@@ -104,6 +104,7 @@ class RunOut(_Strict):
     toolselect_version: str
     provider: str
     model: str
+    endpoint: str | None = None
     repeat: int
     concurrency: int
     started_at: str
@@ -114,8 +115,13 @@ class RunOut(_Strict):
     system: str | None = None
     temperature: float | None = None
     seed: int | None = None
+    cache_mode: str = "off"  # use | refresh | only | off
     cache_hits: int = 0
     api_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = 0.0  # null: no price known for this model
+    pool_shrinks: int = 0  # how often rate limits halved the requests in flight
 
 
 class GateOut(_Strict):

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from ..config import Settings
 from ..pick import Pick
+from ..pool import Pool
 
 
 @dataclass(frozen=True)
@@ -42,18 +43,29 @@ class Provider(Protocol):
     produces_args: bool  # False: tools only (bm25); argument metrics are reported as not measured
     cacheable: bool  # answers worth keeping in the answer cache (never for local programs)
 
+    def identity(self) -> dict[str, Any]:
+        """Everything besides the request that can change an answer (the cache key covers it)."""
+        ...
+
+    def connect(self) -> None:
+        """Check credentials and build the client: fails fast, before the first case."""
+        ...
+
     async def pick(self, request: Request) -> Pick: ...
 
     async def aclose(self) -> None: ...
 
 
-# name → "module:factory"; each factory takes the run's Settings and returns a Provider.
+# name → "module:factory"; each factory takes the run's Settings and Pool and returns a Provider.
 PROVIDERS: dict[str, str] = {
     "bm25": "toolselect.providers.bm25:make",
     "command": "toolselect.providers.command:make",
+    "anthropic": "toolselect.providers.anthropic:make",
+    "openai": "toolselect.providers.openai:make_chat",
+    "openai-responses": "toolselect.providers.openai:make_responses",
 }
 
 
-def make_provider(settings: Settings) -> Provider:
+def make_provider(settings: Settings, pool: Pool) -> Provider:
     module_name, _, factory = PROVIDERS[settings.provider].partition(":")
-    return getattr(importlib.import_module(module_name), factory)(settings)
+    return getattr(importlib.import_module(module_name), factory)(settings, pool)

@@ -60,11 +60,17 @@ class BM25Provider:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
 
+    def identity(self) -> dict:
+        return {"provider": "bm25", "threshold": self.threshold, "k1": self.k1, "b": self.b}
+
+    def connect(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 
 
-def make(settings: Settings) -> BM25Provider:
+def make(settings: Settings, pool: object = None) -> BM25Provider:
     options: dict[str, Any] = dict(DEFAULTS)
     for key, value in settings.params.items():
         if key not in DEFAULTS:

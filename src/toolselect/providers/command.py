@@ -88,6 +88,12 @@ class CommandProvider:
             latency_ms=latency_ms,
         )
 
+    def identity(self) -> dict:
+        return {"provider": "command", "command": list(self.command), "model": self.model}
+
+    def connect(self) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 
@@ -97,7 +103,7 @@ def _tail(data: bytes, lines: int = 5) -> str:
     return " | ".join(text.splitlines()[-lines:])[-500:]
 
 
-def make(settings: Settings) -> CommandProvider:
+def make(settings: Settings, pool: object = None) -> CommandProvider:
     assert settings.command  # resolve_settings guarantees it
     return CommandProvider(
         command=settings.command,

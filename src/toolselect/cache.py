@@ -1,0 +1,238 @@
+"""The answer cache: never pay twice for the same answer.
+
+One JSON file per answer, `<cache_dir>/v1/<key[:2]>/<key>.json`, written atomically (a temp file,
+then a rename), so a killed run never leaves half an entry; an entry that fails to parse is ignored
+and asked again. The key is the sha256 of canonical JSON over everything that can change the
+answer — never the API key. Errors are never cached, and neither are local providers' answers.
+Each run writes `manifest.json` listing the keys it used, for `toolselect cache prune`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .pick import Pick, Usage, skipped
+from .providers import Provider, Request
+
+FORMAT = 1
+Mode = Literal["use", "refresh", "only", "off"]
+NOT_CACHED = "not in the answer cache (--cache-only)"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CachedUsage(_Strict):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class CachedPick(_Strict):
+    tool: str | None  # the name the model answered with (a wire name)
+    args: Any = None
+    raw_args: str | None = None
+    text: str = ""
+    calls: int = 0
+    stop_reason: str | None = None
+    usage: CachedUsage | None = None
+    latency_ms: float | None = None
+
+
+class Entry(_Strict):
+    format: Literal[1]
+    key: str
+    provider: str
+    model: str
+    prompt: str
+    sample: int
+    created_at: str
+    pick: CachedPick
+
+
+def cache_key(identity: dict[str, Any], request: Request) -> str:
+    """sha256 over the format version, the provider's identity (provider, model, endpoint, params,
+    temperature, seed, tool_choice, …), the system prompt, the prompt, the tools exactly as sent
+    (names after mapping, in the order sent) and the sample index."""
+    material = {
+        "format": FORMAT,
+        **identity,
+        "system": request.system,
+        "prompt": request.prompt,
+        "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools],
+        "sample": request.sample,
+    }
+    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class AnswerCache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def path(self, key: str) -> Path:
+        return self.root / f"v{FORMAT}" / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Pick | None:
+        try:
+            entry = Entry.model_validate_json(self.path(key).read_bytes())
+        except (OSError, ValidationError, ValueError):
+            return None  # missing, half-written by something else, or from another format: ask again
+        if entry.key != key:
+            return None
+        p = entry.pick
+        usage = Usage(p.usage.input_tokens, p.usage.output_tokens) if p.usage else None
+        return Pick(
+            tool=p.tool, args=p.args, raw_args=p.raw_args, text=p.text, calls=p.calls,
+            stop_reason=p.stop_reason, usage=usage, latency_ms=p.latency_ms, cached=True,
+        )
+
+    def put(self, key: str, provider: str, model: str, request: Request, pick: Pick) -> None:
+        entry = Entry(
+            format=FORMAT, key=key, provider=provider, model=model, prompt=request.prompt, sample=request.sample,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            pick=CachedPick(
+                tool=pick.tool, args=pick.args, raw_args=pick.raw_args, text=pick.text, calls=pick.calls,
+                stop_reason=pick.stop_reason, latency_ms=pick.latency_ms,
+                usage=CachedUsage(**vars(pick.usage)) if pick.usage else None,
+            ),
+        )
+        write_atomic(self.path(key), entry.model_dump_json(indent=1))
+
+    def write_manifest(self, keys: set[str]) -> None:
+        manifest = {"format": FORMAT, "written_at": datetime.now(UTC).isoformat(timespec="seconds"), "keys": sorted(keys)}
+        write_atomic(self.root / "manifest.json", json.dumps(manifest, indent=1))
+
+    def entries(self) -> list[Path]:
+        return sorted((self.root / f"v{FORMAT}").glob("*/*.json"))
+
+    def manifest_keys(self) -> set[str] | None:
+        try:
+            return set(json.loads((self.root / "manifest.json").read_text())["keys"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class Spend:
+    """What the run cost: answers reused, requests made, tokens."""
+
+    cache_hits: int = 0
+    api_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class CachedProvider:
+    """Wraps a provider with the answer cache; same interface, so the ask stage can't tell."""
+
+    def __init__(self, inner: Provider, cache: AnswerCache | None, mode: Mode) -> None:
+        self.inner = inner
+        self.cache = cache if mode != "off" else None
+        self.mode = mode
+        self.name, self.model = inner.name, inner.model
+        self.produces_args = inner.produces_args
+        self.cacheable = inner.cacheable
+        self.spend = Spend()
+        self.touched: set[str] = set()
+
+    async def pick(self, request: Request) -> Pick:
+        key = cache_key(self.inner.identity(), request) if self.cache else None
+        if key:
+            self.touched.add(key)
+            if self.mode in ("use", "only"):
+                hit = self.cache.get(key)
+                if hit is not None:
+                    self.spend.cache_hits += 1
+                    return hit
+        if self.mode == "only":
+            return skipped(NOT_CACHED)
+        self.spend.api_calls += 1
+        pick = await self.inner.pick(request)
+        if pick.usage:
+            self.spend.input_tokens += pick.usage.input_tokens or 0
+            self.spend.output_tokens += pick.usage.output_tokens or 0
+        if key and pick.error is None and pick.skipped is None:
+            self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
+        return pick
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def connect(self) -> None:
+        if self.mode != "only":
+            self.inner.connect()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def finish(self) -> None:
+        """Record the keys this run used, so `cache prune` can drop the rest."""
+        if self.cache and self.touched:
+            self.cache.write_manifest(self.touched)
+
+
+# --------------------------------------------------------------------------- cache commands
+
+
+def cache_stats(root: Path) -> dict[str, Any]:
+    cache = AnswerCache(root)
+    files = cache.entries()
+    by_model: Counter[str] = Counter()
+    size = 0
+    broken = 0
+    for path in files:
+        size += path.stat().st_size
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+            by_model[f"{entry['provider']} {entry['model']}"] += 1
+        except (OSError, ValueError, KeyError, TypeError):
+            broken += 1
+    keys = cache.manifest_keys()
+    unused = None if keys is None else sum(p.stem not in keys for p in files)
+    return {"entries": len(files), "bytes": size, "by_model": dict(by_model), "unreadable": broken, "unused_by_last_run": unused}
+
+
+def prune(root: Path, dry_run: bool = False) -> tuple[int, int]:
+    """Remove entries the last run did not use: (entries removed, bytes freed)."""
+    cache = AnswerCache(root)
+    keys = cache.manifest_keys()
+    if keys is None:
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"{root}: no manifest.json: run `toolselect eval` once first so the cache knows which answers are in use"
+        )
+    removed = freed = 0
+    for path in cache.entries():
+        if path.stem not in keys:
+            freed += path.stat().st_size
+            removed += 1
+            if not dry_run:
+                path.unlink()
+    for folder in (root / f"v{FORMAT}").glob("*"):
+        if folder.is_dir() and not any(folder.iterdir()) and not dry_run:
+            folder.rmdir()
+    return removed, freed

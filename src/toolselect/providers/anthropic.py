@@ -1,0 +1,112 @@
+"""`anthropic`: the Messages API through the official SDK (one async client per run).
+
+Tools go as `name`/`description`/`input_schema` with `tool_choice: auto`. The first `tool_use`
+block is the pick; a `refusal` stop is no tool. `temperature` and `params` are sent in the body
+(this SDK has no temperature argument); `seed` is not an Anthropic parameter, so it is only recorded.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..config import Settings
+from ..errors import InfraError
+from ..pick import Pick, Usage
+from ..pool import Pool
+from . import Request
+from .api import http_client, sort_error, timeout
+
+KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
+OFFLINE = "or run offline with --provider bm25"
+
+
+class AnthropicProvider:
+    name = "anthropic"
+    produces_args = True
+    cacheable = True
+
+    def __init__(self, settings: Settings, pool: Pool) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.model = settings.model
+        self.client: Any = None
+        self.endpoint = settings.base_url or _env_base_url() or "https://api.anthropic.com"
+
+    def identity(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "provider": self.name, "model": self.model, "endpoint": self.endpoint.rstrip("/"),
+            "tool_choice": {"type": "auto"}, "max_tokens": s.max_tokens,
+            "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
+        }
+
+    def connect(self) -> None:
+        import anthropic
+
+        try:
+            client = anthropic.AsyncAnthropic(
+                base_url=self.settings.base_url,
+                max_retries=self.settings.max_retries,
+                timeout=timeout(self.settings),
+                http_client=http_client(self.settings, self.pool, anthropic.DefaultAsyncHttpxClient),
+            )
+        except anthropic.AnthropicError as exc:  # e.g. a configured profile that can't be read
+            raise InfraError(f"anthropic: {exc}", hint=f"set {KEY_VARS}, {OFFLINE}") from None
+        if client.api_key is None and client.auth_token is None and client.credentials is None:
+            raise InfraError(f"no Anthropic API key: set {KEY_VARS}, {OFFLINE}")
+        self.client = client
+        self.endpoint = str(client.base_url).rstrip("/")
+
+    async def pick(self, request: Request) -> Pick:
+        s = self.settings
+        body: dict[str, Any] = dict(s.params)
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        kwargs: dict[str, Any] = {}
+        if request.system:
+            kwargs["system"] = request.system
+        started = time.perf_counter()
+        try:
+            message = await self.client.messages.create(
+                model=self.model,
+                max_tokens=s.max_tokens,
+                messages=[{"role": "user", "content": request.prompt}],
+                tools=[{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools],
+                tool_choice={"type": "auto"},
+                extra_body=body or None,
+                **kwargs,
+            )
+        except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
+            raise sort_error(exc, self.name, self.model, self.endpoint, s.max_retries) from None
+        latency_ms = (time.perf_counter() - started) * 1000
+        self.pool.succeeded()
+        blocks = list(message.content or [])
+        uses = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
+        text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
+        usage = getattr(message, "usage", None)
+        refused = message.stop_reason == "refusal"
+        first = uses[0] if uses and not refused else None
+        return Pick(
+            tool=first.name if first else None,
+            args=first.input if first else None,
+            text=text,
+            calls=0 if refused else len(uses),
+            latency_ms=latency_ms,
+            usage=Usage(usage.input_tokens, usage.output_tokens) if usage else None,
+            stop_reason=message.stop_reason,
+        )
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+
+def _env_base_url() -> str | None:
+    import os
+
+    return os.environ.get("ANTHROPIC_BASE_URL") or None
+
+
+def make(settings: Settings, pool: Pool) -> AnthropicProvider:
+    return AnthropicProvider(settings, pool)

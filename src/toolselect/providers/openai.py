@@ -1,0 +1,178 @@
+"""`openai` (Chat Completions) and `openai-responses` (the Responses API) through the official SDK.
+
+Any OpenAI-compatible server works through `base_url` (config) or `OPENAI_BASE_URL`. The first
+tool call is the pick (the legacy `function_call` field too); argument text that is not valid JSON,
+or carries trailing garbage, is kept raw and scored ARG-INVALID.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..config import Settings
+from ..errors import InfraError
+from ..pick import Pick, Usage
+from ..pool import Pool
+from ..scoring import parse_args
+from . import Request
+from .api import http_client, sort_error, timeout
+
+NO_KEY = (
+    "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
+    "value works), or run offline with --provider bm25"
+)
+
+
+class _OpenAIBase:
+    name = "openai"
+    produces_args = True
+    cacheable = True
+
+    def __init__(self, settings: Settings, pool: Pool) -> None:
+        import os
+
+        self.settings = settings
+        self.pool = pool
+        self.model = settings.model
+        self.client: Any = None
+        self.endpoint = (settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+
+    def identity(self) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "provider": self.name, "model": self.model, "endpoint": self.endpoint, "tool_choice": "auto",
+            "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
+        }
+
+    def connect(self) -> None:
+        import openai
+
+        try:
+            self.client = openai.AsyncOpenAI(
+                base_url=self.settings.base_url,
+                max_retries=self.settings.max_retries,
+                timeout=timeout(self.settings),
+                http_client=http_client(self.settings, self.pool, openai.DefaultAsyncHttpxClient),
+            )
+        except openai.OpenAIError:
+            raise InfraError(NO_KEY) from None
+        self.endpoint = str(self.client.base_url).rstrip("/")
+
+    async def pick(self, request: Request) -> Pick:
+        started = time.perf_counter()
+        try:
+            answer = await self._ask(request)
+        except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
+            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+        self.pool.succeeded()
+        return self._read(answer, (time.perf_counter() - started) * 1000)
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+
+def _from_text(name: str | None, arguments: str | None, **fields: Any) -> Pick:
+    args, raw = parse_args(arguments if arguments is not None else "")
+    return Pick(tool=name, args=args if name else None, raw_args=raw if name else None, **fields)
+
+
+class ChatProvider(_OpenAIBase):
+    name = "openai"
+
+    async def _ask(self, request: Request) -> Any:
+        s = self.settings
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.append({"role": "user", "content": request.prompt})
+        kwargs: dict[str, Any] = {}
+        if s.temperature is not None:
+            kwargs["temperature"] = s.temperature
+        if s.seed is not None:
+            kwargs["seed"] = s.seed
+        return await self.client.chat.completions.create(
+            model=self.model,
+            messages=messages,
+            tools=[
+                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+                for t in request.tools
+            ],
+            tool_choice="auto",
+            extra_body=dict(s.params) or None,
+            **kwargs,
+        )
+
+    def _read(self, completion: Any, latency_ms: float) -> Pick:
+        choice = completion.choices[0] if completion.choices else None
+        message = choice.message if choice else None
+        usage = getattr(completion, "usage", None)
+        fields = dict(
+            text=(getattr(message, "content", None) or getattr(message, "refusal", None) or ""),
+            latency_ms=latency_ms,
+            usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else None,
+            stop_reason=getattr(choice, "finish_reason", None),
+        )
+        calls = [c for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
+        if calls:
+            first = calls[0].function
+            return _from_text(first.name, first.arguments, calls=len(calls), **fields)
+        legacy = getattr(message, "function_call", None)
+        if legacy is not None:
+            return _from_text(legacy.name, legacy.arguments, calls=1, **fields)
+        return Pick(**fields)
+
+
+class ResponsesProvider(_OpenAIBase):
+    name = "openai-responses"
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "store": False}
+
+    async def _ask(self, request: Request) -> Any:
+        s = self.settings
+        kwargs: dict[str, Any] = {}
+        if request.system:
+            kwargs["instructions"] = request.system
+        if s.temperature is not None:
+            kwargs["temperature"] = s.temperature
+        return await self.client.responses.create(
+            model=self.model,
+            input=request.prompt,
+            tools=[
+                {"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema, "strict": False}
+                for t in request.tools
+            ],
+            tool_choice="auto",
+            store=False,
+            extra_body=dict(s.params) or None,
+            **kwargs,
+        )
+
+    def _read(self, response: Any, latency_ms: float) -> Pick:
+        items = list(getattr(response, "output", None) or [])
+        calls = [i for i in items if getattr(i, "type", None) == "function_call"]
+        usage = getattr(response, "usage", None)
+        text = "".join(
+            getattr(part, "text", "")
+            for item in items if getattr(item, "type", None) == "message"
+            for part in (getattr(item, "content", None) or []) if getattr(part, "type", None) == "output_text"
+        )
+        fields = dict(
+            text=text,
+            latency_ms=latency_ms,
+            usage=Usage(usage.input_tokens, usage.output_tokens) if usage else None,
+            stop_reason=getattr(response, "status", None),
+        )
+        if calls:
+            return _from_text(calls[0].name, calls[0].arguments, calls=len(calls), **fields)
+        return Pick(**fields)
+
+
+def make_chat(settings: Settings, pool: Pool) -> ChatProvider:
+    return ChatProvider(settings, pool)
+
+
+def make_responses(settings: Settings, pool: Pool) -> ResponsesProvider:
+    return ResponsesProvider(settings, pool)

@@ -1,0 +1,299 @@
+"""The model-API providers through the real anthropic and openai SDKs, against the fake model API
+on 127.0.0.1: picks, retries, rate limits, fatal errors, missing keys, the answer cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import DATA, ROOT, toolselect
+
+TOOLS = DATA / "outcomes" / "tools.json"
+KEY = "sk-test-SECRET-4242"
+PROVIDERS = ["anthropic", "openai", "openai-responses"]
+
+
+def base_url(provider: str, api) -> str:
+    return api.url if provider == "anthropic" else api.url + "/v1"
+
+
+def key_env(tmp_path: Path) -> dict[str, str]:
+    # an empty HOME and config dir: no credentials on disk can stand in for a missing key
+    return {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY, "HOME": str(tmp_path)}
+
+
+def write_cases(folder: Path, cases: list[tuple[str, object, dict | None]], extra: str = "") -> None:
+    lines = []
+    for prompt, tool, args in cases:
+        lines.append(json.dumps({"question": prompt, "expected_tool": tool, "expected_args": args or {}}))
+    (folder / "golden.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  model: claude-x\n  golden: golden.jsonl\n  min_accuracy: 0\n{extra}"
+    )
+
+
+def run(folder: Path, provider: str, api, *flags: str, env: dict | None = None):
+    return toolselect(
+        "eval", "--provider", provider, "--base-url", base_url(provider, api), "--json", "r.json", *flags,
+        cwd=folder, env=env if env is not None else key_env(folder),
+    )
+
+
+def report(folder: Path) -> dict:
+    return json.loads((folder / "r.json").read_text())
+
+
+def outcomes(folder: Path) -> dict[str, str]:
+    return {c["prompt"]: c["samples"][0]["outcome"] for c in report(folder)["cases"]}
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
+    api = model_api({
+        "key": KEY,
+        "answers": {
+            "weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "text": "Let me check."},
+            "forecast for Rome": {"tool": "get_forecast", "raw_args": '{"city": "Rome", "days": 3} }'},
+            "two calls": {"calls": [{"tool": "get_time", "args": {}}, {"tool": "get_weather", "args": {"city": "Oslo"}}]},
+            "refuse this": {"refusal": True, "text": "I won't."},
+            "web search": {"tool": "search_web", "args": {"query": "cats"}},
+        },
+    })
+    write_cases(tmp_path, [
+        ("weather in Paris", "get_weather", {"city": "paris"}),
+        ("forecast for Rome", "get_forecast", {"city": "Rome"}),
+        ("two calls", "get_time", None),
+        ("refuse this", None, None),
+        ("web search", "search.web", {"query": "cats"}),
+        ("no tool please", None, None),
+    ])
+    result = run(tmp_path, provider, api, "--temperature", "0.3", "--seed", "7")
+    assert result.code == 0, result.err
+    rep = report(tmp_path)
+    samples = {c["prompt"]: c["samples"][0] for c in rep["cases"]}
+    assert samples["weather in Paris"]["outcome"] == "PASS"
+    assert samples["weather in Paris"]["usage"]["output_tokens"] == 20
+    assert samples["forecast for Rome"]["outcome"] == "ARG-INVALID"
+    if provider != "anthropic":  # trailing garbage is kept raw, never a crash
+        assert samples["forecast for Rome"]["raw_args"] == '{"city": "Rome", "days": 3} }'
+    assert samples["two calls"]["outcome"] == "PASS" and samples["two calls"]["calls"] == 2
+    assert samples["refuse this"]["outcome"] == "PASS"  # a refusal is no tool call
+    assert samples["web search"]["picked_tool"] == "search.web"  # safe name mapped back
+    assert rep["run"]["temperature"] == 0.3 and rep["run"]["seed"] == 7 and rep["run"]["api_calls"] == 6
+    sent = api.log[0]
+    assert sent["tool_choice"] in ({"type": "auto"}, "auto")
+    assert "search_web" in sent["tools"] and "search.web" not in sent["tools"]
+    assert sent["temperature"] == 0.3
+    # seed goes where the API has one (Chat Completions), and is only recorded elsewhere
+    assert sent["seed"] == (7 if provider == "openai" else None)
+    if provider == "openai-responses":
+        assert sent["store"] is False
+
+
+def test_legacy_function_call_is_a_pick(model_api, tmp_path):
+    api = model_api({"key": KEY, "answers": {"weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "legacy": True}}})
+    write_cases(tmp_path, [("weather in Paris", "get_weather", {"city": "Paris"})])
+    assert run(tmp_path, "openai", api).code == 0
+    assert outcomes(tmp_path) == {"weather in Paris": "PASS"}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_transient_failures_are_retried(provider, model_api, tmp_path):
+    api = model_api({
+        "key": KEY,
+        "answers": {p: {"tool": "get_weather", "args": {"city": "Oslo"}} for p in ("a", "b", "c", "d")},
+        "faults": [
+            {"match": "a", "status": 429, "retry_after": 0.05, "times": 3},
+            {"match": "b", "status": 529 if provider == "anthropic" else 500, "retry_after": 0.05, "times": 2},
+            {"match": "c", "delay": 3, "times": 1},  # stalls past the timeout: cut off and retried
+            {"match": "d", "drop": True, "times": 1},  # the connection drops
+        ],
+    })
+    write_cases(tmp_path, [(p, "get_weather", {"city": "Oslo"}) for p in ("a", "b", "c", "d")])
+    result = run(tmp_path, provider, api, "--timeout", "1", "--concurrency", "4")
+    assert result.code == 0, result.err
+    assert set(outcomes(tmp_path).values()) == {"PASS"}
+    assert api.requests == 4 + 3 + 2 + 1 + 1
+    assert report(tmp_path)["run"]["pool_shrinks"] >= 1  # the 429s made the run send fewer at once
+
+
+def test_persistent_rate_limit_gives_errors_and_exit_3(model_api, tmp_path):
+    api = model_api({"key": KEY, "faults": [{"match": "*", "status": 429, "retry_after": 0.01}]})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(4)])
+    result = run(tmp_path, "openai", api, "--max-retries", "2", "--concurrency", "2")
+    assert result.code == 3
+    rep = report(tmp_path)
+    assert set(outcomes(tmp_path).values()) == {"ERROR"}
+    assert rep["cases"][0]["samples"][0]["reasons"][0] == "429 rate_limit_exceeded: injected fault (after 2 retries)"
+    assert "an outage is not a result" in result.out
+    assert api.requests == 4 * 3
+    assert rep["run"]["pool_shrinks"] >= 1
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_fatal_401_stops_after_the_first_request(provider, model_api, tmp_path):
+    api = model_api({"key": "another-key", "answers": {f"q{i}": {"tool": "get_weather", "args": {}} for i in range(20)}})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(20)])
+    result = run(tmp_path, provider, api, "--concurrency", "1")
+    assert result.code == 3
+    assert api.requests == 1  # nothing new goes out after the first fatal answer
+    rep = report(tmp_path)
+    assert rep["passed"] is False
+    assert f"{provider} answered 401 for model 'claude-x' at {base_url(provider, api)}" in rep["gate"]["stopped"]
+    outcomes_seen = [s["outcome"] for c in rep["cases"] for s in c["samples"]]
+    assert outcomes_seen.count("ERROR") == 1 and outcomes_seen.count("NOT-EVALUATED") == 19 and "PASS" not in outcomes_seen
+    assert "STOPPED" in result.out
+
+
+def test_unknown_model_is_fatal_with_concurrency(model_api, tmp_path):
+    api = model_api({"key": KEY, "fatal_models": ["no-such-model"], "latency": 0.05})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(40)])
+    result = run(tmp_path, "anthropic", api, "--model", "no-such-model", "--concurrency", "4")
+    assert result.code == 3
+    assert api.requests <= 4  # only requests already in flight may finish
+    assert "is the model name right" in result.out
+    assert result.err == ""
+
+
+@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")])
+def test_missing_key_stops_before_any_request(provider, variable, model_api, tmp_path):
+    api = model_api({})
+    write_cases(tmp_path, [("q", "get_weather", None)])
+    result = run(tmp_path, provider, api, env={"HOME": str(tmp_path)})
+    assert result.code == 3
+    assert variable in result.err and "run offline with --provider bm25" in result.err
+    assert api.requests == 0
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_concurrency_bound_is_honoured_and_reached(model_api, tmp_path):
+    api = model_api({"key": KEY, "latency": 0.15, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(24)])
+    assert run(tmp_path, "openai", api, "--concurrency", "6").code == 0
+    assert api.max_in_flight == 6
+
+
+def test_cache_reuses_answers_and_cache_only_reports_not_evaluated(model_api, tmp_path):
+    api = model_api({"key": KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(3)])
+    assert run(tmp_path, "anthropic", api).code == 0
+    assert api.requests == 3
+    assert run(tmp_path, "anthropic", api).code == 0  # warm: nothing asked again
+    assert api.requests == 3 and report(tmp_path)["run"]["cache_hits"] == 3
+    assert all(s["cached"] for c in report(tmp_path)["cases"] for s in c["samples"])
+    # two more cases; --cache-only never calls the API (and needs no key)
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(5)])
+    result = run(tmp_path, "anthropic", api, "--cache-only", env={"HOME": str(tmp_path)})
+    assert result.code == 0, result.err
+    assert api.requests == 3
+    rep = report(tmp_path)
+    assert rep["counts"]["not_evaluated"] == 2 and rep["metrics"]["accuracy"]["denominator"] == 3
+    assert "2 samples NOT-EVALUATED" in result.out
+    # --no-cache asks again and refreshes
+    assert run(tmp_path, "anthropic", api, "--no-cache").code == 0
+    assert api.requests == 8
+    # a damaged entry is ignored and asked again
+    entry = next((tmp_path / ".toolselect-cache" / "v1").glob("*/*.json"))
+    entry.write_text('{"format": 1, "key": "trunc')
+    assert run(tmp_path, "anthropic", api).code == 0
+    assert api.requests == 9
+
+
+def test_changing_a_setting_asks_again(model_api, tmp_path):
+    api = model_api({"key": KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    write_cases(tmp_path, [("q", "get_weather", None)])
+    run(tmp_path, "openai", api)
+    run(tmp_path, "openai", api, "--temperature", "0.5")
+    run(tmp_path, "openai", api, "--model", "other-model")
+    run(tmp_path, "openai-responses", api)
+    assert api.requests == 4
+    run(tmp_path, "openai", api, "--temperature", "0.5")
+    assert api.requests == 4
+
+
+def test_cache_stats_and_prune(model_api, tmp_path):
+    api = model_api({"key": KEY, "default": {"text": "hi"}})
+    write_cases(tmp_path, [(f"q{i}", None, None) for i in range(4)])
+    run(tmp_path, "openai", api)
+    write_cases(tmp_path, [(f"q{i}", None, None) for i in range(2)])
+    run(tmp_path, "openai", api)
+    stats = toolselect("cache", "stats", cwd=tmp_path)
+    assert "4 answers" in stats.out and "2 not used by the last run" in stats.out and "openai claude-x" in stats.out
+    pruned = toolselect("cache", "prune", cwd=tmp_path)
+    assert pruned.out.startswith("removed 2 answers")
+    assert len(list((tmp_path / ".toolselect-cache" / "v1").glob("*/*.json"))) == 2
+
+
+def _start_eval(folder: Path, api, extra_env: dict | None = None) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "ANTHROPIC_", "OPENAI_"))}
+    env.update(key_env(folder), PYTHONWARNINGS="error", **(extra_env or {}))
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolselect", "eval", "--provider", "openai", "--base-url", base_url("openai", api),
+         "--concurrency", "4", "--json", "r.json"],
+        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _wait_for_entries(folder: Path, at_least: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(list((folder / ".toolselect-cache" / "v1").glob("*/*.json"))) >= at_least:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    raise AssertionError("the run wrote no cache entries")
+
+
+@pytest.mark.parametrize("how", ["kill -9", "SIGTERM"])
+def test_a_killed_run_keeps_its_answers(how, model_api, tmp_path):
+    api = model_api({"key": KEY, "latency": 0.1, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(60)])
+    proc = _start_eval(tmp_path, api)
+    _wait_for_entries(tmp_path, 8, proc)
+    proc.send_signal(signal.SIGKILL if how == "kill -9" else signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    if how == "SIGTERM":
+        assert proc.returncode == 130 and "kept in the answer cache" in err and "Traceback" not in err
+    entries = list((tmp_path / ".toolselect-cache" / "v1").glob("*/*.json"))
+    kept = [e for e in entries if not e.name.startswith(".tmp-")]
+    for entry in kept:  # every entry on disk is whole
+        assert json.loads(entry.read_text())["format"] == 1
+    asked_before = api.requests
+    assert 8 <= len(kept) < 60
+    result = run(tmp_path, "openai", api, "--concurrency", "4")
+    assert result.code == 0, result.err
+    rep = report(tmp_path)
+    assert rep["run"]["cache_hits"] == len(kept)
+    assert rep["run"]["api_calls"] == 60 - len(kept)
+    assert api.requests == asked_before + 60 - len(kept)
+
+
+def test_no_key_appears_anywhere(model_api, tmp_path):
+    api = model_api({
+        "key": KEY,
+        "answers": {"a": {"tool": "get_weather", "args": {"city": "x"}}},
+        "faults": [{"match": "b", "status": 500, "retry_after": 0.01}],
+    })
+    write_cases(tmp_path, [("a", "get_weather", None), ("b", "get_weather", None)])
+    outputs = []
+    for provider in PROVIDERS:
+        result = run(tmp_path, provider, api, "--max-retries", "1", "--max-error-rate", "1",
+                     "--markdown", "r.md", "--junit", "r.xml")
+        outputs += [result.out, result.err]
+    wrong = model_api({"key": "other"})
+    for provider in PROVIDERS:  # a 401 message echoes the request, not the key
+        result = run(tmp_path, provider, wrong)
+        outputs += [result.out, result.err]
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len([p for p in files if ".toolselect-cache" in str(p)]) >= 3
+    for path in files:
+        assert KEY not in path.read_text(errors="replace"), path
+    for text in outputs:
+        assert KEY not in text

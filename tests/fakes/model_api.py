@@ -1,0 +1,351 @@
+"""A fake model API on 127.0.0.1 that the real anthropic and openai SDKs talk to.
+
+It speaks the Anthropic Messages API (`POST /v1/messages`), OpenAI Chat Completions
+(`POST /v1/chat/completions`) and the Responses API (`POST /v1/responses`) closely enough for the
+SDKs' own parsing, answers with scripted picks by prompt, and injects faults: 429 with
+retry-after, 500, 529, slow answers past the timeout, malformed argument JSON, dropped connections.
+It counts requests and the most requests it ever saw in flight.
+
+In a test:      with FakeModelAPI(script) as api: ... api.url ... api.stats()
+As a process:   python model_api.py SCRIPT.json      prints PORT=<n>; GET /_stats returns the counters
+
+Script (JSON):
+  answers:  {"<prompt>": ANSWER or [ANSWER, ...]}     a list: the first whose "when" holds
+  default:  ANSWER                                    for prompts not listed (default: text only)
+  faults:   [{"match": "<prompt>" | "*", "status": 429, "retry_after": 0.1, "delay": 2.0,
+              "drop": true, "times": 2}]              applied in order while "times" lasts
+  latency:  seconds before every answer (default 0)
+  key:      the API key to accept (default: any non-empty key)
+  fatal_models: ["no-such-model"]                     answered 404 not_found
+  seed:     for "random" answers
+ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"text": "..."}
+        | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
+        | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
+        with an optional "when": {"<tool>": "<text its description must contain>"}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import random
+import sys
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                    404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+
+
+class FakeModelAPI:
+    def __init__(self, script: dict[str, Any] | None = None, **overrides: Any) -> None:
+        self.script: dict[str, Any] = {**(script or {}), **overrides}
+        self.faults = [dict(f) for f in self.script.get("faults", [])]
+        self.requests = 0
+        self.by_path: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.first_start: float | None = None
+        self.last_end: float | None = None
+        self.log: list[dict[str, Any]] = []
+        self._answered: Counter[str] = Counter()
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self.port = 0
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeModelAPI:
+        ready = threading.Event()
+
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._server = self._loop.run_until_complete(
+                asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024)
+            )
+            self.port = self._server.sockets[0].getsockname()[1]
+            ready.set()
+            self._loop.run_forever()
+            self._loop.run_until_complete(self._shutdown())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        ready.wait(10)
+        return self
+
+    async def _shutdown(self) -> None:
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    def __enter__(self) -> FakeModelAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            return {
+                "requests": self.requests, "by_path": dict(self.by_path), "max_in_flight": self.max_in_flight,
+                "first_start": self.first_start, "last_end": self.last_end,
+                "eval_phase_s": (self.last_end - self.first_start) if self.first_start and self.last_end else None,
+            }
+
+    # ------------------------------------------------------------------ HTTP
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if method == "GET" and path.startswith("/_stats"):
+                    self._write(writer, 200, self.stats())
+                    await writer.drain()
+                    continue
+                keep = await self._handle(path, headers, body, writer)
+                await writer.drain()
+                if not keep:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+            try:
+                await writer.wait_closed()
+            except (ConnectionError, asyncio.CancelledError):
+                pass
+            self._tasks.discard(task)
+
+    def _write(self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        head = (
+            f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(data)}\r\n{extra}\r\n"
+        )
+        writer.write(head.encode() + data)  # one write: separate ones cost ~40 ms (Nagle + delayed ACK)
+
+    async def _handle(self, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter) -> bool:
+        now = time.perf_counter()
+        with self._lock:
+            self.requests += 1
+            self.by_path[path] += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.first_start = self.first_start or now
+        try:
+            return await self._answer(path, headers, json.loads(raw or b"{}"), writer)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+                self.last_end = time.perf_counter()
+
+    async def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+        api = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}.get(path)
+        if api is None:
+            self._write(writer, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
+            return True
+        prompt = _prompt(api, body)
+        self.log.append({
+            "api": api, "prompt": prompt, "model": body.get("model"), "temperature": body.get("temperature"),
+            "seed": body.get("seed"), "system": body.get("system") or body.get("instructions") or _system(body),
+            "tool_choice": body.get("tool_choice"), "store": body.get("store"), "tools": _tool_names(api, body),
+            "retry": headers.get("x-stainless-retry-count"), "max_tokens": body.get("max_tokens"),
+            "has_auth": "authorization" in headers or "x-api-key" in headers, "extra": _extra(api, body),
+        })
+        key = self.script.get("key")
+        given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not given or (key and given != key):
+            self._error(writer, api, 401, "invalid x-api-key")
+            return True
+        if body.get("model") in self.script.get("fatal_models", []):
+            self._error(writer, api, 404, f"model: {body.get('model')}")
+            return True
+        fault = self._take_fault(prompt)
+        if fault:
+            if fault.get("delay"):
+                await asyncio.sleep(fault["delay"])
+            if fault.get("drop"):
+                return False  # close the connection without an answer
+            if fault.get("status"):
+                extra = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
+                self._error(writer, api, fault["status"], fault.get("message", "injected fault"), extra)
+                return True
+        if self.script.get("latency"):
+            await asyncio.sleep(self.script["latency"])
+        answer = self._choose(prompt, body, api)
+        self._write(writer, 200, _render(api, body, answer, next(self._ids)))
+        return True
+
+    def _error(self, writer: asyncio.StreamWriter, api: str, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        if api == "anthropic":
+            payload = {"type": "error", "error": {"type": ANTHROPIC_ERRORS.get(status, "api_error"), "message": message},
+                       "request_id": "req_fake"}
+        else:
+            payload = {"error": {"message": message, "type": "rate_limit_exceeded" if status == 429 else "error", "param": None, "code": None}}
+        self._write(writer, status, payload, headers)
+
+    def _take_fault(self, prompt: str) -> dict[str, Any] | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault.get("match", "*") not in ("*", prompt):
+                    continue
+                times = fault.get("times")
+                if times is None:
+                    return fault
+                if times > 0:
+                    fault["times"] = times - 1
+                    return fault
+        return None
+
+    def _choose(self, prompt: str, body: dict[str, Any], api: str) -> dict[str, Any]:
+        options = self.script.get("answers", {}).get(prompt, self.script.get("default", {"text": "I can answer that myself."}))
+        descriptions = _descriptions(api, body)
+        if isinstance(options, list):
+            options = next((o for o in options if _holds(o.get("when"), descriptions)), {"text": "no variant applies"})
+        with self._lock:
+            n = self._answered[prompt]
+            self._answered[prompt] += 1
+        if "random" in options:
+            rng = random.Random(f"{self.script.get('seed', 0)}:{prompt}:{n}")
+            options = rng.choices(options["random"], weights=options.get("weights"))[0]
+        return options
+
+
+def _holds(when: dict[str, str] | None, descriptions: dict[str, str]) -> bool:
+    return not when or all(text in descriptions.get(tool, "") for tool, text in when.items())
+
+
+def _prompt(api: str, body: dict[str, Any]) -> str:
+    if api == "responses":
+        given = body.get("input")
+        if isinstance(given, str):
+            return given
+        return next((m.get("content") for m in reversed(given or []) if m.get("role") == "user"), "")
+    messages = body.get("messages") or []
+    content = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def _system(body: dict[str, Any]) -> str | None:
+    return next((m.get("content") for m in body.get("messages") or [] if m.get("role") == "system"), None)
+
+
+def _tool_names(api: str, body: dict[str, Any]) -> list[str]:
+    return list(_descriptions(api, body))
+
+
+def _descriptions(api: str, body: dict[str, Any]) -> dict[str, str]:
+    out = {}
+    for tool in body.get("tools") or []:
+        spec = tool.get("function", tool) if api == "chat" else tool
+        out[spec.get("name")] = spec.get("description") or ""
+    return out
+
+
+def _extra(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    known = {"model", "messages", "tools", "tool_choice", "system", "max_tokens", "temperature", "seed",
+             "input", "store", "instructions"}
+    return {k: v for k, v in body.items() if k not in known}
+
+
+def _calls(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    if "calls" in answer:
+        return answer["calls"]
+    return [answer] if answer.get("tool") else []
+
+
+def _arguments(call: dict[str, Any]) -> str:
+    return call["raw_args"] if "raw_args" in call else json.dumps(call.get("args", {}))
+
+
+def _usage_in(body: dict[str, Any]) -> int:
+    return max(1, len(json.dumps(body)) // 4)
+
+
+def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> dict[str, Any]:
+    calls = [] if answer.get("refusal") else _calls(answer)
+    text = answer.get("text", "")
+    model = body.get("model", "fake")
+    if api == "anthropic":
+        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        for i, call in enumerate(calls):
+            args = call.get("args", {}) if "raw_args" not in call else {"_raw": call["raw_args"]}
+            content.append({"type": "tool_use", "id": f"toolu_{n}_{i}", "name": call["tool"], "input": args})
+        stop = "refusal" if answer.get("refusal") else ("tool_use" if calls else "end_turn")
+        return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
+                "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": _usage_in(body), "output_tokens": 20}}
+    if api == "chat":
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if answer.get("refusal"):
+            message["refusal"] = text or "I can't help with that."
+        finish = "stop"
+        if calls and answer.get("legacy"):
+            message["function_call"] = {"name": calls[0]["tool"], "arguments": _arguments(calls[0])}
+            finish = "function_call"
+        elif calls:
+            message["tool_calls"] = [
+                {"id": f"call_{n}_{i}", "type": "function", "function": {"name": c["tool"], "arguments": _arguments(c)}}
+                for i, c in enumerate(calls)
+            ]
+            finish = "tool_calls"
+        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000, "model": model,
+                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+                "usage": {"prompt_tokens": _usage_in(body), "completion_tokens": 20, "total_tokens": _usage_in(body) + 20}}
+    output: list[dict[str, Any]] = []
+    if text:
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+    for i, call in enumerate(calls):
+        output.append({"type": "function_call", "id": f"fc_{n}_{i}", "call_id": f"call_{n}_{i}", "name": call["tool"],
+                       "arguments": _arguments(call), "status": "completed"})
+    return {"id": f"resp_{n}", "object": "response", "created_at": 1700000000, "model": model, "status": "completed",
+            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "output": output,
+            "usage": {"input_tokens": _usage_in(body), "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": _usage_in(body) + 20}}
+
+
+def main() -> None:
+    script = {}
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            script = json.load(f)
+    api = FakeModelAPI(script).start()
+    print(f"PORT={api.port}", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        api.stop()
+
+
+if __name__ == "__main__":
+    main()
