@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,9 +50,14 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -
     provider = make_provider(settings, pool)
     if provider.cacheable:  # the answer cache wraps any API provider
         provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
-    provider.connect()  # a missing API key stops the run here, before the server even starts
     try:
-        surface = await load_surface(settings)  # tool surface
+        # the SDK loads (and a missing key is found) while the MCP server starts: both before any case
+        connected, surface = await asyncio.gather(
+            asyncio.to_thread(provider.connect), load_surface(settings), return_exceptions=True
+        )
+        for outcome in (connected, surface):  # a missing key is reported before a server problem
+            if isinstance(outcome, BaseException):
+                raise outcome
         warnings = check_cases(cases, surface)  # impossible cases stop here, before any request
         jobs = plan(cases, settings.repeat)
         hooks.on_start(settings, surface, cases, len(jobs))
