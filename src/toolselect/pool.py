@@ -48,14 +48,8 @@ class Pool:
             self.shrinks += 1
 
     def succeeded(self) -> None:
+        """Called inside `async with pool`: the waiters re-check the limit when the slot is left."""
         self._streak += 1
         if self.limit < self.size and self._streak >= self.limit:
             self._streak = 0
             self.limit += 1
-            if self._changed is not None:
-                asyncio.get_running_loop().create_task(self._wake())
-
-    async def _wake(self) -> None:
-        changed = self._condition()
-        async with changed:
-            changed.notify_all()
