@@ -141,6 +141,7 @@ class Spend:
 
     cache_hits: int = 0
     api_calls: int = 0
+    cache_writes: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
 
@@ -176,6 +177,7 @@ class CachedProvider:
             self.spend.output_tokens += pick.usage.output_tokens or 0
         if key and pick.error is None and pick.skipped is None:
             self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
+            self.spend.cache_writes += 1
         return pick
 
     def identity(self) -> dict[str, Any]:
@@ -188,10 +190,14 @@ class CachedProvider:
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def finish(self) -> None:
-        """Record the keys this run used, so `cache prune` can drop the rest."""
-        if self.cache and self.touched:
-            self.cache.write_manifest(self.touched)
+    def finish(self, session: set[str] | None = None) -> None:
+        """Record the keys this run used (with those of the other runs in `session`, e.g. the
+        base and the head of one PR), so `cache prune` can drop the rest."""
+        if session is not None:
+            session |= self.touched
+        keys = session if session is not None else self.touched
+        if self.cache and keys:
+            self.cache.write_manifest(keys)
 
 
 # --------------------------------------------------------------------------- cache commands

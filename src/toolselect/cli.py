@@ -28,6 +28,16 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
 
 
+def _points(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected percentage points, e.g. 5, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more points (got {text})")
+    return value
+
+
 def _count(text: str) -> int:
     try:
         return int(text)
@@ -74,8 +84,21 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report")
     ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as GitHub-flavoured Markdown")
     ev.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML (each missed case is a failing testcase)")
+    ev.add_argument("--base-ref", metavar="REF", help="also evaluate this git ref (in a worktree) and compare: --markdown then previews the PR comment")
+    ev.add_argument("--max-drop", type=_points, metavar="PTS", help="with --base-ref: fail when accuracy drops more than this many points")
     ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     ev.set_defaults(func=_cmd_eval)
+
+    df = sub.add_parser("diff", help="compare two saved JSON reports (base, head)")
+    df.add_argument("base", type=Path, metavar="BASE.json")
+    df.add_argument("head", type=Path, metavar="HEAD.json")
+    df.add_argument("--max-drop", type=_points, metavar="PTS", help="fail when accuracy drops more than this many points (0: any drop)")
+    df.add_argument("--markdown", type=Path, metavar="PATH", help="write the comparison as the PR comment Markdown")
+    df.add_argument("--json", type=Path, metavar="PATH", help="write the diff as JSON")
+    df.set_defaults(func=_cmd_diff)
+
+    act = sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and the GitHub environment)")
+    act.set_defaults(func=_cmd_action)
 
     snap = sub.add_parser(
         "snapshot",
@@ -103,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    if args.command in ("diff", "action", "cache"):
+        args.tools = args.url = None
     if server_command and args.command not in ("eval", "snapshot"):
         parser.error(f"'-- SERVER COMMAND' only applies to eval and snapshot")
     if server_command and (args.tools or args.url):
@@ -124,11 +149,10 @@ def _print_error(exc: ToolselectError) -> None:
         print(line if line.startswith(" ") or line.endswith(":") and "stderr" in line else f"error: {line}", file=sys.stderr)
 
 
-def _settings(args: argparse.Namespace):
-    from .config import Overrides, find_config, load_config, resolve_settings
+def _overrides(args: argparse.Namespace):
+    from .config import Overrides
 
-    cwd = Path.cwd()
-    over = Overrides(
+    return Overrides(
         config=args.config,
         tools_file=args.tools,
         url=args.url,
@@ -149,6 +173,13 @@ def _settings(args: argparse.Namespace):
         max_error_rate=getattr(args, "max_error_rate", None),
         base_url=getattr(args, "base_url", None),
     )
+
+
+def _settings(args: argparse.Namespace):
+    from .config import find_config, load_config, resolve_settings
+
+    cwd = Path.cwd()
+    over = _overrides(args)
     path = find_config(args.config, cwd)
     if path is None and not (over.tools_file or over.url or over.server_command):
         from .errors import ConfigError
@@ -158,21 +189,100 @@ def _settings(args: argparse.Namespace):
             hint="pass -c FILE, or start one with `toolselect init`",
         )
     loaded = load_config(path, os.environ)
-    return loaded, resolve_settings(loaded, over, os.environ, cwd)
+    return loaded, over, resolve_settings(loaded, over, os.environ, cwd)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
     from .pipeline import run_eval
     from .render.console import ConsoleView
 
-    loaded, settings = _settings(args)
+    loaded, over, settings = _settings(args)
     view = ConsoleView(quiet=args.quiet)
+    if args.base_ref:
+        return _eval_against_base(args, loaded, over, settings, view)
+    if args.max_drop is not None:
+        from .errors import ConfigError
+
+        raise ConfigError("--max-drop compares against a base: add --base-ref REF (e.g. origin/main)")
     report = run_async(run_eval(loaded, settings, view.hooks()), view)
     if report is None:
         return 130
     view.finish(report)
     _write_outputs(report, args, view)
     return exit_code(report)
+
+
+def _eval_against_base(args, loaded, over, settings, view) -> int:
+    """`eval --base-ref REF`: the same comparison the Action makes, in any git checkout."""
+    from .gate import judge
+    from .pipeline import Hooks, run_compare
+    from .render.comment import SUMMARY_LIMIT, render_comment
+    from .report import write_report
+
+    compared = run_async(
+        run_compare(loaded, settings, over, args.base_ref, Path.cwd(), os.environ, view.hooks(), Hooks()), view
+    )
+    if compared is None:
+        return 130
+    view.finish(compared.head)
+    verdict = judge(compared.head, compared.diff, args.max_drop)
+    view.print_comparison(compared.diff, verdict, compared.base_note, args.base_ref)
+    if args.json:
+        write_report(compared.head, args.json)
+        if compared.base is not None:
+            write_report(compared.base, args.json.with_suffix(".base.json"))
+    if args.markdown:
+        body = render_comment(compared.head, verdict, base=compared.base, diff=compared.diff,
+                              base_note=compared.base_note, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False)
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(body, encoding="utf-8")
+        view.note(f"PR comment preview written to {args.markdown}")
+    if args.junit:
+        from .render.junit import render_junit
+
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(render_junit(compared.head), encoding="utf-8")
+    code = exit_code(compared.head)
+    if code == 0 and not verdict.passed:
+        from .errors import EXIT_GATE_FAILED
+
+        return EXIT_GATE_FAILED
+    return code
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import diff_reports, incomparable
+    from .errors import EXIT_GATE_FAILED, ConfigError
+    from .gate import Verdict, compare_reasons
+    from .render.comment import SUMMARY_LIMIT, render_comment
+    from .render.console import ConsoleView
+    from .report import read_report
+
+    base, head = read_report(args.base), read_report(args.head)
+    reasons = incomparable(base, head)
+    if reasons:
+        raise ConfigError(f"{args.base} and {args.head} can't be compared: " + "; ".join(reasons))
+    diff = diff_reports(base, head)
+    failed = compare_reasons(diff, args.max_drop)
+    verdict = Verdict(passed=not failed, reasons=tuple(failed))
+    view = ConsoleView()
+    view.print_comparison(diff, verdict, None, str(args.base))
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(
+            render_comment(head, verdict, base=base, diff=diff, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False),
+            encoding="utf-8",
+        )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(diff.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return 0 if verdict.passed else EXIT_GATE_FAILED
+
+
+def _cmd_action(args: argparse.Namespace) -> int:
+    from .action import run_action
+
+    return run_action(dict(os.environ))
 
 
 def run_async(coro, view=None):

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from . import __version__
 from .ask import Job, ask_all, plan
 from .cache import AnswerCache, CachedProvider, Spend
-from .config import Loaded, Settings, load_cases
+from .baseline import NoBaseline, base_settings, repo_root, resolve_commit, worktree
+from .config import Loaded, Overrides, Settings, load_cases
+from .diff import Diff, diff_reports
+from .errors import ToolselectError
 from .golden import Case
 from .lint import check_cases
 from .pick import Pick
@@ -44,7 +48,7 @@ async def load_surface(settings: Settings) -> Surface:
     return build_surface(await list_tools(settings.server), settings.server.describe())
 
 
-async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -> Report:
+async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
     cases = load_cases(loaded, settings)  # golden set
     pool = Pool(settings.concurrency)
     provider = make_provider(settings, pool)
@@ -68,7 +72,7 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -
     finally:
         await provider.aclose()
     if isinstance(provider, CachedProvider):
-        provider.finish()
+        provider.finish(cache_keys)
     spend = provider.spend if isinstance(provider, CachedProvider) else Spend()
     results: list[Result] = [  # results
         score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args)
@@ -92,6 +96,7 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -
         cache_mode=settings.cache_mode if provider.cacheable else "off",
         cache_hits=spend.cache_hits,
         api_calls=spend.api_calls,
+        cache_writes=spend.cache_writes,
         input_tokens=spend.input_tokens,
         output_tokens=spend.output_tokens,
         cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price) if spend.api_calls else 0.0,
@@ -102,3 +107,30 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks()) -
         min_accuracy=settings.min_accuracy, max_error_rate=settings.max_error_rate,
         stopped=asked.stopped, warnings=[*settings.notes, *warnings],
     )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    head: Report
+    base: Report | None
+    diff: Diff | None
+    base_note: str | None  # why there is no baseline
+
+
+async def run_compare(
+    loaded: Loaded, settings: Settings, over: Overrides, base_ref: str, cwd: Path,
+    environ: Mapping[str, str], hooks: Hooks = Hooks(), base_hooks: Hooks = Hooks(),
+) -> Comparison:
+    """Evaluate the head, then the base commit in a git worktree, and diff them (pure)."""
+    keys: set[str] = set()
+    head = await run_eval(loaded, settings, hooks, keys)
+    try:
+        root = repo_root(cwd)
+        with worktree(root, resolve_commit(root, base_ref)) as tree:
+            base_loaded, base = base_settings(loaded, settings, over, root, tree, cwd, environ)
+            base_report = await run_eval(base_loaded, base, base_hooks, keys)
+    except NoBaseline as exc:
+        return Comparison(head, None, None, f"no baseline: {exc}")
+    except ToolselectError as exc:
+        return Comparison(head, None, None, f"no baseline: the base could not be evaluated: {exc.message}")
+    return Comparison(head, base_report, diff_reports(base_report, head), None)

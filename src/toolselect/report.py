@@ -118,6 +118,7 @@ class RunOut(_Strict):
     cache_mode: str = "off"  # use | refresh | only | off
     cache_hits: int = 0
     api_calls: int = 0
+    cache_writes: int = 0  # new answers saved to the cache
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # null: no price known for this model
@@ -332,6 +333,28 @@ def build_report(
         run=run,
         warnings=list(warnings),
     )
+
+
+def headline(case: CaseOut) -> tuple[str, SampleOut | None]:
+    """A case's headline outcome and the sample that shows it: PASS when every evaluated sample
+    passed, else its most common failing outcome (and its first failing sample)."""
+    evaluated = [s for s in case.samples if s.outcome != Outcome.NOT_EVALUATED]
+    failing = [s for s in evaluated if s.outcome != Outcome.PASS]
+    if failing:
+        worst = Counter(s.outcome for s in failing).most_common(1)[0][0]
+        return worst, failing[0]
+    if evaluated:
+        return Outcome.PASS.value, evaluated[0]
+    return Outcome.NOT_EVALUATED.value, case.samples[0] if case.samples else None
+
+
+def pick_name(sample: SampleOut | None) -> str:
+    """What a sample picked, in one word: a tool, (none), (error) or (not asked)."""
+    if sample is None or sample.outcome == Outcome.NOT_EVALUATED:
+        return "(not asked)"
+    if sample.outcome == Outcome.ERROR:
+        return ERROR
+    return sample.picked_tool or NONE
 
 
 # --------------------------------------------------------------------------- files

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import ERROR, NONE, UNKNOWN, CaseOut, Metric, Report, SampleOut
+from ..report import ERROR, NONE, UNKNOWN, CaseOut, Metric, Report, SampleOut, headline
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",
@@ -75,17 +74,8 @@ def picked_label(sample: SampleOut | None, with_args: bool = True, limit: int = 
 
 
 def case_row(case: CaseOut) -> CaseRow:
-    samples = case.samples
-    evaluated = [s for s in samples if s.outcome != "NOT-EVALUATED"]
-    failing = [s for s in evaluated if s.outcome != "PASS"]
-    if not evaluated:
-        outcome = "NOT-EVALUATED"
-    elif not failing:
-        outcome = "PASS"
-    else:
-        outcome = Counter(s.outcome for s in failing).most_common(1)[0][0]
-    shown = failing[0] if failing else (evaluated[0] if evaluated else (samples[0] if samples else None))
-    rate = f"{case.passed}/{case.evaluated}" if len(samples) > 1 else ""
+    outcome, shown = headline(case)
+    rate = f"{case.passed}/{case.evaluated}" if len(case.samples) > 1 else ""
     return CaseRow(
         case=case,
         outcome=outcome,

@@ -156,6 +156,33 @@ class ConsoleView:
         if extra:
             self.console.print("[yellow]" + "; ".join(extra) + "[/]")
 
+    def print_comparison(self, diff, verdict, base_note: str | None, base_ref: str) -> None:
+        """The base-vs-head part: metric deltas, changed cells, flipped cases, the verdict."""
+        from .comment import cell_line, delta_text
+
+        if diff is None:
+            self.console.print(f"[yellow]{escape(base_note or 'no baseline')}[/]")
+        else:
+            m = diff.metrics["accuracy"]
+            self.console.print(
+                f"[bold]vs base {escape(base_ref)}[/]: accuracy {pct(m.base)} → {pct(m.head)} ({delta_text(m.delta_pt)})"
+            )
+            for cell in [c for c in diff.cells if not c.diagonal][:10]:
+                self.console.print("  " + escape(cell_line(cell).removeprefix("- ").replace("`", "")))
+            for title, cases in (("flipped to failing", diff.to_failing), ("flipped to passing", diff.to_passing)):
+                for case in cases[:20]:
+                    self.console.print(
+                        f"  {title}: {escape(case.name)} — base {escape(case.base.pick)}, head {escape(case.head.pick)}"
+                    )
+            for change in diff.tools:
+                self.console.print(f"  tool {escape(change.name)}: {change.kind}")
+        if verdict.passed:
+            self.console.print("[bold green]PASSED[/]  the comparison gate")
+        else:
+            self.console.print("[bold red]FAILED[/]")
+            for reason in verdict.reasons:
+                self.console.print(f"  - {escape(reason)}")
+
     def print_gate(self, report: Report) -> None:
         if report.gate.stopped:
             self.console.print(f"[bold red]STOPPED[/]  {escape(report.gate.stopped)}")

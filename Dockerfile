@@ -1,0 +1,30 @@
+# The image behind the Action's eval step (action.yml runs it as docker://ghcr.io/…).
+# GitHub runs it as root with HOME=/github/home and the workspace mounted at /github/workspace, so:
+# no USER, no WORKDIR, git configured --system (a --global config in /root is never read), and an
+# absolute exec-form ENTRYPOINT.
+FROM python:3.11.14-slim-bookworm@sha256:65a93d69fa75478d554f4ad27c85c1e69fa184956261b4301ebaf6dbb0a3543d
+
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# git: the base commit is fetched and checked out in a worktree; the workspace belongs to another uid.
+# Not pinned to a Debian revision on purpose: the archive drops old revisions, and git's security
+# updates are wanted.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/* \
+    && git config --system --add safe.directory '*'
+
+# Dependencies from the lock file (hashes checked), then the package itself without resolving again.
+COPY requirements.lock /opt/toolselect/requirements.lock
+RUN pip install --require-hashes -r /opt/toolselect/requirements.lock
+
+COPY pyproject.toml README.md LICENSE /opt/toolselect/
+COPY src /opt/toolselect/src
+COPY entrypoint.py /opt/toolselect/entrypoint.py
+RUN pip install --no-deps /opt/toolselect && toolselect --version
+
+ENTRYPOINT ["python", "/opt/toolselect/entrypoint.py"]

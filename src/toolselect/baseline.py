@@ -1,0 +1,109 @@
+"""The base side of a comparison: the base commit checked out in a git worktree, evaluated with the
+head's provider, model and settings, but its own config, server and golden set."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from .config import Loaded, Overrides, Settings, load_config, resolve_settings
+
+
+class NoBaseline(Exception):
+    """The base can't be evaluated; `str(exc)` says why, for the comment ("no baseline: …")."""
+
+
+def git(*args: str, cwd: Path) -> str:
+    proc = subprocess.run(
+        ["git", "-c", "safe.directory=*", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        raise NoBaseline(f"git {args[0]} failed: {said[-1] if said else f'exit {proc.returncode}'}")
+    return proc.stdout.strip()
+
+
+def repo_root(path: Path) -> Path:
+    try:
+        return Path(git("rev-parse", "--show-toplevel", cwd=path))
+    except (NoBaseline, FileNotFoundError) as exc:
+        raise NoBaseline(f"{path} is not in a git checkout (run actions/checkout first): {exc}") from None
+
+
+def resolve_commit(root: Path, ref: str) -> str:
+    """The commit behind `ref`, fetched from origin when a shallow checkout lacks it."""
+    try:
+        return git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=root)
+    except NoBaseline:
+        pass
+    try:
+        git("fetch", "--no-tags", "--depth=1", "origin", ref, cwd=root)
+        return git("rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}", cwd=root)
+    except NoBaseline as exc:
+        raise NoBaseline(
+            f"the base commit {ref} is not in this checkout and could not be fetched ({exc}); "
+            "use actions/checkout with fetch-depth: 2 (or 0)"
+        ) from None
+
+
+@contextmanager
+def worktree(root: Path, commit: str) -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="toolselect-base-"))
+    git("worktree", "add", "--detach", str(folder), commit, cwd=root)
+    try:
+        yield folder
+    finally:
+        try:
+            git("worktree", "remove", "--force", str(folder), cwd=root)
+        except NoBaseline:
+            pass
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _inside(path: Path, root: Path, other: Path) -> Path | None:
+    """`path` (under `root`) at the same place under `other`, or None when it is outside."""
+    try:
+        return other / path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+
+
+def base_settings(
+    head_loaded: Loaded, head: Settings, over: Overrides, root: Path, tree: Path, cwd: Path, environ: Mapping[str, str]
+) -> tuple[Loaded, Settings]:
+    """The base's own config and golden set, with the head's provider, model and settings."""
+    config = None
+    if head_loaded.path:
+        config = _inside(head_loaded.path, root, tree)
+        if config is None:
+            raise NoBaseline(f"the config {head_loaded.path} is outside the repository")
+        if not config.is_file():
+            raise NoBaseline(f"the base commit has no {config.relative_to(tree)}")
+    base_cwd = _inside(cwd, root, tree) or tree
+    golden = tuple(str(p) for g in over.golden if (p := _inside(cwd / g, root, tree)) and p.is_file())
+    tools = _inside(cwd / over.tools_file, root, tree) if over.tools_file else None
+    if over.tools_file and (tools is None or not tools.is_file()):
+        raise NoBaseline(f"the base commit has no {over.tools_file}")
+    base_over = replace(
+        over,
+        config=str(config) if config else None,
+        golden=golden if over.golden else (),
+        tools_file=str(tools) if tools else None,
+        provider=head.provider,
+        model=head.model or None,
+        repeat=head.repeat,
+        concurrency=head.concurrency,
+        temperature=head.temperature,
+        seed=head.seed,
+        timeout_s=head.timeout_s,
+        max_retries=head.max_retries,
+        base_url=head.base_url,
+        cache_dir=str(head.cache_dir.resolve()),  # one cache for both sides: the base is free when main asked
+    )
+    loaded = load_config(config, environ)
+    return loaded, resolve_settings(loaded, base_over, environ, base_cwd)

@@ -1,0 +1,218 @@
+"""(base report, head report) → diff. Pure: no I/O.
+
+Every metric base → head with Δ in points; every confusion cell that changed, biggest change
+first; the cases that flipped (paired by name, else by prompt); new and removed cases; the tool
+surface diff (tools added, removed, each changed description or schema as a unified diff); and what
+each side cost.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .report import CaseOut, Metric, Report, headline, pick_name
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MetricDelta(_Strict):
+    base: Metric | None
+    head: Metric
+    delta_pt: float | None  # head − base in percentage points; null when either side is unmeasured
+
+
+class CellDelta(_Strict):
+    expected: str
+    picked: str
+    base: int
+    head: int
+
+    @property
+    def delta(self) -> int:
+        return self.head - self.base
+
+    @property
+    def diagonal(self) -> bool:
+        return self.expected == self.picked
+
+
+class CaseSide(_Strict):
+    pass_rate: float | None
+    passed: int
+    evaluated: int
+    pick: str  # the headline pick, e.g. "get_weather" or "(none)"
+    outcome: str
+
+
+class CaseDelta(_Strict):
+    name: str
+    expect_tool: str | list[str] | None
+    holdout: bool
+    file: str
+    line: int
+    base: CaseSide
+    head: CaseSide
+
+
+class ToolChange(_Strict):
+    name: str
+    kind: Literal["added", "removed", "description", "schema"]
+    diff: str = ""  # unified diff for description/schema changes
+
+
+class SideStats(_Strict):
+    surface_hash: str
+    cases: int
+    samples: int
+    cache_hits: int
+    api_calls: int
+
+
+class Diff(_Strict):
+    schema_version: Literal[1] = 1
+    metrics: dict[str, MetricDelta]
+    cells: list[CellDelta]
+    to_failing: list[CaseDelta]
+    to_passing: list[CaseDelta]
+    changed: list[CaseDelta]  # pass rate moved without flipping (repeats)
+    new_cases: list[str]
+    removed_cases: list[str]
+    tools: list[ToolChange]
+    base: SideStats
+    head: SideStats
+
+    @property
+    def has_changes(self) -> bool:
+        deltas = [m.delta_pt for m in self.metrics.values() if m.delta_pt]
+        return bool(
+            deltas or self.cells or self.to_failing or self.to_passing or self.changed
+            or self.new_cases or self.removed_cases or self.tools
+        )
+
+
+def metric_delta(base: Metric | None, head: Metric) -> MetricDelta:
+    delta = None
+    if base is not None and base.value is not None and head.value is not None:
+        delta = round((head.value - base.value) * 100, 6)
+    return MetricDelta(base=base, head=head, delta_pt=delta)
+
+
+def changed_cells(base: dict[str, dict[str, int]], head: dict[str, dict[str, int]]) -> list[CellDelta]:
+    """Cells whose count moved; off-diagonal (confusions) before diagonal, biggest |Δ| first."""
+    keys = {(e, p) for side in (base, head) for e, row in side.items() for p in row}
+    cells = [
+        CellDelta(expected=e, picked=p, base=base.get(e, {}).get(p, 0), head=head.get(e, {}).get(p, 0)) for e, p in keys
+    ]
+    cells = [c for c in cells if c.delta]
+    return sorted(cells, key=lambda c: (c.diagonal, -abs(c.delta), -c.head, c.expected, c.picked))
+
+
+def _side(case: CaseOut) -> CaseSide:
+    outcome, sample = headline(case)
+    return CaseSide(
+        pass_rate=case.pass_rate, passed=case.passed, evaluated=case.evaluated, pick=pick_name(sample), outcome=outcome
+    )
+
+
+def pair_cases(base: list[CaseOut], head: list[CaseOut]) -> tuple[list[tuple[CaseOut, CaseOut]], list[CaseOut], list[CaseOut]]:
+    """Pair by name, then the rest by prompt: (pairs, only in head, only in base)."""
+    by_name = {c.name: c for c in base}
+    pairs, unpaired = [], []
+    for case in head:
+        match = by_name.pop(case.name, None)
+        (pairs.append((match, case)) if match is not None else unpaired.append(case))
+    by_prompt = {c.prompt: c for c in by_name.values()}
+    new = []
+    for case in unpaired:
+        match = by_prompt.pop(case.prompt, None)
+        (pairs.append((match, case)) if match is not None else new.append(case))
+    return pairs, new, list(by_prompt.values())
+
+
+def passing(case: CaseOut) -> bool | None:
+    """A case passes when every evaluated sample passed; None when nothing was evaluated."""
+    return None if not case.evaluated else case.passed == case.evaluated
+
+
+def surface_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> list[ToolChange]:
+    old = {d["name"]: d for d in base}
+    new = {d["name"]: d for d in head}
+    out: list[ToolChange] = []
+    for name in new.keys() - old.keys():
+        out.append(ToolChange(name=name, kind="added", diff=_unified("", new[name].get("description") or "", name)))
+    for name in old.keys() - new.keys():
+        out.append(ToolChange(name=name, kind="removed"))
+    for name in old.keys() & new.keys():
+        a, b = old[name], new[name]
+        if (a.get("description") or "") != (b.get("description") or ""):
+            out.append(ToolChange(name=name, kind="description", diff=_unified(a.get("description") or "", b.get("description") or "", name)))
+        if a.get("inputSchema") != b.get("inputSchema"):
+            out.append(ToolChange(name=name, kind="schema", diff=_unified(_json(a.get("inputSchema")), _json(b.get("inputSchema")), name)))
+    order = {"removed": 0, "added": 1, "description": 2, "schema": 3}
+    return sorted(out, key=lambda t: (order[t.kind], t.name))
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def _unified(a: str, b: str, name: str) -> str:
+    lines = difflib.unified_diff(
+        a.splitlines(), b.splitlines(), fromfile=f"base/{name}", tofile=f"head/{name}", lineterm="", n=3
+    )
+    return "\n".join(lines)
+
+
+def _stats(report: Report) -> SideStats:
+    return SideStats(
+        surface_hash=report.surface.hash, cases=report.counts.cases, samples=report.counts.samples,
+        cache_hits=report.run.cache_hits, api_calls=report.run.api_calls,
+    )
+
+
+def diff_reports(base: Report, head: Report) -> Diff:
+    pairs, new, removed = pair_cases(base.cases, head.cases)
+    to_failing, to_passing, changed = [], [], []
+    for old, now in pairs:
+        before, after = passing(old), passing(now)
+        if before is None or after is None:
+            continue
+        delta = CaseDelta(
+            name=now.name, expect_tool=now.expect_tool, holdout=now.split == "holdout",
+            file=now.source.file, line=now.source.line, base=_side(old), head=_side(now),
+        )
+        if before and not after:
+            to_failing.append(delta)
+        elif after and not before:
+            to_passing.append(delta)
+        elif old.pass_rate != now.pass_rate:
+            changed.append(delta)
+    return Diff(
+        metrics={k: metric_delta(base.metrics.get(k), m) for k, m in head.metrics.items()},
+        cells=changed_cells(base.confusion, head.confusion),
+        to_failing=to_failing,
+        to_passing=to_passing,
+        changed=changed,
+        new_cases=[c.name for c in new],
+        removed_cases=[c.name for c in removed],
+        tools=surface_changes(base.surface.definitions, head.surface.definitions),
+        base=_stats(base),
+        head=_stats(head),
+    )
+
+
+def incomparable(base: Report, head: Report) -> list[str]:
+    """Why two reports can't be compared fairly (different model, provider or settings)."""
+    reasons = []
+    for field, label in (("provider", "provider"), ("model", "model"), ("repeat", "repeat"),
+                         ("temperature", "temperature"), ("seed", "seed"), ("endpoint", "endpoint")):
+        a, b = getattr(base.run, field), getattr(head.run, field)
+        if a != b:
+            reasons.append(f"different {label}: base {a!r}, head {b!r}")
+    return reasons

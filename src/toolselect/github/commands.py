@@ -1,0 +1,97 @@
+"""Workflow commands: outputs, the job summary, annotations, masks and log groups.
+
+Written with plain stdout (never through rich, whose markup and wrapping would mangle `::`
+commands) and the runner's files (`$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`). Escaping follows
+@actions/core: data `%`, CR, LF; properties also `:` and `,`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+class Workflow:
+    """The runner's channels for one step; `environ` is the step's environment."""
+
+    def __init__(self, environ: Mapping[str, str], out: TextIO | None = None) -> None:
+        self.environ = environ
+        self.out = out or sys.stdout
+
+    def _command(self, name: str, message: str = "", **props: object) -> None:
+        given = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v not in (None, ""))
+        self.out.write(f"::{name}{' ' + given if given else ''}::{escape_data(message)}\n")
+        self.out.flush()
+
+    def annotate(self, level: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None) -> None:
+        """`error`, `warning` or `notice`, at a file and line when given."""
+        self._command(level, message, file=file, line=line, title=title)
+
+    def mask(self, secret: str) -> None:
+        if secret:
+            self._command("add-mask", secret)
+
+    @contextmanager
+    def group(self, title: str) -> Iterator[None]:
+        self._command("group", title)
+        try:
+            yield
+        finally:
+            self._command("endgroup")
+
+    def set_outputs(self, values: Mapping[str, str]) -> None:
+        """Multi-line-safe outputs via `$GITHUB_OUTPUT` (a heredoc with a random delimiter)."""
+        path = self.environ.get("GITHUB_OUTPUT")
+        if not path:
+            return
+        with open(path, "a", encoding="utf-8") as f:
+            for name, value in values.items():
+                delimiter = f"ghadelimiter_{uuid.uuid4()}"
+                f.write(f"{name}<<{delimiter}{os.linesep}{value}{os.linesep}{delimiter}{os.linesep}")
+
+    def write_summary(self, markdown: str) -> bool:
+        """Append to the job summary, cut to GitHub's 1 MiB; False when there is no summary file."""
+        path = self.environ.get("GITHUB_STEP_SUMMARY")
+        if not path:
+            return False
+        data = markdown.encode("utf-8")
+        if len(data) > SUMMARY_LIMIT:
+            note = "\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n".encode()
+            data = data[: SUMMARY_LIMIT - len(note) - 4].decode("utf-8", errors="ignore").encode() + note
+        with open(path, "ab") as f:
+            f.write(data)
+        return True
+
+
+def chown_like(paths: list[Path], reference: Path) -> None:
+    """Give files the container wrote back to the workspace's owner, so later steps (which run as
+    the runner user, not root) can change or delete them."""
+    try:
+        st = reference.stat()
+    except OSError:
+        return
+    if not hasattr(os, "chown") or os.geteuid() != 0 or st.st_uid == 0:
+        return
+    for top in paths:
+        if not top.exists():
+            continue
+        for path in [top, *top.rglob("*")] if top.is_dir() else [top]:
+            try:
+                os.chown(path, st.st_uid, st.st_gid, follow_symlinks=False)
+            except OSError:
+                pass

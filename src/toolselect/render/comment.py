@@ -1,0 +1,274 @@
+"""The PR comment (and the job summary): the verdict first, then what changed against the base.
+
+The body fits the budget (60,000 characters for a comment, 1 MiB for a summary): when it doesn't,
+the least important sections are collapsed and dropped first, and the comment says what was cut.
+Everything from the repo or the model is escaped; holdout prompts and names are never printed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..diff import CaseDelta, CellDelta, Diff
+from ..gate import Verdict
+from ..report import Report
+from .common import METRIC_LABELS, case_row, frac, labels, pct
+from .markdown import case_label, cases_table, code, esc
+
+COMMENT_LIMIT = 60_000
+SUMMARY_LIMIT = 1_000_000
+HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
+MAX_ROWS = 50
+
+
+def marker(comment_id: str) -> str:
+    return f"<!-- toolselect:{comment_id} -->"
+
+
+def defang(text: str) -> str:
+    """Text for a code block: no hidden-comment marker can be spelled out inside it."""
+    return text.replace("<!--", "<!\u200b--").replace("-->", "-\u200b->")
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A fenced code block longer than any run of backticks in the text."""
+    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{defang(text)}\n{ticks}"
+
+
+def _backtick_runs(line: str) -> list[str]:
+    runs, current = [], ""
+    for ch in line:
+        if ch == "`":
+            current += ch
+        elif current:
+            runs.append(current)
+            current = ""
+    return runs + ([current] if current else [])
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    body: str
+    priority: int  # lower is cut first
+    folded: bool = True
+
+    def render(self) -> str:
+        if not self.folded:
+            return self.body
+        return f"<details><summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
+
+
+def delta_text(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if abs(value) < 0.05:
+        return "±0.0 pt"
+    return f"{'+' if value > 0 else '−'}{abs(value):.1f} pt"
+
+
+def headline(verdict: Verdict, head: Report, diff: Diff | None, base_note: str | None) -> str:
+    icon = "✅" if verdict.passed else "❌"
+    acc = head.metrics["accuracy"]
+    if diff is not None and diff.metrics["accuracy"].base is not None:
+        base_acc = diff.metrics["accuracy"].base
+        change = f"accuracy {pct(base_acc)} → {pct(acc)} ({delta_text(diff.metrics['accuracy'].delta_pt)})"
+    else:
+        change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {base_note}" if base_note else "")
+    word = "passed" if verdict.passed else "failed"
+    return f"### {icon} toolselect {word}: {change}"
+
+
+def metrics_table(head: Report, diff: Diff | None) -> list[str]:
+    if diff is None:
+        out = ["| metric | head |", "|---|---:|"]
+        for key in HEADLINE_METRICS:
+            m = head.metrics[key]
+            out.append(f"| {METRIC_LABELS[key]} | {_value(m, head, key)} ({frac(m)}) |")
+        return out
+    out = ["| metric | base | head | Δ |", "|---|---:|---:|---:|"]
+    for key in HEADLINE_METRICS:
+        d = diff.metrics[key]
+        base = _value(d.base, head, key) if d.base is not None else "n/a"
+        out.append(f"| {METRIC_LABELS[key]} | {base} | {_value(d.head, head, key)} ({frac(d.head)}) | {delta_text(d.delta_pt)} |")
+    return out
+
+
+def _value(m, report: Report, key: str) -> str:
+    if m.value is None and key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured:
+        return "not measured"
+    return pct(m)
+
+
+def cell_line(cell: CellDelta) -> str:
+    if cell.diagonal:
+        kind = "✅ more right" if cell.delta > 0 else "⚠️ fewer right"
+        return f"- {kind}: {code(cell.expected)}: {cell.base} → {cell.head}"
+    kind = "🔺" if cell.delta > 0 else "🔻"
+    return f"- {kind} wanted {code(cell.expected)}, got {code(cell.picked)}: {cell.base} → {cell.head}"
+
+
+def _case_name(case: CaseDelta) -> str:
+    return f"holdout case ({esc(case.file)}:{case.line})" if case.holdout else esc(case.name)
+
+
+def flips_table(cases: list[CaseDelta]) -> list[str]:
+    out = ["| case | expected | base pick | head pick |", "|---|---|---|---|"]
+    for case in cases[:MAX_ROWS]:
+        expected = case.expect_tool if case.expect_tool is not None else "(none)"
+        expected = " | ".join(expected) if isinstance(expected, list) else expected
+        rate = lambda s: f" {s.passed}/{s.evaluated}" if s.evaluated > 1 else ""  # noqa: E731
+        out.append(
+            f"| {_case_name(case)} | {code(expected)} | {code(case.base.pick)}{rate(case.base)} | {code(case.head.pick)}{rate(case.head)} |"
+        )
+    if len(cases) > MAX_ROWS:
+        out.append(f"| … {len(cases) - MAX_ROWS} more | | | |")
+    return out
+
+
+def matrix_with_deltas(head: Report, base: Report | None) -> list[str]:
+    rows, cols = labels(head)
+    if base is not None:
+        b_rows, b_cols = labels(base)
+        rows = rows + [r for r in b_rows if r not in rows]
+        cols = cols + [c for c in b_cols if c not in cols]
+    if not rows:
+        return []
+    out = ["| expected ＼ picked | " + " | ".join(code(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
+    for row in rows:
+        cells = []
+        for col in cols:
+            now = head.confusion.get(row, {}).get(col, 0)
+            before = base.confusion.get(row, {}).get(col, 0) if base else now
+            text = "·" if not now else (str(now) if row == col else f"**{now}**")
+            if now != before:
+                text += f" ({'+' if now > before else '−'}{abs(now - before)})"
+            cells.append(text)
+        out.append(f"| {code(row)} | " + " | ".join(cells) + " |")
+    return out
+
+
+def footer(head: Report, base: Report | None, diff: Diff | None, run_url: str | None) -> str:
+    r = head.run
+    samples = f" × {r.repeat} samples" if r.repeat > 1 else ""
+    parts = [
+        f"provider {code(r.provider)}" + (f" · model {code(r.model)}" if r.model else ""),
+        f"{head.counts.cases} cases{samples}",
+    ]
+    if r.cache_mode != "off":  # an API provider: what each side cost
+        if base is not None:
+            parts.append(f"base: {base.run.api_calls} API calls, {base.run.cache_hits} cache hits")
+        parts.append(f"head: {r.api_calls} API calls, {r.cache_hits} cache hits")
+    hashes = f"surface {code(head.surface.hash[:12])}"
+    if base is not None and base.surface.hash != head.surface.hash:
+        hashes = f"surface {code(base.surface.hash[:12])} → {code(head.surface.hash[:12])}"
+    parts.append(hashes)
+    if run_url:
+        parts.append(f"[run]({run_url})")
+    return "<sub>" + " · ".join(parts) + "</sub>"
+
+
+def render_comment(
+    head: Report,
+    verdict: Verdict,
+    *,
+    base: Report | None = None,
+    diff: Diff | None = None,
+    base_note: str | None = None,
+    comment_id: str | None = "default",
+    run_url: str | None = None,
+    limit: int = COMMENT_LIMIT,
+    extra_sections: tuple[Section, ...] = (),
+    summary_hint: bool = True,
+) -> str:
+    top = [marker(comment_id)] if comment_id else []
+    top.append(headline(verdict, head, diff, base_note))
+    top.append("")
+    for reason in verdict.reasons:
+        top.append(f"- ❌ {esc(reason)}")
+    for note in verdict.notes:
+        top.append(f"- ℹ️ {esc(note)}")
+    if base_note and diff is None:
+        top.append(f"- ℹ️ {esc(base_note)}")
+    if verdict.reasons or verdict.notes or (base_note and diff is None):
+        top.append("")
+    top += metrics_table(head, diff) + [""]
+
+    sections: list[Section] = []
+    if diff is not None:
+        confusions = [c for c in diff.cells if not c.diagonal]
+        if confusions:
+            body = "\n".join(cell_line(c) for c in confusions[:15])
+            if len(confusions) > 15:
+                body += f"\n- … {len(confusions) - 15} more cells changed (full matrix below)"
+            sections.append(Section("", "**Confusion cells that changed** (base → head)\n\n" + body, 90, folded=False))
+        flips = diff.to_failing + diff.to_passing
+        if flips or diff.new_cases or diff.removed_cases:
+            said = []
+            if diff.to_failing:
+                said.append(f"**{len(diff.to_failing)} flipped to failing**")
+            if diff.to_passing:
+                said.append(f"{len(diff.to_passing)} flipped to passing")
+            if diff.new_cases:
+                said.append(f"{len(diff.new_cases)} new")
+            if diff.removed_cases:
+                said.append(f"{len(diff.removed_cases)} removed")
+            sections.append(Section("", "Cases: " + ", ".join(said), 95, folded=False))
+        if diff.to_failing:
+            sections.append(Section(f"Flipped to failing ({len(diff.to_failing)})", "\n".join(flips_table(diff.to_failing)), 80))
+        if diff.to_passing:
+            sections.append(Section(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60))
+        if diff.tools:
+            blocks = []
+            for change in diff.tools:
+                title = {"added": "added", "removed": "removed", "description": "description changed", "schema": "input schema changed"}[change.kind]
+                blocks.append(f"{code(change.name)} — {title}")
+                if change.diff:
+                    blocks.append(fence(change.diff, "diff"))
+            sections.append(Section(f"Tool surface changes ({len(diff.tools)})", "\n\n".join(blocks), 70))
+        if diff.new_cases or diff.removed_cases:
+            listed = [f"- new: {esc(n)}" for n in diff.new_cases[:MAX_ROWS]] + [f"- removed: {esc(n)}" for n in diff.removed_cases[:MAX_ROWS]]
+            sections.append(Section(f"New and removed cases ({len(diff.new_cases) + len(diff.removed_cases)})", "\n".join(listed), 30))
+    else:
+        rows = [case_row(c) for c in head.cases]
+        failing = [r for r in rows if r.failing]
+        if failing:
+            sections.append(Section(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80))
+    sections += list(extra_sections)
+    matrix = matrix_with_deltas(head, base if diff is not None else None)
+    if matrix:
+        title = "Confusion matrix (head; Δ vs base in brackets)" if diff is not None else "Confusion matrix"
+        sections.append(Section(title, "Rows: the expected tool; columns: the tool picked.\n\n" + "\n".join(matrix), 50))
+    rows = [case_row(c) for c in head.cases]
+    sections.append(Section(f"All cases ({len(rows)})", "\n".join(cases_table(rows)), 10))
+    if head.surface.left_out:
+        lo = "\n".join(f"- {code(x.name)}: {esc(x.reason)}" for x in head.surface.left_out)
+        sections.append(Section(f"Left out of the tool surface ({len(head.surface.left_out)})", lo, 40))
+    pending = head.counts.pending_cases
+    notes = []
+    if pending:
+        notes.append(f"{pending} cases need review: scored and shown, not counted by the gate.")
+    if head.counts.not_evaluated:
+        notes.append(f"{head.counts.not_evaluated} samples NOT-EVALUATED (not in the answer cache): the gate judged the rest.")
+    end = [("> " + " ".join(notes)) if notes else "", footer(head, base, diff, run_url)]
+    return _fit(top, sections, end, limit, summary_hint)
+
+
+def _fit(top: list[str], sections: list[Section], end: list[str], limit: int, summary_hint: bool) -> str:
+    """Assemble; while over the limit, drop the least important section and say so."""
+    kept = list(sections)
+    cut: list[str] = []
+    while True:
+        parts = ["\n".join(top)] + [s.render() for s in kept]
+        if cut:
+            where = " — see the job summary for everything" if summary_hint else ""
+            parts.append(f"> ✂️ Cut to fit: {', '.join(cut)}{where}.")
+        parts += [e for e in end if e]
+        body = "\n\n".join(p.strip("\n") for p in parts) + "\n"
+        if len(body) <= limit or not kept:
+            return body if len(body) <= limit else body[: limit - 20] + "\n\n(truncated)\n"
+        victim = min(kept, key=lambda s: s.priority)
+        kept.remove(victim)
+        cut.append(victim.title.split(" (")[0].lower() or "a section")

@@ -1,0 +1,46 @@
+"""Regenerate openapi-schemas.json: the component schemas our fake GitHub server's responses must
+match, taken from GitHub's published OpenAPI description (npm @octokit/openapi, MIT).
+
+    npm pack @octokit/openapi@23.0.2 && tar xzf octokit-openapi-23.0.2.tgz
+    python extract_schemas.py package/generated/api.github.com.json
+"""
+
+import json
+import sys
+
+ROOTS = ["issue-comment", "simple-user", "basic-error", "pull-request-simple", "private-user", "public-user"]
+
+
+def refs(node, found):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                found.add(value.rsplit("/", 1)[-1])
+            else:
+                refs(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            refs(value, found)
+
+
+def main(path):
+    with open(path, encoding="utf-8") as f:
+        spec = json.load(f)
+    schemas = spec["components"]["schemas"]
+    keep, todo = set(), list(ROOTS)
+    while todo:
+        name = todo.pop()
+        if name not in keep:
+            keep.add(name)
+            found = set()
+            refs(schemas[name], found)
+            todo += sorted(found - keep)
+    out = {"source": f"@octokit/openapi {spec['info']['version']} generated/api.github.com.json (MIT)",
+           "schemas": {name: schemas[name] for name in sorted(keep)}}
+    with open("openapi-schemas.json", "w", encoding="utf-8") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

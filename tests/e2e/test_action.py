@@ -1,0 +1,315 @@
+"""The Action end to end: entrypoint.py in a subprocess with exactly the environment a container
+action gets (INPUT_* with dashes, GITHUB_EVENT_PATH holding a real pull_request payload, the
+runner's file commands), a temporary git repository whose head commit changes a tool description
+so some cases flip, the fake model API and the fake GitHub API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import DATA, ROOT
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.model_api import FakeModelAPI
+
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
+KEY = "sk-action-test-key"
+TOKEN = "ghs_action_token"
+BASE_FORECAST = "Weather forecast for a city for the coming days, day by day."
+HEAD_FORECAST = "Daily outlook for a city."
+
+TOOLS = [
+    {"name": "get_weather", "description": "Current weather conditions in a city right now.",
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
+    {"name": "get_forecast", "description": BASE_FORECAST,
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}},
+    {"name": "search_web", "description": "Search the web.",
+     "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
+]
+CASES = [
+    ("now-paris", "Is it raining in Paris right now?", "get_weather", {"city": "Paris"}),
+    ("now-oslo", "How windy is Oslo at the moment?", "get_weather", {"city": "Oslo"}),
+    ("fc-dublin", "Will it rain tomorrow in Dublin?", "get_forecast", {"city": "Dublin"}),
+    ("fc-seattle", "Any rain in Seattle this weekend?", "get_forecast", {"city": "Seattle"}),
+    ("fc-lisbon", "7-day outlook for Lisbon", "get_forecast", {"city": "Lisbon"}),
+    ("web", "Search the web for MCP news", "search_web", {}),
+    ("none-thanks", "Thanks, that's all!", None, {}),
+    ("none-joke", "Tell me a joke about clouds.", None, {}),
+]
+# The model picks get_forecast for the boundary prompts only while its description says "coming days".
+SCRIPT = {
+    "key": KEY,
+    "answers": {
+        "Is it raining in Paris right now?": {"tool": "get_weather", "args": {"city": "Paris"}},
+        "How windy is Oslo at the moment?": {"tool": "get_weather", "args": {"city": "Oslo"}},
+        "Will it rain tomorrow in Dublin?": [
+            {"when": {"get_forecast": "coming days"}, "tool": "get_forecast", "args": {"city": "Dublin"}},
+            {"tool": "get_weather", "args": {"city": "Dublin"}},
+        ],
+        "Any rain in Seattle this weekend?": [
+            {"when": {"get_forecast": "coming days"}, "tool": "get_forecast", "args": {"city": "Seattle"}},
+            {"tool": "get_weather", "args": {"city": "Seattle"}},
+        ],
+        "7-day outlook for Lisbon": {"tool": "get_forecast", "args": {"city": "Lisbon", "days": 7}},
+        "Search the web for MCP news": {"tool": "search_web", "args": {"query": "MCP news"}},
+    },
+    "default": {"text": "Happy to help!"},
+}
+
+
+def git(*args: str, cwd: Path) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@dataclass
+class Repo:
+    path: Path
+    base: str
+    head: str
+
+
+def make_repo(root: Path, head_description: str = HEAD_FORECAST, base_has_config: bool = True) -> Repo:
+    ws = root / "workspace"
+    ws.mkdir()
+    git("init", "-q", "-b", "main", cwd=ws)
+    (ws / "evals").mkdir()
+    (ws / "evals" / "tools.json").write_text(json.dumps({"tools": TOOLS}, indent=1))
+    golden = "".join(json.dumps({"id": n, "question": q, "expected_tool": t, "expected_args": a}) + "\n" for n, q, t, a in CASES)
+    (ws / "evals" / "golden.jsonl").write_text(golden)
+    config = "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n  golden: golden.jsonl\n"
+    if base_has_config:
+        (ws / "evals" / "toolselect.yaml").write_text(config)
+    git("add", "-A", cwd=ws)
+    git("commit", "-qm", "base", cwd=ws)
+    base = git("rev-parse", "HEAD", cwd=ws)
+    if not base_has_config:
+        (ws / "evals" / "toolselect.yaml").write_text(config)
+    tools = [dict(t) for t in TOOLS]
+    tools[1]["description"] = head_description
+    (ws / "evals" / "tools.json").write_text(json.dumps({"tools": tools}, indent=1))
+    git("add", "-A", cwd=ws)
+    git("commit", "-qm", "head: reword get_forecast", cwd=ws)
+    return Repo(ws, base, git("rev-parse", "HEAD", cwd=ws))
+
+
+def pull_request_event(repo: Repo, fork: bool = False) -> dict:
+    event = json.loads((DATA / "github" / "pull_request.synchronize.json").read_text())
+    pr = event["pull_request"]
+    event["number"] = pr["number"] = 7
+    pr["base"]["sha"] = repo.base
+    pr["head"]["sha"] = repo.head
+    pr["base"]["repo"]["full_name"] = "acme/weather-mcp"
+    pr["head"]["repo"]["full_name"] = "contributor/weather-mcp" if fork else "acme/weather-mcp"
+    pr["head"]["ref"] = "reword-forecast"
+    event["repository"]["full_name"] = "acme/weather-mcp"
+    return event
+
+
+@dataclass
+class ActionRun:
+    code: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+    report_dir: Path
+
+    def report(self, name: str = "report.json") -> dict:
+        return json.loads((self.report_dir / name).read_text())
+
+
+def parse_outputs(text: str) -> dict[str, str]:
+    out, lines, i = {}, text.splitlines(), 0
+    while i < len(lines):
+        name, _, delimiter = lines[i].partition("<<")
+        j = lines.index(delimiter, i + 1)
+        out[name] = "\n".join(lines[i + 1 : j])
+        i = j + 1
+    return out
+
+
+def run_action(repo: Path, tmp: Path, *, inputs: dict[str, str], event: dict | None, event_name: str,
+               api: FakeModelAPI, github: FakeGitHub) -> ActionRun:
+    files = tmp / "runner"
+    files.mkdir(exist_ok=True)
+    (files / "event.json").write_text(json.dumps(event or {}))
+    for name in ("output", "summary"):
+        (files / name).write_text("")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_", "TOOLSELECT_"))}
+    # GitHub sets every declared input: its default (expressions evaluated), or ""
+    for name, spec in ACTION["inputs"].items():
+        env[f"INPUT_{name.upper()}"] = str(spec.get("default", "")).replace("${{ github.token }}", TOKEN)
+    env.update({"INPUT_WORKING-DIRECTORY": "evals", "INPUT_OPENAI-API-KEY": KEY, "INPUT_OPENAI-BASE-URL": api.url + "/v1"})
+    env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
+    env.update({
+        "GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(files / "event.json"),
+        "GITHUB_WORKSPACE": str(repo), "GITHUB_OUTPUT": str(files / "output"), "GITHUB_STEP_SUMMARY": str(files / "summary"),
+        "GITHUB_API_URL": github.url, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/weather-mcp",
+        "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "0" * 40, "GITHUB_REF": "refs/pull/7/merge",
+        "HOME": str(tmp / "github-home"), "RUNNER_TEMP": str(tmp / "runner-temp"), "PYTHONWARNINGS": "error",
+    })
+    proc = subprocess.run([sys.executable, str(ROOT / "entrypoint.py")], cwd=repo, env=env, capture_output=True, text=True, timeout=240)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return ActionRun(proc.returncode, proc.stdout, proc.stderr, parse_outputs((files / "output").read_text()),
+                     (files / "summary").read_text(), repo / "toolselect-report")
+
+
+@pytest.fixture
+def world(tmp_path):
+    with FakeModelAPI(SCRIPT) as api, FakeGitHub({TOKEN: "github-actions[bot]", "dev": "octocat", "ro": "github-actions[bot]"},
+                                                   installation_tokens={TOKEN, "ro"}, read_only={"ro"}) as github:
+        yield api, github
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def test_pull_request_comment_diff_and_gate(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    other = github.add_comment(7, "<!-- toolselect:default -->\nnot the bot's", "octocat")
+    event = pull_request_event(repo)
+    run = run_action(repo.path, tmp_path, inputs={"max-drop": "5", "junit": "out/junit.xml"}, event=event,
+                     event_name="pull_request", api=api, github=github)
+
+    # the gate: two boundary cases flipped (−25 points) with max-drop 5 → exit 1, after commenting
+    assert run.code == 1, run.stderr + run.stdout
+    head, base = run.report(), run.report("base.json")
+    assert base["metrics"]["accuracy"]["numerator"] == 8 and head["metrics"]["accuracy"]["numerator"] == 6
+    ours = [c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
+    assert len(ours) == 1
+    body = ours[0]["body"]
+    lines = body.splitlines()
+    assert lines[0] == "<!-- toolselect:default -->"
+    # the numbers in the comment are the JSON report's
+    assert lines[1] == (f"### ❌ toolselect failed: accuracy {pct(base['metrics']['accuracy']['value'])} → "
+                        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt)")
+    assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
+    assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2" in body
+    assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
+    assert "| fc-seattle | `get_forecast` | `get_forecast` | `get_weather` |" in body
+    assert f"-{BASE_FORECAST}" in body and f"+{HEAD_FORECAST}" in body
+    assert "[run](https://github.com/acme/weather-mcp/actions/runs/4242)" in body
+    assert github.comments[other["id"]]["body"] == "<!-- toolselect:default -->\nnot the bot's"  # left alone
+
+    # outputs, summary, annotations, JUnit, masks
+    o = run.outputs
+    assert o["accuracy"] == "0.7500" and o["base-accuracy"] == "1.0000" and o["accuracy-delta"] == "-25.00"
+    assert o["passed"] == "false" and o["report"] == "toolselect-report/report.json" and o["cache-dirty"] == "true"
+    assert o["comment-url"] == ours[0]["html_url"]
+    assert run.summary.startswith("### ❌ toolselect failed") and "<!-- toolselect" not in run.summary
+    assert "::error file=evals/golden.jsonl,line=3,title=toolselect SEL-WRONG::case 'fc-dublin': expected get_forecast, got get_weather" in run.stdout
+    assert f"::add-mask::{KEY}" in run.stdout and f"::add-mask::{TOKEN}" in run.stdout
+    assert (repo.path / "evals" / "out" / "junit.xml").exists()
+    assert "::group::toolselect: evaluating the head and the base" in run.stdout
+
+    # a second run edits the same comment, and the base costs nothing: every answer is cached
+    requests_before = api.requests
+    again = run_action(repo.path, tmp_path, inputs={"max-drop": "5"}, event=event, event_name="pull_request", api=api, github=github)
+    assert again.code == 1
+    assert api.requests == requests_before
+    assert again.report("base.json")["run"]["cache_hits"] == 8 and again.report("base.json")["run"]["api_calls"] == 0
+    assert len([c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]) == 1
+    assert again.outputs["cache-dirty"] == "false"
+
+
+def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    run = run_action(repo.path, tmp_path, inputs={"github-token": "ro", "min-accuracy": "0.5"},
+                     event=pull_request_event(repo), event_name="pull_request", api=api, github=github)
+    assert run.code == 0, run.stdout + run.stderr  # 75% ≥ 50% and no max-drop: the gate passes
+    assert "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by integration" in run.stdout
+    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt)")
+    assert github.comments_on(7) == []
+
+
+def test_300_comments_still_find_the_marker(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    for i in range(300):
+        github.add_comment(7, f"review note {i}", "octocat")
+    ours = github.add_comment(7, "<!-- toolselect:default -->\nstale", "github-actions[bot]")
+    run = run_action(repo.path, tmp_path, inputs={"comment": "on-change"}, event=pull_request_event(repo),
+                     event_name="pull_request", api=api, github=github)
+    assert run.code == 0, run.stdout + run.stderr
+    assert github.comments[ours["id"]]["body"].startswith("<!-- toolselect:default -->\n### ✅ toolselect passed")
+    assert len(github.comments_on(7)) == 301
+
+
+def test_push_evaluates_the_head_only_and_seeds_the_cache(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    run = run_action(repo.path, tmp_path, inputs={}, event={"ref": "refs/heads/main", "after": repo.head}, event_name="push",
+                     api=api, github=github)
+    assert run.code == 0, run.stdout + run.stderr
+    assert not (run.report_dir / "base.json").exists()
+    assert run.outputs["base-accuracy"] == "" and run.outputs["cache-dirty"] == "true"
+    assert api.requests == 8 and github.log == []
+    assert "push: head only" in run.summary
+
+
+def test_base_without_a_config_is_no_baseline(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path, base_has_config=False)
+    run = run_action(repo.path, tmp_path, inputs={}, event=pull_request_event(repo), event_name="pull_request", api=api, github=github)
+    assert run.code == 0, run.stdout + run.stderr
+    body = github.comments_on(7)[0]["body"]
+    assert "no baseline: the base commit has no evals/toolselect.yaml" in body
+    assert run.outputs["base-accuracy"] == ""
+
+
+def test_invalid_inputs_are_usage_errors(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    run = run_action(repo.path, tmp_path, inputs={"min-accuracy": "90"}, event=pull_request_event(repo),
+                     event_name="pull_request", api=api, github=github)
+    assert run.code == 2
+    assert ("::error title=toolselect%3A invalid input::input min-accuracy must be between 0 and 1 (got 90); "
+            "it is a share: 0.9 means 90%25") in run.stdout.splitlines()
+    assert api.requests == 0
+
+
+def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    # the default branch's run seeded the cache with the base's answers
+    seed = run_action(repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github)
+    assert seed.code in (0, 1)
+    api.requests = 0
+    github.log.clear()
+    event = pull_request_event(repo, fork=True)
+    run = run_action(repo.path, tmp_path, inputs={"openai-api-key": "", "github-token": "ro", "max-drop": "0"},
+                     event=event, event_name="pull_request", api=api, github=github)
+    assert run.code == 0, run.stdout + run.stderr  # the gate fails (−25 pt) but a fork PR only gets a notice
+    assert api.requests == 0 and github.log == []  # no key, no model call, no comment attempt
+    assert "fork PR" in run.summary and "only answers already in the cache were evaluated" in run.summary
+    assert "::notice title=toolselect::the gate failed on the cached answers of a fork PR" in run.stdout
+    meta = json.loads((run.report_dir / "meta.json").read_text())
+    assert meta["fork"] is True and meta["head_sha"] == repo.head
+
+    # the workflow_run poster: no checkout of PR code, the artifact is data, the PR found via the API
+    github.add_pull(7, "contributor", "reword-forecast", repo.head)
+    artifact = tmp_path / "poster" / "artifact"
+    artifact.parent.mkdir()
+    subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
+    poster_event = {"action": "completed", "workflow_run": {
+        "event": "pull_request", "head_sha": repo.head, "head_branch": "reword-forecast", "conclusion": "success",
+        "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
+        "html_url": "https://github.com/acme/weather-mcp/actions/runs/99", "pull_requests": []}}
+    posted = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "0"},
+                        event=poster_event, event_name="workflow_run", api=api, github=github)
+    assert posted.code == 0, posted.stdout + posted.stderr
+    [comment] = github.comments_on(7)
+    assert comment["body"].splitlines()[1] == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt)"
+    assert "posted from the fork PR's artifact" in comment["body"]
+    assert api.requests == 0

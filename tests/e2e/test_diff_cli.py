@@ -1,0 +1,49 @@
+"""`toolselect diff BASE.json HEAD.json`: compare two saved reports."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import DATA, toolselect
+
+TOOLS = DATA / "outcomes" / "tools.json"
+
+
+def reports(tmp_path):
+    (tmp_path / "g.jsonl").write_text(
+        '{"id": "a", "question": "current weather in Paris city", "expected_tool": "get_weather"}\n'
+        '{"id": "b", "question": "forecast for Rome", "expected_tool": "get_forecast"}\n'
+    )
+    for name, threshold in (("base", "0.1"), ("head", "100")):  # a high threshold: bm25 calls nothing
+        (tmp_path / f"{name}.yaml").write_text(
+            f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: bm25\n  min_accuracy: 0\n  golden: g.jsonl\n"
+            f"  params: {{threshold: {threshold}}}\n"
+        )
+        run = toolselect("eval", "-c", f"{name}.yaml", "--json", f"{name}.json", "-q", cwd=tmp_path)
+        assert run.code == 0, run.err
+
+
+def test_diff_gates_on_a_drop_and_writes_markdown_and_json(tmp_path):
+    reports(tmp_path)
+    run = toolselect("diff", "base.json", "head.json", "--max-drop", "0", "--markdown", "d.md", "--json", "d.json", cwd=tmp_path)
+    assert run.code == 1
+    assert "accuracy 100.0% → 0.0% (−100.0 pt)" in run.out
+    assert "flipped to failing: a — base get_weather, head (none)" in run.out
+    diff = json.loads((tmp_path / "d.json").read_text())
+    assert diff["metrics"]["accuracy"]["delta_pt"] == -100.0 and len(diff["to_failing"]) == 2
+    assert (tmp_path / "d.md").read_text().startswith("### ❌ toolselect failed: accuracy 100.0% → 0.0% (−100.0 pt)")
+    same = toolselect("diff", "base.json", "base.json", "--max-drop", "0", cwd=tmp_path)
+    assert same.code == 0
+
+
+def test_reports_that_cannot_be_compared(tmp_path):
+    reports(tmp_path)
+    head = json.loads((tmp_path / "head.json").read_text())
+    head["run"]["model"] = "another-model"
+    (tmp_path / "other.json").write_text(json.dumps(head))
+    run = toolselect("diff", "base.json", "other.json", cwd=tmp_path)
+    assert run.code == 2
+    assert "can't be compared: different model: base '', head 'another-model'" in run.err
+    (tmp_path / "junk.json").write_text('{"hello": 1}')
+    run = toolselect("diff", "base.json", "junk.json", cwd=tmp_path)
+    assert run.code == 2 and "not a toolselect report with schema_version 1" in run.err

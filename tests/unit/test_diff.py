@@ -1,0 +1,70 @@
+"""The diff of two reports: metric deltas, changed cells, flipped cases, surface changes."""
+
+from __future__ import annotations
+
+from toolselect.diff import diff_reports, incomparable
+from toolselect.gate import compare_reasons, judge
+from toolselect.golden import Case, Source
+from toolselect.pick import Pick
+from toolselect.report import RunOut, build_report
+from toolselect.scoring import score_sample
+from toolselect.surface import build_surface
+
+OBJ = {"type": "object", "properties": {"city": {"type": "string"}}}
+RUN = RunOut(toolselect_version="t", provider="openai", model="m", repeat=1, concurrency=1, started_at="s",
+             finished_at="f", duration_s=0.0, args_measured=True)
+
+
+def surface(forecast_description: str):
+    return build_surface([
+        {"name": "get_weather", "description": "Weather now", "inputSchema": OBJ},
+        {"name": "get_forecast", "description": forecast_description, "inputSchema": OBJ},
+    ], "t")
+
+
+def report(picks: dict[str, str | None], description: str = "Forecast for the coming days", names=None):
+    s = surface(description)
+    expected = {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    cases = [Case(n, n, expected[n], {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names or expected)]
+    results = [score_sample(c, Pick(picks[c.name], {}), s, 0) for c in cases]
+    return build_report(cases, results, s, RUN, min_accuracy=0.5, max_error_rate=0.1)
+
+
+def test_diff_names_the_cells_and_cases_that_moved():
+    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    head = report({"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None},
+                  description="Daily outlook")
+    diff = diff_reports(base, head)
+    assert diff.metrics["accuracy"].delta_pt == -50.0
+    top = diff.cells[0]
+    assert (top.expected, top.picked, top.base, top.head) == ("get_forecast", "get_weather", 0, 2)
+    assert [c.name for c in diff.to_failing] == ["rain tomorrow", "week ahead"]
+    assert diff.to_failing[0].base.pick == "get_forecast" and diff.to_failing[0].head.pick == "get_weather"
+    assert not diff.to_passing
+    [change] = diff.tools
+    assert change.kind == "description" and "-Forecast for the coming days" in change.diff and "+Daily outlook" in change.diff
+    assert diff.has_changes
+
+
+def test_cases_pair_by_name_then_by_prompt():
+    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    head = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "thanks": None}, names=["rain tomorrow", "wind now", "thanks"])
+    diff = diff_reports(base, head)
+    assert diff.removed_cases == ["week ahead"] and diff.new_cases == []
+
+
+def test_max_drop_gate():
+    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    head = report({"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    diff = diff_reports(base, head)
+    assert compare_reasons(diff, 25) == []  # a 25-point drop is allowed with max-drop 25
+    assert compare_reasons(diff, 24.9) == ["accuracy dropped 25.0 pt vs the base, more than max-drop 24.9 pt"]
+    assert compare_reasons(diff, None) == []
+    assert compare_reasons(diff_reports(base, base), 0) == []  # max-drop 0 fires on a drop only
+    assert not judge(head, diff, 0).passed
+
+
+def test_incomparable_reports_say_why():
+    a = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    b = a.model_copy(update={"run": a.run.model_copy(update={"model": "other", "temperature": 0.7})})
+    assert incomparable(a, b) == ["different model: base 'm', head 'other'", "different temperature: base None, head 0.7"]

@@ -1,0 +1,64 @@
+"""Workflow commands as the runner reads them: escaping, outputs, summary, masks."""
+
+from __future__ import annotations
+
+import io
+
+from toolselect.github.commands import SUMMARY_LIMIT, Workflow, escape_data, escape_property
+
+
+def test_escaping_follows_actions_core():
+    assert escape_data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert escape_property("a:b,c%") == "a%3Ab%2Cc%25"
+
+
+def test_annotation_drops_empty_properties():
+    out = io.StringIO()
+    Workflow({}, out).annotate("error", "case 'x': expected a, got b\nsecond line", file="evals/g.jsonl", line=7, title="toolselect SEL-WRONG")
+    assert out.getvalue() == "::error file=evals/g.jsonl,line=7,title=toolselect SEL-WRONG::case 'x': expected a, got b%0Asecond line\n"
+    out = io.StringIO()
+    Workflow({}, out).annotate("warning", "plain")
+    assert out.getvalue() == "::warning::plain\n"
+
+
+def test_outputs_are_multiline_safe(tmp_path):
+    path = tmp_path / "output"
+    Workflow({"GITHUB_OUTPUT": str(path)}).set_outputs({"accuracy": "0.9", "note": "line one\nline two"})
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("accuracy<<ghadelimiter_") and lines[1] == "0.9" and lines[2] == lines[0].split("<<")[1]
+    assert lines[4:6] == ["line one", "line two"]
+
+
+def test_summary_is_cut_to_one_mebibyte(tmp_path):
+    path = tmp_path / "summary"
+    wf = Workflow({"GITHUB_STEP_SUMMARY": str(path)})
+    assert wf.write_summary("é" * SUMMARY_LIMIT)
+    data = path.read_bytes()
+    assert len(data) <= SUMMARY_LIMIT and data.decode("utf-8").endswith("has everything)\n")
+    assert not Workflow({}).write_summary("x")
+
+
+def test_mask_and_group():
+    out = io.StringIO()
+    wf = Workflow({}, out)
+    wf.mask("sk-secret")
+    wf.mask("")
+    with wf.group("evaluating"):
+        out.write("inside\n")
+    assert out.getvalue() == "::add-mask::sk-secret\n::group::evaluating\ninside\n::endgroup::\n"
+
+
+def test_files_written_as_root_go_back_to_the_workspace_owner(tmp_path):
+    import os
+
+    from toolselect.github.commands import chown_like
+
+    workspace = tmp_path / "ws"
+    (workspace / "toolselect-report").mkdir(parents=True)
+    (workspace / "toolselect-report" / "report.json").write_text("{}")
+    if os.geteuid() == 0:
+        os.chown(workspace, 1001, 121)  # the runner user owns the workspace; the container is root
+    chown_like([workspace / "toolselect-report"], workspace)
+    owner = workspace.stat().st_uid
+    for path in (workspace / "toolselect-report", workspace / "toolselect-report" / "report.json"):
+        assert path.stat().st_uid == owner
