@@ -313,3 +313,16 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     assert comment["body"].splitlines()[1] == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt)"
     assert "posted from the fork PR's artifact" in comment["body"]
     assert api.requests == 0
+
+
+def test_github_5xx_after_retries_is_a_warning_not_an_exit_code(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    github.failures["GET"] = 50  # every listing of the comments fails, retries included
+    run = run_action(repo.path, tmp_path, inputs={"max-drop": "5"}, event=pull_request_event(repo),
+                     event_name="pull_request", api=api, github=github)
+    assert run.code == 1  # the gate's verdict (−25 pt > 5), unchanged by GitHub's outage
+    assert "::warning title=toolselect::could not post the PR comment: GitHub answered 502" in run.stdout
+    assert run.summary.startswith("### ❌ toolselect failed")
+    listings = [path for method, path in github.log if method == "GET" and path.startswith("/repos/acme/weather-mcp/issues/7/comments")]
+    assert len(listings) == 4  # PyGithub's retries (3), then a warning
