@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .config import parse_floors
 from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, EXIT_USAGE, ConfigError, ToolselectError
 from .github.commands import Workflow, chown_like
 
@@ -29,6 +30,7 @@ DEFAULTS = {
     "repeat": "", "concurrency": "", "cache-dir": ".toolselect-cache", "base-ref": "", "comment": "always",
     "comment-id": "default", "github-token": "", "anthropic-api-key": "", "openai-api-key": "", "openai-base-url": "",
     "working-directory": ".", "junit": "", "fail-on-fork": "false", "from-artifact": "",
+    "significance": "", "fail-on-certain-flips": "", "max-over-trigger": "", "min-tool-recall": "", "max-requests": "",
 }
 
 
@@ -55,6 +57,11 @@ class Inputs:
     junit: str | None
     fail_on_fork: bool
     from_artifact: str | None
+    significance: float | None = None
+    fail_on_certain_flips: bool | None = None
+    max_over_trigger: float | None = None
+    min_tool_recall: dict[str, float] | None = None
+    max_requests: int | None = None
 
 
 def read_inputs(environ: dict[str, str]) -> Inputs:
@@ -80,8 +87,12 @@ def read_inputs(environ: dict[str, str]) -> Inputs:
         raise ConfigError(f"input comment must be always, on-change or off (got {raw['comment']!r})")
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", raw["comment-id"]):
         raise ConfigError(f"input comment-id may use letters, digits, '.', '_' and '-' only (got {raw['comment-id']!r})")
-    if raw["fail-on-fork"].lower() not in ("true", "false"):
-        raise ConfigError(f"input fail-on-fork must be true or false (got {raw['fail-on-fork']!r})")
+    for flag in ("fail-on-fork", "fail-on-certain-flips"):
+        if raw[flag] and raw[flag].lower() not in ("true", "false"):
+            raise ConfigError(f"input {flag} must be true or false (got {raw[flag]!r})")
+    significance = number("significance", 0, 1)
+    if significance in (0, 1):
+        raise ConfigError(f"input significance must be between 0 and 1, e.g. 0.05 (got {raw['significance']})")
     return Inputs(
         config=raw["config"] or None,
         golden=tuple(g.strip() for g in re.split(r"[\n,]", raw["golden"]) if g.strip()),
@@ -104,6 +115,11 @@ def read_inputs(environ: dict[str, str]) -> Inputs:
         junit=raw["junit"] or None,
         fail_on_fork=raw["fail-on-fork"].lower() == "true",
         from_artifact=raw["from-artifact"] or None,
+        significance=significance,
+        fail_on_certain_flips=None if not raw["fail-on-certain-flips"] else raw["fail-on-certain-flips"].lower() == "true",
+        max_over_trigger=number("max-over-trigger", 0, 1),
+        min_tool_recall=parse_floors(raw["min-tool-recall"], "input min-tool-recall") if raw["min-tool-recall"] else None,
+        max_requests=number("max-requests", 1, None, int),
     )
 
 
@@ -195,7 +211,7 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
     from .cache import prune
     from .cli import exit_code, run_async
     from .config import Overrides, find_config, load_config, resolve_settings
-    from .gate import Verdict, judge
+    from .gate import Verdict, comparing, judge
     from .pipeline import Hooks, run_compare, run_eval
     from .render.comment import SUMMARY_LIMIT, render_comment
     from .render.console import ConsoleView
@@ -207,7 +223,9 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
     over = Overrides(
         config=inputs.config, tools_file=inputs.tools_file, golden=inputs.golden, provider=inputs.provider,
         model=inputs.model, min_accuracy=inputs.min_accuracy, repeat=inputs.repeat, concurrency=inputs.concurrency,
-        cache_dir=inputs.cache_dir,
+        cache_dir=inputs.cache_dir, max_drop=inputs.max_drop, significance=inputs.significance,
+        fail_on_certain_flips=inputs.fail_on_certain_flips, max_over_trigger=inputs.max_over_trigger,
+        min_tool_recall=inputs.min_tool_recall, max_requests=inputs.max_requests,
     )
     path = find_config(inputs.config, workdir)
     if path is None and not inputs.tools_file:
@@ -246,8 +264,8 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
         view.finish(head)
     if base_note and base_ref:
         wf.annotate("warning", base_note, title="toolselect: no baseline")
-    verdict = judge(head, diff, inputs.max_drop)
-    verdict = Verdict(verdict.passed, verdict.reasons, tuple(notes))
+    verdict = judge(head, diff, comparing(settings))
+    verdict = Verdict(verdict.passed, verdict.reasons, (*notes, *verdict.notes))
     url = run_url(environ)
 
     out_dir = workspace / REPORT_DIR
@@ -375,7 +393,7 @@ def post_from_artifact(inputs: Inputs, event: Event, environ: dict[str, str], wf
     """The fork-safe poster (`on: workflow_run`): re-render the comment from the artifact's JSON,
     treated as untrusted data, for the PR found through the API — never the artifact's word."""
     from .diff import diff_reports, incomparable
-    from .gate import Verdict, judge
+    from .gate import Comparing, Verdict, judge
     from .github.comment import find_pull_request, make_client
     from .render.comment import render_comment
     from .report import read_report
@@ -393,7 +411,7 @@ def post_from_artifact(inputs: Inputs, event: Event, environ: dict[str, str], wf
     base = read_report(folder / "base.json") if (folder / "base.json").exists() else None
     if base is not None and incomparable(base, head):
         base = None
-    diff = diff_reports(base, head) if base is not None else None
+    diff = diff_reports(base, head, alpha=inputs.significance or 0.05) if base is not None else None
     run = event.payload.get("workflow_run") or {}
     head_sha = run.get("head_sha")
     owner = ((run.get("head_repository") or {}).get("owner") or {}).get("login")
@@ -413,9 +431,9 @@ def post_from_artifact(inputs: Inputs, event: Event, environ: dict[str, str], wf
     if number is None:
         wf.annotate("notice", f"no open pull request has {owner}:{branch} at {head_sha[:12]}: nothing to post", title="toolselect")
         return EXIT_PASSED
-    verdict = judge(head, diff, inputs.max_drop)
+    verdict = judge(head, diff, Comparing(inputs.max_drop, inputs.significance, inputs.fail_on_certain_flips))
     notes = ("posted from the fork PR's artifact: only answers already in the cache were evaluated",) if meta.fork else ()
-    verdict = Verdict(verdict.passed, verdict.reasons, notes)
+    verdict = Verdict(verdict.passed, verdict.reasons, (*notes, *verdict.notes))
     body = render_comment(head, verdict, base=base, diff=diff, base_note=meta.base_note if diff is None else None,
                           comment_id=inputs.comment_id, run_url=run.get("html_url"))
     url = post(inputs, environ, wf, number, body, create=True)

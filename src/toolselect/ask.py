@@ -8,6 +8,7 @@ request goes out, the sample that hit it is ERROR, and samples never asked are N
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -25,6 +26,7 @@ STOPPED = "the run stopped before this sample was asked"
 class Job:
     case: Case
     sample: int
+    order: tuple[int, ...] | None = None  # indices into the offered tools; None: the server's order
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,19 @@ def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
     return tuple(WireTool(t.wire_name, t.description, t.input_schema) for t in surface.tools)
 
 
-def plan(cases: Sequence[Case], repeat: int) -> tuple[Job, ...]:
-    return tuple(Job(case, i) for case in cases for i in range(repeat))
+def plan(cases: Sequence[Case], repeat: int, tools: int = 0, shuffle: bool = False, seed: int = 0) -> tuple[Job, ...]:
+    """Every sample of every case; with `shuffle`, each sample sees the tools in its own seeded
+    order (the same seed, case and sample always give the same order)."""
+    jobs = []
+    for case in cases:
+        for i in range(repeat):
+            order = None
+            if shuffle and tools > 1:
+                indices = list(range(tools))
+                random.Random(f"{seed}:{case.name}:{i}").shuffle(indices)
+                order = tuple(indices)
+            jobs.append(Job(case, i, order))
+    return tuple(jobs)
 
 
 async def ask_all(
@@ -59,7 +72,8 @@ async def ask_all(
     fatal: list[InfraError] = []
 
     async def ask(job: Job) -> Pick:
-        request = Request(prompt=job.case.prompt, system=system, tools=tools, sample=job.sample)
+        offered = tools if job.order is None else tuple(tools[i] for i in job.order)
+        request = Request(prompt=job.case.prompt, system=system, tools=offered, sample=job.sample)
         try:
             pick = await provider.pick(request)
         except SampleError as exc:

@@ -45,6 +45,20 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+def gate_flags(p: argparse.ArgumentParser) -> None:
+    """The comparison gate's options (the same names as in the config and the Action's inputs)."""
+    p.add_argument("--max-drop", type=_points, metavar="PTS", help="fail when accuracy drops more than this many points vs the base (0: any drop)")
+    p.add_argument("--significance", type=_alpha, metavar="ALPHA", help="a drop fails only when it is also significant (p < ALPHA, e.g. 0.05)")
+    p.add_argument("--fail-on-certain-flips", action="store_const", const=True, default=None, help="fail when a case certainly flipped to failing (Fisher's exact test)")
+
+
+def _alpha(text: str) -> float:
+    value = _share(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, e.g. 0.05 (got {text})")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolselect",
@@ -84,15 +98,22 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report")
     ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as GitHub-flavoured Markdown")
     ev.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML (each missed case is a failing testcase)")
+    shuffle = ev.add_mutually_exclusive_group()
+    shuffle.add_argument("--shuffle", dest="shuffle", action="store_const", const=True, help="each sample sees the tools in its own seeded order (default when --repeat > 1)")
+    shuffle.add_argument("--no-shuffle", dest="shuffle", action="store_const", const=False, help="always the server's tool order")
+    ev.add_argument("--max-over-trigger", type=_share, metavar="X", help="fail when more than this share of no-tool samples call a tool")
+    ev.add_argument("--min-tool-recall", action="append", default=[], metavar="TOOL=X", help="fail when a tool's recall is below X; repeatable")
+    ev.add_argument("--dry-run", action="store_true", help="say how many requests, tokens and dollars the run would take, and stop")
+    ev.add_argument("--max-requests", type=_count, metavar="N", help="refuse to start a run that would make more than N uncached requests")
     ev.add_argument("--base-ref", metavar="REF", help="also evaluate this git ref (in a worktree) and compare: --markdown then previews the PR comment")
-    ev.add_argument("--max-drop", type=_points, metavar="PTS", help="with --base-ref: fail when accuracy drops more than this many points")
+    gate_flags(ev)
     ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     ev.set_defaults(func=_cmd_eval)
 
     df = sub.add_parser("diff", help="compare two saved JSON reports (base, head)")
     df.add_argument("base", type=Path, metavar="BASE.json")
     df.add_argument("head", type=Path, metavar="HEAD.json")
-    df.add_argument("--max-drop", type=_points, metavar="PTS", help="fail when accuracy drops more than this many points (0: any drop)")
+    gate_flags(df)
     df.add_argument("--markdown", type=Path, metavar="PATH", help="write the comparison as the PR comment Markdown")
     df.add_argument("--json", type=Path, metavar="PATH", help="write the diff as JSON")
     df.set_defaults(func=_cmd_diff)
@@ -172,7 +193,20 @@ def _overrides(args: argparse.Namespace):
         max_retries=getattr(args, "max_retries", None),
         max_error_rate=getattr(args, "max_error_rate", None),
         base_url=getattr(args, "base_url", None),
+        shuffle=getattr(args, "shuffle", None),
+        max_requests=getattr(args, "max_requests", None),
+        max_drop=getattr(args, "max_drop", None),
+        significance=getattr(args, "significance", None),
+        fail_on_certain_flips=getattr(args, "fail_on_certain_flips", None),
+        max_over_trigger=getattr(args, "max_over_trigger", None),
+        min_tool_recall=_floors(getattr(args, "min_tool_recall", [])),
     )
+
+
+def _floors(items: list[str]) -> dict[str, float] | None:
+    from .config import parse_floors
+
+    return parse_floors("\n".join(items), "--min-tool-recall") if items else None
 
 
 def _settings(args: argparse.Namespace):
@@ -198,12 +232,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
     loaded, over, settings = _settings(args)
     view = ConsoleView(quiet=args.quiet)
+    if args.dry_run:
+        return _dry_run(args, loaded, over, settings)
     if args.base_ref:
         return _eval_against_base(args, loaded, over, settings, view)
-    if args.max_drop is not None:
+    if args.max_drop is not None or args.significance is not None or args.fail_on_certain_flips:
         from .errors import ConfigError
 
-        raise ConfigError("--max-drop compares against a base: add --base-ref REF (e.g. origin/main)")
+        raise ConfigError("--max-drop, --significance and --fail-on-certain-flips compare against a base: add --base-ref REF (e.g. origin/main)")
     report = run_async(run_eval(loaded, settings, view.hooks()), view)
     if report is None:
         return 130
@@ -212,9 +248,36 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return exit_code(report)
 
 
+def _dry_run(args, loaded, over, settings) -> int:
+    """`eval --dry-run`: what the run would ask and cost; nothing is sent to a model."""
+    from .budget import check_budget, describe
+    from .pipeline import prepare, run_compare
+
+    async def plan():
+        if args.base_ref:
+            return await run_compare(loaded, settings, over, args.base_ref, Path.cwd(), os.environ, dry_run=True)
+        prep = await prepare(loaded, settings, connect=False)
+        await prep.aclose()
+        return prep.budget
+
+    result = run_async(plan())
+    if result is None:
+        return 130
+    sides = [("head", result.head), ("base", result.base)] if args.base_ref else [("run", result)]
+    budgets = [b for _, b in sides if b is not None]
+    for name, budget in sides:
+        print(describe(budget, name) if budget is not None else f"base: {result.base_note}")
+    total = sum(b.requests for b in budgets)
+    costs = [b.cost_usd for b in budgets]
+    money = "" if any(c is None for c in costs) else f", ≈ ${sum(costs):.4f}"
+    print(f"total: {total} requests{money}" + (f" (max_requests {settings.max_requests})" if settings.max_requests else ""))
+    check_budget(budgets, settings.max_requests)
+    return 0
+
+
 def _eval_against_base(args, loaded, over, settings, view) -> int:
     """`eval --base-ref REF`: the same comparison the Action makes, in any git checkout."""
-    from .gate import judge
+    from .gate import comparing, judge
     from .pipeline import Hooks, run_compare
     from .render.comment import SUMMARY_LIMIT, render_comment
     from .report import write_report
@@ -225,7 +288,7 @@ def _eval_against_base(args, loaded, over, settings, view) -> int:
     if compared is None:
         return 130
     view.finish(compared.head)
-    verdict = judge(compared.head, compared.diff, args.max_drop)
+    verdict = judge(compared.head, compared.diff, comparing(settings))
     view.print_comparison(compared.diff, verdict, compared.base_note, args.base_ref)
     if args.json:
         write_report(compared.head, args.json)
@@ -253,7 +316,7 @@ def _eval_against_base(args, loaded, over, settings, view) -> int:
 def _cmd_diff(args: argparse.Namespace) -> int:
     from .diff import diff_reports, incomparable
     from .errors import EXIT_GATE_FAILED, ConfigError
-    from .gate import Verdict, compare_reasons
+    from .gate import Comparing, Verdict, compare
     from .render.comment import SUMMARY_LIMIT, render_comment
     from .render.console import ConsoleView
     from .report import read_report
@@ -262,9 +325,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     reasons = incomparable(base, head)
     if reasons:
         raise ConfigError(f"{args.base} and {args.head} can't be compared: " + "; ".join(reasons))
-    diff = diff_reports(base, head)
-    failed = compare_reasons(diff, args.max_drop)
-    verdict = Verdict(passed=not failed, reasons=tuple(failed))
+    diff = diff_reports(base, head, alpha=args.significance or 0.05)
+    failed, notes = compare(diff, Comparing(args.max_drop, args.significance, bool(args.fail_on_certain_flips)))
+    verdict = Verdict(passed=not failed, reasons=tuple(failed), notes=tuple(notes))
     view = ConsoleView()
     view.print_comparison(diff, verdict, None, str(args.base))
     if args.markdown:

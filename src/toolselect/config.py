@@ -88,6 +88,14 @@ class EvalsModel(_Strict):
     max_retries: int = Field(5, ge=0)
     max_tokens: int = Field(4096, ge=1)
     price: Price | None = None
+    shuffle: bool | None = None  # default: on when repeat > 1
+    max_requests: int | None = Field(None, ge=1)
+    # the gate, beyond min_accuracy (docs/config.md "Choosing your gate")
+    max_drop: float | None = Field(None, ge=0)
+    significance: float | None = Field(None, gt=0, lt=1)
+    fail_on_certain_flips: bool = False
+    max_over_trigger: float | None = Field(None, ge=0, le=1)
+    min_tool_recall: dict[str, float] = {}
 
 
 class ConfigModel(_Strict):
@@ -165,6 +173,13 @@ class Settings:
     max_retries: int = 5
     max_tokens: int = 4096
     price: Mapping[str, float] | None = None
+    shuffle: bool = False
+    max_requests: int | None = None
+    max_drop: float | None = None
+    significance: float | None = None
+    fail_on_certain_flips: bool = False
+    max_over_trigger: float | None = None
+    min_tool_recall: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     origins: Mapping[str, str] = field(default_factory=dict, repr=False)  # evals key → "file:line: "
 
@@ -196,6 +211,13 @@ class Overrides:
     max_retries: int | None = None
     max_error_rate: float | None = None
     base_url: str | None = None
+    shuffle: bool | None = None
+    max_requests: int | None = None
+    max_drop: float | None = None
+    significance: float | None = None
+    fail_on_certain_flips: bool | None = None
+    max_over_trigger: float | None = None
+    min_tool_recall: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -327,6 +349,16 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         raise ConfigError(f"--timeout must be more than 0 seconds (got {show(over.timeout_s)})")
     if over.max_retries is not None and over.max_retries < 0:
         raise ConfigError(f"--max-retries must be 0 or more (got {over.max_retries})")
+    if over.significance is not None and not 0 < over.significance < 1:
+        raise ConfigError(f"--significance must be between 0 and 1, e.g. 0.05 (got {show(over.significance)})")
+    if over.max_over_trigger is not None and not 0 <= over.max_over_trigger <= 1:
+        raise ConfigError(f"--max-over-trigger must be between 0 and 1 (got {show(over.max_over_trigger)})")
+    for tool, floor in (over.min_tool_recall or {}).items():
+        if not 0 <= floor <= 1:
+            raise ConfigError(f"--min-tool-recall {tool}={floor:g}: the floor must be between 0 and 1")
+    for name, floor in ev.min_tool_recall.items():
+        if not 0 <= floor <= 1:
+            raise ConfigError(f"{at('evals', 'min_tool_recall', name)}evals.min_tool_recall.{name} must be between 0 and 1 (got {show(floor)})")
     if over.cache_only and over.no_cache:
         raise ConfigError("--cache-only and --no-cache contradict each other: pick one")
 
@@ -375,9 +407,33 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         max_retries=_given(over.max_retries, ev.max_retries),
         max_tokens=ev.max_tokens,
         price=ev.price.model_dump() if ev.price else None,
+        shuffle=_given(over.shuffle, ev.shuffle) if _given(over.shuffle, ev.shuffle) is not None else (over.repeat or ev.repeat) > 1,
+        max_requests=_given(over.max_requests, ev.max_requests),
+        max_drop=_given(over.max_drop, ev.max_drop),
+        significance=_given(over.significance, ev.significance),
+        fail_on_certain_flips=_given(over.fail_on_certain_flips, ev.fail_on_certain_flips),
+        max_over_trigger=_given(over.max_over_trigger, ev.max_over_trigger),
+        min_tool_recall=dict(over.min_tool_recall if over.min_tool_recall is not None else ev.min_tool_recall),
         notes=tuple(notes),
         origins={key: at("evals", key) for key in EvalsModel.model_fields} if doc else {},
     )
+
+
+def parse_floors(text: str, where: str) -> dict[str, float]:
+    """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {tool: floor}."""
+    floors = {}
+    for item in re.split(r"[\n,]", text):
+        if not item.strip():
+            continue
+        m = re.fullmatch(r"\s*([^=:\s]+)\s*[=:]\s*(\S+)\s*", item)
+        try:
+            tool, floor = m.group(1), float(m.group(2))  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            raise ConfigError(f"{where}: expected tool=floor, e.g. get_weather=0.8 (got {item.strip()!r})") from None
+        if not 0 <= floor <= 1:
+            raise ConfigError(f"{where}: {item.strip()!r}: the floor must be between 0 and 1")
+        floors[tool] = floor
+    return floors
 
 
 def _given(flag: Any, yaml: Any) -> Any:

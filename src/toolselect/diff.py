@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from .report import CaseOut, Metric, Report, headline, pick_name
+from .stats import fisher_exact, paired_bootstrap, sign_test
 
 
 class _Strict(BaseModel):
@@ -58,7 +59,21 @@ class CaseDelta(_Strict):
     line: int
     base: CaseSide
     head: CaseSide
+    p_value: float = 1.0  # Fisher's exact test on this case's base vs head samples
+    certain: bool = False  # p_value < alpha: the flip is certain on its own, whatever the suite says
 
+
+class Paired(_Strict):
+    """The suite-level comparison with the case as the unit."""
+
+    cases: int  # cases evaluated on both sides
+    improved: int  # pass rate went up
+    worsened: int  # pass rate went down
+    test: str  # "McNemar's exact test" (one sample per case) or "exact sign test over cases"
+    p_value: float
+    delta_pt: float | None  # mean change of the per-case pass rate, in points
+    ci_pt: tuple[float, float] | None  # its 95% interval (paired bootstrap over cases)
+    alpha: float  # the level `certain` and "significant" use
 
 class ToolChange(_Strict):
     name: str
@@ -86,6 +101,7 @@ class Diff(_Strict):
     tools: list[ToolChange]
     base: SideStats
     head: SideStats
+    paired: Paired
 
     @property
     def has_changes(self) -> bool:
@@ -176,34 +192,55 @@ def _stats(report: Report) -> SideStats:
     )
 
 
-def diff_reports(base: Report, head: Report) -> Diff:
+def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
+    """`alpha` marks certain flips (Fisher, per case) and significant suite changes."""
     pairs, new, removed = pair_cases(base.cases, head.cases)
     to_failing, to_passing, changed = [], [], []
+    differences: list[float] = []
+    improved = worsened = 0
+    single = True
     for old, now in pairs:
         before, after = passing(old), passing(now)
         if before is None or after is None:
             continue
+        single = single and old.evaluated == 1 and now.evaluated == 1
+        differences.append(now.pass_rate - old.pass_rate)
+        improved += now.pass_rate > old.pass_rate
+        worsened += now.pass_rate < old.pass_rate
+        p = fisher_exact(old.passed, old.evaluated - old.passed, now.passed, now.evaluated - now.passed)
         delta = CaseDelta(
             name=now.name, expect_tool=now.expect_tool, holdout=now.split == "holdout",
             file=now.source.file, line=now.source.line, base=_side(old), head=_side(now),
+            p_value=p, certain=p < alpha,
         )
-        if before and not after:
+        if (before and not after) or (delta.certain and now.pass_rate < old.pass_rate):
             to_failing.append(delta)
-        elif after and not before:
+        elif (after and not before) or (delta.certain and now.pass_rate > old.pass_rate):
             to_passing.append(delta)
         elif old.pass_rate != now.pass_rate:
             changed.append(delta)
+    certain_first = lambda d: (not d.certain, d.p_value)  # noqa: E731
+    ci = paired_bootstrap(differences)
+    paired = Paired(
+        cases=len(differences), improved=improved, worsened=worsened,
+        test="McNemar's exact test" if single else "exact sign test over cases",
+        p_value=sign_test(improved, worsened),
+        delta_pt=round(sum(differences) / len(differences) * 100, 6) if differences else None,
+        ci_pt=(round(ci[0] * 100, 6), round(ci[1] * 100, 6)) if ci else None,
+        alpha=alpha,
+    )
     return Diff(
         metrics={k: metric_delta(base.metrics.get(k), m) for k, m in head.metrics.items()},
         cells=changed_cells(base.confusion, head.confusion),
-        to_failing=to_failing,
-        to_passing=to_passing,
+        to_failing=sorted(to_failing, key=certain_first),
+        to_passing=sorted(to_passing, key=certain_first),
         changed=changed,
         new_cases=[c.name for c in new],
         removed_cases=[c.name for c in removed],
         tools=surface_changes(base.surface.definitions, head.surface.definitions),
         base=_stats(base),
         head=_stats(head),
+        paired=paired,
     )
 
 
@@ -211,7 +248,8 @@ def incomparable(base: Report, head: Report) -> list[str]:
     """Why two reports can't be compared fairly (different model, provider or settings)."""
     reasons = []
     for field, label in (("provider", "provider"), ("model", "model"), ("repeat", "repeat"),
-                         ("temperature", "temperature"), ("seed", "seed"), ("endpoint", "endpoint")):
+                         ("temperature", "temperature"), ("seed", "seed"), ("endpoint", "endpoint"),
+                         ("shuffle", "tool-order shuffling"), ("system", "system prompt")):
         a, b = getattr(base.run, field), getattr(head.run, field)
         if a != b:
             reasons.append(f"different {label}: base {a!r}, head {b!r}")

@@ -153,4 +153,8 @@ _BOUNDS = {
     "max_retries": "0 or more",
     "max_tokens": "at least 1",
     "approx": "0 or more",
+    "max_drop": "0 or more (percentage points)",
+    "significance": "between 0 and 1, e.g. 0.05",
+    "max_over_trigger": "between 0 and 1",
+    "max_requests": "at least 1",
 }

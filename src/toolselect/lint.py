@@ -54,3 +54,11 @@ def check_cases(cases: Sequence[Case], surface: Surface) -> list[str]:
     if errors:
         raise ConfigErrors(errors)
     return warnings
+
+
+def check_tool_names(names: object, surface: Surface, where: str) -> None:
+    """Options that name tools (e.g. min_tool_recall) must name tools the surface has."""
+    listed = set(surface.all_names)
+    unknown = [n for n in names if n not in listed]
+    if unknown:
+        raise ConfigErrors([f"{where} names '{n}', which the tool surface does not have{did_you_mean(n, listed)}" for n in unknown])

@@ -1,27 +1,32 @@
-"""The whole flow on one screen: golden set → tool surface → picks → results → report."""
+"""The whole flow on one screen: golden set → tool surface → picks → results → report (→ diff).
+
+`prepare` does everything that asks no model (cases, surface, checks, the plan of samples and what
+the cache already holds); `execute` asks and scores. Between the two, a budget can refuse the run.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
-from .ask import Job, ask_all, plan
-from .cache import AnswerCache, CachedProvider, Spend
+from .ask import Job, ask_all, plan, wire_tools
 from .baseline import NoBaseline, base_settings, repo_root, resolve_commit, worktree
+from .budget import Budget, check_budget, estimate
+from .cache import AnswerCache, CachedProvider, Spend
 from .config import Loaded, Overrides, Settings, load_cases
 from .diff import Diff, diff_reports
 from .errors import ToolselectError
 from .golden import Case
-from .lint import check_cases
+from .lint import check_cases, check_tool_names
 from .pick import Pick
 from .pool import Pool
 from .prices import cost_usd
-from .providers import make_provider
+from .providers import Provider, make_provider
 from .report import Report, RunOut, build_report
 from .scoring import Result, score_sample
 from .surface import Surface, build_surface
@@ -48,7 +53,24 @@ async def load_surface(settings: Settings) -> Surface:
     return build_surface(await list_tools(settings.server), settings.server.describe())
 
 
-async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
+@dataclass
+class Prepared:
+    """One side of a run, ready to ask: nothing has been sent to a model yet."""
+
+    settings: Settings
+    cases: list[Case]
+    surface: Surface
+    provider: Provider
+    pool: Pool
+    jobs: tuple[Job, ...]
+    warnings: list[str]
+    budget: Budget
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+
+async def prepare(loaded: Loaded, settings: Settings, *, connect: bool = True) -> Prepared:
     cases = load_cases(loaded, settings)  # golden set
     pool = Pool(settings.concurrency)
     provider = make_provider(settings, pool)
@@ -56,26 +78,37 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), c
         provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
     try:
         # the SDK loads (and a missing key is found) while the MCP server starts: both before any case
-        connected, surface = await asyncio.gather(
-            asyncio.to_thread(provider.connect), load_surface(settings), return_exceptions=True
-        )
-        for outcome in (connected, surface):  # a missing key is reported before a server problem
+        steps = [asyncio.to_thread(provider.connect)] if connect else []
+        *connected, surface = await asyncio.gather(*steps, load_surface(settings), return_exceptions=True)
+        for outcome in (*connected, surface):  # a missing key is reported before a server problem
             if isinstance(outcome, BaseException):
                 raise outcome
         warnings = check_cases(cases, surface)  # impossible cases stop here, before any request
-        jobs = plan(cases, settings.repeat)
-        hooks.on_start(settings, surface, cases, len(jobs))
-        started_at, clock = datetime.now(UTC), time.perf_counter()
-        asked = await ask_all(  # picks
-            provider, surface, jobs, system=settings.system, pool=pool, on_done=hooks.on_sample
-        )
-    finally:
+        check_tool_names(settings.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall")
+        jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
+        budget = estimate(provider, jobs, wire_tools(surface), settings)
+    except BaseException:
         await provider.aclose()
+        raise
+    return Prepared(settings, cases, surface, provider, pool, jobs, warnings, budget)
+
+
+async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
+    settings, surface, provider = prep.settings, prep.surface, prep.provider
+    hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
+    started_at, clock = datetime.now(UTC), time.perf_counter()
+    try:
+        asked = await ask_all(provider, surface, prep.jobs, system=settings.system, pool=prep.pool, on_done=hooks.on_sample)
+    finally:
+        await prep.aclose()
     if isinstance(provider, CachedProvider):
         provider.finish(cache_keys)
     spend = provider.spend if isinstance(provider, CachedProvider) else Spend()
     results: list[Result] = [  # results
-        score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args)
+        replace(
+            score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args),
+            tool_order=None if job.order is None else tuple(surface.tools[i].name for i in job.order),
+        )
         for job, pick in zip(asked.jobs, asked.picks, strict=True)
     ]
     run = RunOut(
@@ -93,6 +126,7 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), c
         system=settings.system,
         temperature=settings.temperature,
         seed=settings.seed,
+        shuffle=settings.shuffle,
         cache_mode=settings.cache_mode if provider.cacheable else "off",
         cache_hits=spend.cache_hits,
         api_calls=spend.api_calls,
@@ -100,13 +134,29 @@ async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), c
         input_tokens=spend.input_tokens,
         output_tokens=spend.output_tokens,
         cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price) if spend.api_calls else 0.0,
-        pool_shrinks=pool.shrinks,
+        pool_shrinks=prep.pool.shrinks,
     )
     return build_report(  # report
-        cases, results, surface, run,
+        prep.cases, results, surface, run,
         min_accuracy=settings.min_accuracy, max_error_rate=settings.max_error_rate,
-        stopped=asked.stopped, warnings=[*settings.notes, *warnings],
+        max_over_trigger=settings.max_over_trigger, min_tool_recall=dict(settings.min_tool_recall),
+        stopped=asked.stopped, warnings=[*settings.notes, *prep.warnings],
     )
+
+
+async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
+    prep = await prepare(loaded, settings)
+    await _within_budget([prep], settings.max_requests)
+    return await execute(prep, hooks, cache_keys)
+
+
+async def _within_budget(sides: Sequence[Prepared], limit: int | None) -> None:
+    try:
+        check_budget([p.budget for p in sides], limit)
+    except ToolselectError:
+        for side in sides:
+            await side.aclose()
+        raise
 
 
 @dataclass(frozen=True)
@@ -117,20 +167,52 @@ class Comparison:
     base_note: str | None  # why there is no baseline
 
 
+@dataclass(frozen=True)
+class Plans:
+    """What a comparison would ask (for --dry-run): each side's budget, or why there is no base."""
+
+    head: Budget
+    base: Budget | None
+    base_note: str | None
+
+
 async def run_compare(
     loaded: Loaded, settings: Settings, over: Overrides, base_ref: str, cwd: Path,
-    environ: Mapping[str, str], hooks: Hooks = Hooks(), base_hooks: Hooks = Hooks(),
-) -> Comparison:
-    """Evaluate the head, then the base commit in a git worktree, and diff them (pure)."""
+    environ: Mapping[str, str], hooks: Hooks = Hooks(), base_hooks: Hooks = Hooks(), *, dry_run: bool = False,
+) -> Comparison | Plans:
+    """Evaluate the head and the base commit (in a git worktree), both planned and budgeted before
+    either asks anything, then diff them (pure)."""
     keys: set[str] = set()
-    head = await run_eval(loaded, settings, hooks, keys)
+    head_prep = await prepare(loaded, settings, connect=not dry_run)
+    base_prep, note = None, None
     try:
         root = repo_root(cwd)
-        with worktree(root, resolve_commit(root, base_ref)) as tree:
-            base_loaded, base = base_settings(loaded, settings, over, root, tree, cwd, environ)
-            base_report = await run_eval(base_loaded, base, base_hooks, keys)
+        tree_context = worktree(root, resolve_commit(root, base_ref))
     except NoBaseline as exc:
-        return Comparison(head, None, None, f"no baseline: {exc}")
-    except ToolselectError as exc:
-        return Comparison(head, None, None, f"no baseline: the base could not be evaluated: {exc.message}")
-    return Comparison(head, base_report, diff_reports(base_report, head), None)
+        tree_context, note = None, f"no baseline: {exc}"
+    if tree_context is None:
+        if dry_run:
+            await head_prep.aclose()
+            return Plans(head_prep.budget, None, note)
+        await _within_budget([head_prep], settings.max_requests)
+        return Comparison(await execute(head_prep, hooks, keys), None, None, note)
+    base_report = None
+    with tree_context as tree:
+        try:
+            base_loaded, base = base_settings(loaded, settings, over, root, tree, cwd, environ)
+            base_prep = await prepare(base_loaded, base, connect=not dry_run)
+        except NoBaseline as exc:
+            note = f"no baseline: {exc}"
+        except ToolselectError as exc:
+            note = f"no baseline: the base could not be evaluated: {exc.message}"
+        sides = [head_prep] + ([base_prep] if base_prep else [])
+        if dry_run:
+            for side in sides:
+                await side.aclose()
+            return Plans(head_prep.budget, base_prep.budget if base_prep else None, note)
+        await _within_budget(sides, settings.max_requests)
+        head = await execute(head_prep, hooks, keys)
+        base_report = await execute(base_prep, base_hooks, keys) if base_prep else None
+    if base_report is None:
+        return Comparison(head, None, None, note)
+    return Comparison(head, base_report, diff_reports(base_report, head, alpha=settings.significance or 0.05), None)

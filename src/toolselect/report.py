@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ from .errors import ConfigError
 from .golden import Case
 from .locate import display_path
 from .scoring import Outcome, Result
+from .stats import cluster_bootstrap, wilson
 from .surface import Surface
 
 SCHEMA_VERSION = 1
@@ -31,11 +32,13 @@ class _Strict(BaseModel):
 
 
 class Metric(_Strict):
-    """A rate with its counts; `value` is null when not measured (never 0 for 'not measured')."""
+    """A rate with its counts and a 95% interval; `value` is null when not measured (never 0)."""
 
     value: float | None
     numerator: int
     denominator: int
+    ci: tuple[float, float] | None = None
+    ci_method: str | None = None  # "wilson", or "cluster bootstrap over cases" when samples repeat
 
 
 class ToolStats(_Strict):
@@ -68,6 +71,8 @@ class SampleOut(_Strict):
     latency_ms: float | None = None
     usage: UsageOut | None = None
     stop_reason: str | None = None
+    tool_order: list[str] | None = None  # the order the tools were offered in (shuffled samples)
+    position: int | None = None  # where the expected tool was in that order (0-based)
 
 
 class CaseOut(_Strict):
@@ -115,6 +120,7 @@ class RunOut(_Strict):
     system: str | None = None
     temperature: float | None = None
     seed: int | None = None
+    shuffle: bool = False
     cache_mode: str = "off"  # use | refresh | only | off
     cache_hits: int = 0
     api_calls: int = 0
@@ -129,6 +135,8 @@ class GateOut(_Strict):
     passed: bool
     min_accuracy: float
     max_error_rate: float
+    max_over_trigger: float | None = None
+    min_tool_recall: dict[str, float] = {}
     reasons: list[str] = []
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
@@ -153,6 +161,8 @@ class Report(_Strict):
     cases: list[CaseOut]
     surface: SurfaceOut
     run: RunOut
+    flaky: list[str] = []  # cases whose pass rate is strictly between 0 and 1
+    position: dict[str, Metric] | None = None  # accuracy by the expected tool's third (shuffled runs)
     warnings: list[str] = []
 
 
@@ -161,7 +171,21 @@ class Report(_Strict):
 
 def metric(numerator: int, denominator: int, measured: bool = True) -> Metric:
     value = numerator / denominator if measured and denominator else None
-    return Metric(value=value, numerator=numerator, denominator=denominator)
+    ci = wilson(numerator, denominator) if value is not None else None
+    return Metric(value=value, numerator=numerator, denominator=denominator, ci=ci, ci_method="wilson" if ci else None)
+
+
+def clustered(m: Metric, results: Sequence[Result], hit: Callable[[Result], bool]) -> Metric:
+    """The same rate with the case as the unit: when a case has several samples they are
+    correlated, so the interval resamples cases (a cluster bootstrap), not samples."""
+    per_case: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in results:
+        per_case[r.case.name][0] += hit(r)
+        per_case[r.case.name][1] += 1
+    if m.value is None or all(total <= 1 for _, total in per_case.values()):
+        return m
+    passed, totals = zip(*per_case.values(), strict=True)
+    return m.model_copy(update={"ci": cluster_bootstrap(list(passed), list(totals)), "ci_method": "cluster bootstrap over cases"})
 
 
 def row_label(result: Result) -> str:
@@ -194,8 +218,8 @@ def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str,
     arg_scored = [r for r in rs if r.args_ok is not None]
     schema_scored = [r for r in rs if r.schema_ok is not None]
     return {
-        "accuracy": metric(sum(r.passed for r in rs), len(rs)),
-        "tool_accuracy": metric(sum(bool(r.tool_ok) for r in rs), len(rs)),
+        "accuracy": clustered(metric(sum(r.passed for r in rs), len(rs)), rs, lambda r: r.passed),
+        "tool_accuracy": clustered(metric(sum(bool(r.tool_ok) for r in rs), len(rs)), rs, lambda r: bool(r.tool_ok)),
         "arg_accuracy": metric(sum(bool(r.args_ok) for r in arg_scored), len(arg_scored), args_measured),
         "schema_valid_rate": metric(sum(bool(r.schema_ok) for r in schema_scored), len(schema_scored), args_measured),
         "no_call_precision": metric(sum(not r.case.expected for r in no_call), len(no_call)),
@@ -232,9 +256,12 @@ def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> di
 
 
 def judge(
-    metrics: dict[str, Metric], min_accuracy: float, max_error_rate: float, stopped: str | None
+    metrics: dict[str, Metric], min_accuracy: float, max_error_rate: float, stopped: str | None,
+    max_over_trigger: float | None = None, min_tool_recall: dict[str, float] | None = None,
+    per_tool: dict[str, ToolStats] | None = None,
 ) -> GateOut:
-    """The gate: accuracy ≥ min_accuracy, errors within max_error_rate, and nothing stopped the run."""
+    """The gate on one report: accuracy ≥ min_accuracy, errors within max_error_rate, nothing
+    stopped the run, over-triggering within max_over_trigger, each tool's recall above its floor."""
     reasons = []
     accuracy, errors = metrics["accuracy"], metrics["error_rate"]
     if stopped:
@@ -246,8 +273,22 @@ def judge(
         )
     if accuracy.value is not None and accuracy.numerator < min_accuracy * accuracy.denominator - 1e-9:
         reasons.append(f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) is below min_accuracy {min_accuracy:.0%}")
+    over = metrics["over_trigger_rate"]
+    if max_over_trigger is not None and over.value is not None and over.value > max_over_trigger + 1e-12:
+        reasons.append(
+            f"over-triggering {over.value:.1%} ({over.numerator}/{over.denominator} no-tool samples called a tool) "
+            f"is above max_over_trigger {max_over_trigger:.0%}"
+        )
+    for tool, floor in (min_tool_recall or {}).items():
+        recall = (per_tool or {}).get(tool)
+        if recall is None or recall.recall.value is None:
+            reasons.append(f"min_tool_recall names {tool}, but no counted case expects it")
+        elif recall.recall.value < floor - 1e-12:
+            r = recall.recall
+            reasons.append(f"recall of {tool} is {r.value:.1%} ({r.numerator}/{r.denominator}), below its floor {floor:.0%}")
     return GateOut(
-        passed=not reasons, min_accuracy=min_accuracy, max_error_rate=max_error_rate, reasons=reasons, stopped=stopped
+        passed=not reasons, min_accuracy=min_accuracy, max_error_rate=max_error_rate, reasons=reasons, stopped=stopped,
+        max_over_trigger=max_over_trigger, min_tool_recall=dict(min_tool_recall or {}),
     )
 
 
@@ -282,10 +323,52 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
                 latency_ms=None if r.pick.latency_ms is None else round(r.pick.latency_ms, 1),
                 usage=UsageOut(**vars(r.pick.usage)) if r.pick.usage else None,
                 stop_reason=r.pick.stop_reason,
+                tool_order=list(r.tool_order) if r.tool_order else None,
+                position=expected_position(r),
             )
             for r in results
         ],
     )
+
+
+def expected_position(result: Result) -> int | None:
+    """Where the expected tool (its confusion row) sat in the order this sample was offered."""
+    if not result.tool_order or not result.case.expected:
+        return None
+    row = row_label(result)
+    return result.tool_order.index(row) if row in result.tool_order else None
+
+
+THIRDS = ("first", "middle", "last")
+
+
+def position_table(results: Sequence[Result]) -> dict[str, Metric] | None:
+    """Accuracy by the expected tool's position in the shuffled order: first, middle, last third."""
+    buckets: dict[str, list[bool]] = {t: [] for t in THIRDS}
+    for r in results:
+        if not counted(r) or r.outcome is Outcome.ERROR:
+            continue
+        pos = expected_position(r)
+        if pos is None:
+            continue
+        buckets[THIRDS[min(2, pos * 3 // len(r.tool_order))]].append(r.passed)
+    if not any(buckets.values()):
+        return None
+    return {t: metric(sum(v), len(v)) for t, v in buckets.items()}
+
+
+def position_warning(table: dict[str, Metric] | None) -> str | None:
+    if not table:
+        return None
+    values = {t: m.value for t, m in table.items() if m.value is not None and m.denominator >= 5}
+    if len(values) < 2:
+        return None
+    spread = (max(values.values()) - min(values.values())) * 100
+    if spread < 20:
+        return None
+    shown = ", ".join(f"{t} {v:.0%}" for t, v in values.items())
+    return (f"the expected tool's position moves accuracy by {spread:.0f} points ({shown}): the model favours tools "
+            "by where they are listed; make the descriptions carry the choice")
 
 
 def build_report(
@@ -298,6 +381,8 @@ def build_report(
     max_error_rate: float,
     stopped: str | None = None,
     warnings: Sequence[str] = (),
+    max_over_trigger: float | None = None,
+    min_tool_recall: dict[str, float] | None = None,
 ) -> Report:
     by_case: dict[str, list[Result]] = defaultdict(list)
     for r in results:
@@ -306,7 +391,10 @@ def build_report(
     confusion = confusion_matrix(results, surface)
     expected_tools = {t for c in cases for t in c.expected}
     per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
-    gate = judge(metrics, min_accuracy, max_error_rate, stopped)
+    gate = judge(metrics, min_accuracy, max_error_rate, stopped, max_over_trigger, min_tool_recall, per_tool)
+    position = position_table(results)
+    warning = position_warning(position)
+    case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
     outcomes = Counter(r.outcome.value for r in results)
     return Report(
         passed=gate.passed,
@@ -322,7 +410,7 @@ def build_report(
             not_evaluated=outcomes.get(Outcome.NOT_EVALUATED.value, 0),
             outcomes={o.value: outcomes.get(o.value, 0) for o in Outcome if outcomes.get(o.value)},
         ),
-        cases=[case_out(c, by_case.get(c.name, [])) for c in cases],
+        cases=case_list,
         surface=SurfaceOut(
             hash=surface.hash,
             origin=surface.origin,
@@ -331,7 +419,9 @@ def build_report(
             definitions=[dict(d) for d in surface.definitions],
         ),
         run=run,
-        warnings=list(warnings),
+        flaky=[c.name for c in case_list if c.pass_rate is not None and 0 < c.pass_rate < 1],
+        position=position,
+        warnings=[*warnings, *([warning] if warning else [])],
     )
 
 

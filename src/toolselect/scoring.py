@@ -59,6 +59,7 @@ class Result:
     tool_ok: bool | None = None  # None: not evaluated
     args_ok: bool | None = None  # None: no expected arguments, wrong tool, or not measured
     schema_ok: bool | None = None  # None: no call to an offered tool, or not measured
+    tool_order: tuple[str, ...] | None = None  # the order the tools were offered in, when shuffled
 
     @property
     def passed(self) -> bool:

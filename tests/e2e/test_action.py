@@ -192,7 +192,8 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert lines[0] == "<!-- toolselect:default -->"
     # the numbers in the comment are the JSON report's
     assert lines[1] == (f"### ❌ toolselect failed: accuracy {pct(base['metrics']['accuracy']['value'])} → "
-                        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt)")
+                        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt, 95% CI −50.3…0.0), "
+                        "not significant (p = 0.5)")  # two of eight cases flipped: a sign test can't tell
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2" in body
     assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
@@ -229,7 +230,7 @@ def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_pa
                      event=pull_request_event(repo), event_name="pull_request", api=api, github=github)
     assert run.code == 0, run.stdout + run.stderr  # 75% ≥ 50% and no max-drop: the gate passes
     assert "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by integration" in run.stdout
-    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt)")
+    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
     assert github.comments_on(7) == []
 
 
@@ -310,7 +311,7 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
                         event=poster_event, event_name="workflow_run", api=api, github=github)
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)
-    assert comment["body"].splitlines()[1] == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt)"
+    assert comment["body"].splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
     assert "posted from the fork PR's artifact" in comment["body"]
     assert api.requests == 0
 

@@ -78,7 +78,9 @@ def test_each_outcome_code(server_block, tmp_path):
     by_name = {c["name"]: c for c in report["cases"]}
     assert by_name["pass-safe-name-mapped-back"]["samples"][0]["picked_tool"] == "search.web"
     assert by_name["error"]["samples"][0]["reasons"] == ["command exited 3: model backend crashed: out of memory"]
-    assert report["metrics"]["accuracy"] == {"value": 0.2, "numerator": 2, "denominator": 10}
+    accuracy = report["metrics"]["accuracy"]
+    assert (accuracy["value"], accuracy["numerator"], accuracy["denominator"]) == (0.2, 2, 10)
+    assert accuracy["ci_method"] == "wilson" and [round(x, 3) for x in accuracy["ci"]] == [0.057, 0.51]
     assert report["metrics"]["error_rate"]["numerator"] == 1
     assert report["confusion"]["(none)"] == {"get_weather": 1}
     assert report["confusion"]["get_forecast"] == {"get_forecast": 2, "get_weather": 1}

@@ -21,6 +21,7 @@ Script (JSON):
 ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"text": "..."}
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
+        | {"first": true} (call whichever tool is listed first: a model that favours position)
         with an optional "when": {"<tool>": "<text its description must contain>"}
 """
 
@@ -236,6 +237,8 @@ class FakeModelAPI:
         if "random" in options:
             rng = random.Random(f"{self.script.get('seed', 0)}:{prompt}:{n}")
             options = rng.choices(options["random"], weights=options.get("weights"))[0]
+        if options.get("first") and descriptions:
+            options = {"tool": next(iter(descriptions)), "args": {}}
         return options
 
 

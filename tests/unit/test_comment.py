@@ -18,9 +18,9 @@ def test_first_line_is_the_verdict_with_base_to_head():
     body = render_comment(head, judge(head, diff, 5), base=base, diff=diff, comment_id="weather", run_url="https://github.com/acme/x/actions/runs/1")
     lines = body.splitlines()
     assert lines[0] == marker("weather") == "<!-- toolselect:weather -->"
-    assert lines[1] == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt)"
+    assert lines[1] == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI −75.0…0.0), not significant (p = 1)"
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 1" in body
-    assert "| accuracy (right tool and arguments) | 100.0% | 75.0% (3/4) | −25.0 pt |" in body
+    assert "| accuracy (right tool and arguments) | 100.0% | 75.0% (3/4) | 30.1–95.4% | −25.0 pt |" in body
     assert "Flipped to failing (1)" in body and "| rain tomorrow | `get_forecast` | `get_forecast` | `get_weather` |" in body
     assert "-Forecast for the coming days" in body and "[run](https://github.com/acme/x/actions/runs/1)" in body
     assert body.count("<!-- toolselect:") == 1

@@ -55,8 +55,7 @@ class AnthropicProvider:
             raise InfraError(f"anthropic: {exc}", hint=f"set {KEY_VARS}, {OFFLINE}") from None
         if client.api_key is None and client.auth_token is None and client.credentials is None:
             raise InfraError(f"no Anthropic API key: set {KEY_VARS}, {OFFLINE}")
-        self.client = client
-        self.endpoint = str(client.base_url).rstrip("/")
+        self.client = client  # self.endpoint stays as computed: the cache key must not depend on connecting
 
     async def pick(self, request: Request) -> Pick:
         s = self.settings

@@ -57,7 +57,7 @@ class _OpenAIBase:
             )
         except openai.OpenAIError:
             raise InfraError(NO_KEY) from None
-        self.endpoint = str(self.client.base_url).rstrip("/")
+        # self.endpoint stays as computed in __init__: the cache key must not depend on connecting
 
     async def pick(self, request: Request) -> Pick:
         started = time.perf_counter()

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..diff import CaseDelta, CellDelta, Diff
-from ..gate import Verdict
+from ..gate import Verdict, significance_text
 from ..report import Report
-from .common import METRIC_LABELS, case_row, frac, labels, pct
-from .markdown import case_label, cases_table, code, esc
+from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, labels, pct
+from .markdown import cases_table, code, esc, flaky_list, position_table
 
 COMMENT_LIMIT = 60_000
 SUMMARY_LIMIT = 1_000_000
@@ -74,25 +74,39 @@ def headline(verdict: Verdict, head: Report, diff: Diff | None, base_note: str |
     acc = head.metrics["accuracy"]
     if diff is not None and diff.metrics["accuracy"].base is not None:
         base_acc = diff.metrics["accuracy"].base
-        change = f"accuracy {pct(base_acc)} → {pct(acc)} ({delta_text(diff.metrics['accuracy'].delta_pt)})"
+        detail = delta_text(diff.metrics["accuracy"].delta_pt)
+        paired = diff.paired
+        if paired.ci_pt is not None and paired.cases:
+            detail += f", 95% CI {_signed(paired.ci_pt[0])}…{_signed(paired.ci_pt[1])}"
+        change = f"accuracy {pct(base_acc)} → {pct(acc)} ({detail})"
+        if paired.cases and (paired.improved or paired.worsened):
+            change += f", {significance_text(diff)}"
     else:
         change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {base_note}" if base_note else "")
     word = "passed" if verdict.passed else "failed"
     return f"### {icon} toolselect {word}: {change}"
 
 
+def _signed(points: float) -> str:
+    return f"{'+' if points > 0 else '−' if points < 0 else ''}{abs(points):.1f}"
+
+
 def metrics_table(head: Report, diff: Diff | None) -> list[str]:
     if diff is None:
-        out = ["| metric | head |", "|---|---:|"]
+        out = ["| metric | head | 95% CI |", "|---|---:|---:|"]
         for key in HEADLINE_METRICS:
             m = head.metrics[key]
-            out.append(f"| {METRIC_LABELS[key]} | {_value(m, head, key)} ({frac(m)}) |")
-        return out
-    out = ["| metric | base | head | Δ |", "|---|---:|---:|---:|"]
-    for key in HEADLINE_METRICS:
-        d = diff.metrics[key]
-        base = _value(d.base, head, key) if d.base is not None else "n/a"
-        out.append(f"| {METRIC_LABELS[key]} | {base} | {_value(d.head, head, key)} ({frac(d.head)}) | {delta_text(d.delta_pt)} |")
+            out.append(f"| {METRIC_LABELS[key]} | {_value(m, head, key)} ({frac(m)}) | {interval(m)} |")
+    else:
+        out = ["| metric | base | head | head 95% CI | Δ |", "|---|---:|---:|---:|---:|"]
+        for key in HEADLINE_METRICS:
+            d = diff.metrics[key]
+            base = _value(d.base, head, key) if d.base is not None else "n/a"
+            out.append(
+                f"| {METRIC_LABELS[key]} | {base} | {_value(d.head, head, key)} ({frac(d.head)}) | {interval(d.head)} | {delta_text(d.delta_pt)} |"
+            )
+    if any(interval(head.metrics[k]).endswith("†") for k in HEADLINE_METRICS):
+        out += ["", CLUSTER_NOTE]
     return out
 
 
@@ -120,8 +134,9 @@ def flips_table(cases: list[CaseDelta]) -> list[str]:
         expected = case.expect_tool if case.expect_tool is not None else "(none)"
         expected = " | ".join(expected) if isinstance(expected, list) else expected
         rate = lambda s: f" {s.passed}/{s.evaluated}" if s.evaluated > 1 else ""  # noqa: E731
+        certain = f" **certain** (p = {case.p_value:.2g})" if case.certain else ""
         out.append(
-            f"| {_case_name(case)} | {code(expected)} | {code(case.base.pick)}{rate(case.base)} | {code(case.head.pick)}{rate(case.head)} |"
+            f"| {_case_name(case)}{certain} | {code(expected)} | {code(case.base.pick)}{rate(case.base)} | {code(case.head.pick)}{rate(case.head)} |"
         )
     if len(cases) > MAX_ROWS:
         out.append(f"| … {len(cases) - MAX_ROWS} more | | | |")
@@ -217,7 +232,9 @@ def render_comment(
                 said.append(f"{len(diff.removed_cases)} removed")
             sections.append(Section("", "Cases: " + ", ".join(said), 95, folded=False))
         if diff.to_failing:
-            sections.append(Section(f"Flipped to failing ({len(diff.to_failing)})", "\n".join(flips_table(diff.to_failing)), 80))
+            certain = sum(c.certain for c in diff.to_failing)
+            title = f"Flipped to failing ({len(diff.to_failing)}" + (f", {certain} certain)" if certain else ")")
+            sections.append(Section(title, "\n".join(flips_table(diff.to_failing)), 80))
         if diff.to_passing:
             sections.append(Section(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60))
         if diff.tools:
@@ -236,6 +253,19 @@ def render_comment(
         failing = [r for r in rows if r.failing]
         if failing:
             sections.append(Section(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80))
+    if head.flaky:
+        sections.append(Section(f"Flaky cases ({len(head.flaky)})", "They pass some samples, not all.\n\n" + "\n".join(flaky_list(head)), 55))
+    if head.position:
+        sections.append(Section("Accuracy by the expected tool's position", "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_table(head)), 45))
+    if diff is not None and diff.paired.cases:
+        p = diff.paired
+        text = (
+            f"Paired over the {p.cases} cases on both sides: {p.improved} improved, {p.worsened} got worse; "
+            f"{p.test}: p = {p.p_value:.2g}. Mean per-case change {delta_text(p.delta_pt)}"
+            + (f", 95% CI {_signed(p.ci_pt[0])}…{_signed(p.ci_pt[1])} pt (paired bootstrap over cases)." if p.ci_pt else ".")
+            + f" A case's flip is *certain* when Fisher's exact test on its own samples gives p < {p.alpha:g}."
+        )
+        sections.append(Section("How sure is this?", text, 35))
     sections += list(extra_sections)
     matrix = matrix_with_deltas(head, base if diff is not None else None)
     if matrix:

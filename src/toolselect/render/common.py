@@ -45,6 +45,17 @@ def frac(m: Metric) -> str:
     return f"{m.numerator}/{m.denominator}"
 
 
+def interval(m: Metric | None) -> str:
+    """'56.0–84.2%' (with a † when the interval resamples cases), or '' when there is none."""
+    if m is None or m.ci is None:
+        return ""
+    mark = "†" if m.ci_method and m.ci_method.startswith("cluster") else ""
+    return f"{m.ci[0] * 100:.1f}–{m.ci[1] * 100:.1f}%{mark}"
+
+
+CLUSTER_NOTE = "† samples of one case are correlated, so this interval resamples cases (a cluster bootstrap)"
+
+
 def expected_label(expect_tool: Any) -> str:
     if expect_tool is None:
         return NONE

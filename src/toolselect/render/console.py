@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..report import Report
-from .common import METRIC_LABELS, case_row, frac, hot_cells, labels, pct, verdict
+from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, hot_cells, interval, labels, pct, verdict
 
 STYLE = {
     "PASS": "green",
@@ -134,11 +134,26 @@ class ConsoleView:
         table.add_column("metric")
         table.add_column("value", justify="right")
         table.add_column("n/d", justify="right", style="dim")
+        table.add_column("95% CI", justify="right", style="dim")
         for key, label in METRIC_LABELS.items():
             m = report.metrics[key]
             value = pct(m) if m.value is not None else ("not measured" if key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured else "n/a")
-            table.add_row(label, value, frac(m))
+            table.add_row(label, value, frac(m), interval(m))
         self.console.print(table)
+        if any(interval(m).endswith("†") for m in report.metrics.values()):
+            self.console.print(f"[dim]{CLUSTER_NOTE}[/]")
+        if report.position:
+            pos = Table(title="Accuracy by the expected tool's position (shuffled tool order)", title_justify="left")
+            for col in ("position", "accuracy", "n/d", "95% CI"):
+                pos.add_column(col, justify="left" if col == "position" else "right")
+            for third, m in report.position.items():
+                pos.add_row(f"{third} third", pct(m), frac(m), interval(m))
+            self.console.print(pos)
+        if report.flaky:
+            rates = {c.name: f"{c.passed}/{c.evaluated}" for c in report.cases}
+            shown = ", ".join(f"{escape(n)} {rates[n]}" for n in report.flaky[:15])
+            more = f" and {len(report.flaky) - 15} more" if len(report.flaky) > 15 else ""
+            self.console.print(f"[yellow]flaky[/] ({len(report.flaky)} cases pass some samples, not all): {shown}{more}")
         if report.per_tool:
             tools = Table(title="Per tool", title_justify="left")
             for col in ("tool", "precision", "recall", "F1", "support"):
@@ -169,13 +184,24 @@ class ConsoleView:
             )
             for cell in [c for c in diff.cells if not c.diagonal][:10]:
                 self.console.print("  " + escape(cell_line(cell).removeprefix("- ").replace("`", "")))
+            p = diff.paired
+            if p.ci_pt is not None:
+                from ..gate import significance_text
+
+                self.console.print(
+                    f"  paired over {p.cases} cases: {delta_text(p.delta_pt)}, 95% CI {p.ci_pt[0]:+.1f}…{p.ci_pt[1]:+.1f} pt, "
+                    f"{significance_text(diff)} by {p.test} ({p.improved} better, {p.worsened} worse)"
+                )
             for title, cases in (("flipped to failing", diff.to_failing), ("flipped to passing", diff.to_passing)):
                 for case in cases[:20]:
+                    certain = " [bold](certain)[/]" if case.certain else ""
                     self.console.print(
-                        f"  {title}: {escape(case.name)} — base {escape(case.base.pick)}, head {escape(case.head.pick)}"
+                        f"  {title}{certain}: {escape(case.name)} — base {escape(case.base.pick)}, head {escape(case.head.pick)}"
                     )
             for change in diff.tools:
                 self.console.print(f"  tool {escape(change.name)}: {change.kind}")
+        for note in verdict.notes:
+            self.console.print(f"  [dim]{escape(note)}[/]")
         if verdict.passed:
             self.console.print("[bold green]PASSED[/]  the comparison gate")
         else:

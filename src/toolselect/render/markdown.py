@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..report import Report
-from .common import METRIC_LABELS, CaseRow, case_row, frac, hot_cells, labels, pct, verdict
+from .common import CLUSTER_NOTE, METRIC_LABELS, CaseRow, case_row, frac, hot_cells, interval, labels, pct, verdict
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
@@ -39,13 +39,35 @@ def case_label(row: CaseRow) -> str:
 
 
 def metrics_table(report: Report) -> list[str]:
-    out = ["| metric | value | n/d |", "|---|---:|---:|"]
+    out = ["| metric | value | n/d | 95% CI |", "|---|---:|---:|---:|"]
     for key, label in METRIC_LABELS.items():
         m = report.metrics[key]
         value = pct(m)
         if m.value is None and key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured:
             value = "not measured"
-        out.append(f"| {label} | {value} | {frac(m)} |")
+        out.append(f"| {label} | {value} | {frac(m)} | {interval(m)} |")
+    if any(interval(m).endswith("†") for m in report.metrics.values()):
+        out += ["", CLUSTER_NOTE]
+    return out
+
+
+def position_table(report: Report) -> list[str]:
+    if not report.position:
+        return []
+    out = ["| expected tool's position | accuracy | n/d | 95% CI |", "|---|---:|---:|---:|"]
+    out += [f"| {third} third | {pct(m)} | {frac(m)} | {interval(m)} |" for third, m in report.position.items()]
+    return out
+
+
+def flaky_list(report: Report, limit: int = 50) -> list[str]:
+    rates = {c.name: c for c in report.cases}
+    out = []
+    for name in report.flaky[:limit]:
+        case = rates[name]
+        label = f"holdout case ({esc(case.source.file)}:{case.source.line})" if case.split == "holdout" else esc(name)
+        out.append(f"- {label}: {case.passed}/{case.evaluated} samples passed")
+    if len(report.flaky) > limit:
+        out.append(f"- … {len(report.flaky) - limit} more")
     return out
 
 
@@ -68,10 +90,11 @@ def hot_list(report: Report, limit: int = 10) -> list[str]:
 
 
 def per_tool_table(report: Report) -> list[str]:
-    out = ["| tool | precision | recall | F1 | support |", "|---|---:|---:|---:|---:|"]
+    out = ["| tool | precision | recall (95% CI) | F1 | support |", "|---|---:|---:|---:|---:|"]
     for name, s in report.per_tool.items():
         f1 = "n/a" if s.f1 is None else f"{s.f1:.2f}"
-        out.append(f"| {code(name)} | {pct(s.precision)} | {pct(s.recall)} | {f1} | {s.support} |")
+        ci = f" ({interval(s.recall)})" if s.recall.ci else ""
+        out.append(f"| {code(name)} | {pct(s.precision)} | {pct(s.recall)}{ci} | {f1} | {s.support} |")
     return out
 
 
@@ -113,6 +136,11 @@ def render_markdown(report: Report) -> str:
         lines += ["### Confusion matrix", "", "Rows: the expected tool; columns: the tool picked.", ""] + matrix + [""]
     if report.per_tool:
         lines += ["### Per tool", ""] + per_tool_table(report) + [""]
+    if report.flaky:
+        lines += [f"### Flaky cases ({len(report.flaky)})", "", "They pass some samples, not all.", ""] + flaky_list(report) + [""]
+    if report.position:
+        lines += ["### Accuracy by the expected tool's position", "", "Each sample saw the tools in a seeded, shuffled order.", ""]
+        lines += position_table(report) + [""]
     rows = [case_row(c) for c in report.cases]
     failing = [r for r in rows if r.failing]
     if failing:

@@ -1,0 +1,80 @@
+"""What a run will cost before it asks anything: requests, answers already cached, tokens, dollars.
+
+Tokens are estimated from the request's text (about four characters per token for the tool list,
+the prompt and the system prompt, plus a small answer); the estimate is for budgeting, the report
+records what the API actually counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .ask import Job
+from .cache import CachedProvider, cache_key
+from .config import Settings
+from .errors import ConfigError
+from .prices import cost_usd
+from .providers import Provider, Request, WireTool
+
+ANSWER_TOKENS = 40  # a tool call and its arguments, or a short reply
+
+
+@dataclass(frozen=True)
+class Budget:
+    provider: str
+    model: str
+    samples: int
+    cached: int  # answers already in the cache
+    requests: int  # uncached requests the run would send to the model API (0 for local providers)
+    not_evaluated: int  # --cache-only: samples that will be NOT-EVALUATED
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    local: bool
+
+
+def estimate(provider: Provider, jobs: Sequence[Job], tools: tuple[WireTool, ...], settings: Settings) -> Budget:
+    local = not isinstance(provider, CachedProvider)
+    cached = uncached = tokens = 0
+    for job in jobs:
+        offered = tools if job.order is None else tuple(tools[i] for i in job.order)
+        request = Request(job.case.prompt, settings.system, offered, job.sample)
+        if not local and provider.cache is not None and settings.cache_mode != "refresh":
+            if provider.cache.path(cache_key(provider.identity(), request)).exists():
+                cached += 1
+                continue
+        uncached += 1
+        text = json.dumps([[t.name, t.description, t.input_schema] for t in offered]) + request.prompt + (request.system or "")
+        tokens += len(text) // 4 + 20
+    only = settings.cache_mode == "only"
+    requests = 0 if local or only else uncached
+    out = ANSWER_TOKENS * requests
+    return Budget(
+        provider=settings.provider, model=settings.model, samples=len(jobs), cached=cached, requests=requests,
+        not_evaluated=uncached if only and not local else 0, input_tokens=tokens if requests else 0, output_tokens=out,
+        cost_usd=cost_usd(settings.model, tokens, out, settings.price) if requests else 0.0, local=local,
+    )
+
+
+def check_budget(budgets: Sequence[Budget], limit: int | None) -> None:
+    """Refuse to start a run over `max_requests` (counted over every side: head and base)."""
+    total = sum(b.requests for b in budgets)
+    if limit is not None and total > limit:
+        sides = " + ".join(f"{b.requests}" for b in budgets)
+        raise ConfigError(
+            f"this run would send {total} uncached model requests ({sides}), more than max_requests {limit}",
+            hint="raise max_requests, use fewer cases or repeats, or fill the answer cache first (see --dry-run)",
+        )
+
+
+def describe(budget: Budget, side: str) -> str:
+    if budget.local:
+        return f"{side}: {budget.samples} samples, answered locally by {budget.provider} (no API requests)"
+    cost = "no price known for this model" if budget.cost_usd is None else f"≈ ${budget.cost_usd:.4f}"
+    extra = f", {budget.not_evaluated} would be NOT-EVALUATED (--cache-only)" if budget.not_evaluated else ""
+    return (
+        f"{side}: {budget.samples} samples, {budget.cached} already cached, {budget.requests} requests to "
+        f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input + {budget.output_tokens:,} output tokens, {cost}"
+    )

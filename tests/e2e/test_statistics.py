@@ -1,0 +1,145 @@
+"""Repeats, shuffling, intervals and the paired comparison, end to end: `toolselect eval
+--base-ref` in a git repository against the fake model API with seeded random picks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import toolselect
+from tests.fakes.model_api import FakeModelAPI
+
+KEY = "sk-stats"
+TOOLS = [
+    {"name": n, "description": d, "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+    for n, d in [
+        ("get_weather", "Current weather right now."),
+        ("get_forecast", "Forecast for the coming days."),
+        ("get_alerts", "Storm warnings."),
+        ("get_air_quality", "Air quality index."),
+        ("convert_temperature", "Convert between C and F."),
+        ("search_web", "Search the web."),
+    ]
+]
+CASES = {
+    "weather": ("Is it raining in Paris?", "get_weather"),
+    "forecast": ("Rain tomorrow in Rome?", "get_forecast"),
+    "alerts": ("Storm warnings for Texas?", "get_alerts"),
+    "air": ("Is the air clean in Delhi?", "get_air_quality"),
+    "convert": ("21 C in F?", "convert_temperature"),
+    "web": ("Search for MCP news", "search_web"),
+    "boundary": ("Will it be sunny on Saturday in Nice?", "get_forecast"),
+    "first-a": ("Which tool first? a", "get_weather"),
+    "first-b": ("Which tool first? b", "get_forecast"),
+    "first-c": ("Which tool first? c", "search_web"),
+}
+
+
+def script() -> dict:
+    answers = {}
+    for name, (prompt, tool) in CASES.items():
+        if name.startswith("first"):
+            answers[prompt] = {"first": True}  # favours whatever is listed first
+        elif name == "boundary":  # right while get_forecast says "coming days", then always wrong
+            answers[prompt] = [{"when": {"get_forecast": "coming days"}, "tool": "get_forecast", "args": {}},
+                               {"tool": "get_weather", "args": {}}]
+        elif name in ("weather", "air"):  # right most of the time: flaky
+            answers[prompt] = {"random": [{"tool": tool, "args": {}}, {"tool": "search_web", "args": {}}], "weights": [3, 2]}
+        else:
+            answers[prompt] = {"tool": tool, "args": {}}
+    return {"key": KEY, "seed": 5, "answers": answers}
+
+
+def git(*args, cwd):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    (repo / "golden.jsonl").write_text("".join(
+        json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
+    ))
+    (repo / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n"
+        "  min_accuracy: 0\n  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n"
+    )
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    tools = [dict(t) for t in TOOLS]
+    tools[1]["description"] = "Daily outlook."
+    (repo / "tools.json").write_text(json.dumps({"tools": tools}))
+    git("commit", "-qam", "head", cwd=repo)
+
+    with FakeModelAPI(script()) as api:
+        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
+        run = toolselect("eval", "--base-ref", "HEAD~1", "--markdown", "comment.md", "--json", "r.json", cwd=repo, env=env)
+        requests = api.requests
+        dry = toolselect("eval", "--base-ref", "HEAD~1", "--dry-run", cwd=repo, env=env)
+
+    assert run.code == 1, run.err  # the certain flip fails the gate (fail_on_certain_flips)
+    head = json.loads((repo / "r.json").read_text())
+    base = json.loads((repo / "r.base.json").read_text())
+    assert requests == 2 * len(CASES) * 5  # every sample of both sides: one description differs, so every tool list does
+    # repeats: 5 samples per case, each its own answer; temperature and seed recorded
+    assert head["run"]["repeat"] == 5 and head["counts"]["samples"] == 50
+    assert head["run"]["temperature"] == 0.7 and head["run"]["seed"] == 1 and head["run"]["shuffle"] is True
+    assert "weather" in head["flaky"] and "air" in head["flaky"]
+    # intervals: every rate has one; accuracy's resamples cases because samples of a case are correlated
+    assert head["metrics"]["accuracy"]["ci_method"] == "cluster bootstrap over cases"
+    assert head["metrics"]["no_call_recall"]["ci"] is None and head["metrics"]["tool_accuracy"]["ci"] is not None
+    low, high = head["metrics"]["accuracy"]["ci"]
+    assert low < head["metrics"]["accuracy"]["value"] < high
+    # shuffled orders are recorded, and the position table shows the position-seeking cases
+    sample = head["cases"][0]["samples"][0]
+    assert len(sample["tool_order"]) == 6 and sample["position"] == sample["tool_order"].index("get_weather")
+    assert set(head["position"]) == {"first", "middle", "last"}
+    assert any("position moves accuracy" in w for w in head["warnings"])
+    # the certain flip: 5/5 → 0/5
+    boundary = next(c for c in head["cases"] if c["name"] == "boundary")
+    assert boundary["passed"] == 0 and next(c for c in base["cases"] if c["name"] == "boundary")["passed"] == 5
+
+    comment = (repo / "comment.md").read_text()
+    first = comment.splitlines()[0]
+    assert first.startswith("### ❌ toolselect failed: accuracy ") and ", 95% CI " in first and "(p = " in first
+    assert "1 case(s) certainly flipped to failing (Fisher's exact test): boundary" in comment
+    assert "Flipped to failing (1, 1 certain)" in comment
+    assert "| boundary **certain** (p = 0.0079) | `get_forecast` | `get_forecast` 5/5 | `get_weather` 0/5 |" in comment
+    assert "Flaky cases (" in comment and "- weather: " in comment
+    assert "Accuracy by the expected tool's position" in comment and "| first third |" in comment
+    assert "† samples of one case are correlated" in comment
+    assert "exact sign test over cases" in comment
+    # the console says the same
+    assert "flaky" in run.out and "Accuracy by the expected tool's position" in run.out
+    assert "flipped to failing (certain): boundary" in run.out
+
+    # --dry-run afterwards: everything is cached, nothing would be asked
+    assert dry.code == 0, dry.err
+    assert "head: 50 samples, 50 already cached, 0 requests" in dry.out
+    assert "base: 50 samples, 50 already cached, 0 requests" in dry.out
+
+
+def test_dry_run_and_max_requests_before_anything_is_asked(tmp_path):
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    (tmp_path / "golden.jsonl").write_text("".join(
+        json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
+    ))
+    (tmp_path / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: anthropic\n  model: claude-sonnet-4-x\n  golden: golden.jsonl\n  repeat: 3\n"
+    )
+    with FakeModelAPI(script()) as api:
+        env = {"ANTHROPIC_BASE_URL": api.url, "HOME": str(tmp_path)}  # no key: a dry run needs none
+        dry = toolselect("eval", "--dry-run", cwd=tmp_path, env=env)
+        over = toolselect("eval", "--max-requests", "10", cwd=tmp_path, env={**env, "ANTHROPIC_API_KEY": KEY})
+        asked = api.requests
+    assert dry.code == 0, dry.err
+    assert "run: 30 samples, 0 already cached, 30 requests to anthropic claude-sonnet-4-x" in dry.out
+    assert "≈ $" in dry.out  # a price is known for claude-sonnet-4*
+    assert over.code == 2
+    assert "this run would send 30 uncached model requests (30), more than max_requests 10" in over.err
+    assert asked == 0
