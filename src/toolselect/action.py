@@ -288,6 +288,7 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
         written.append(junit)
 
     annotate_cases(head, wf, workdir, workspace)
+    annotate_lint(head, wf, workdir, workspace)
     pruned = 0
     if settings.cache_mode in ("use", "refresh") and head.run.cache_mode != "off":
         try:
@@ -347,11 +348,7 @@ def annotate_cases(head, wf: Workflow, workdir: Path, workspace: Path, limit: in
             wf.annotate("warning", f"more failing cases than {limit}: see the job summary", title="toolselect")
             break
         shown += 1
-        path = (workdir / case.source.file).resolve()
-        try:
-            file = path.relative_to(workspace).as_posix()
-        except ValueError:
-            file = None
+        file = _repo_path(case.source.file, workdir, workspace)
         rate = f" ({case.passed}/{case.evaluated} samples passed)" if len(case.samples) > 1 else ""
         if case.split == "holdout":
             message = f"a holdout case failed: {outcome}{rate}"
@@ -359,6 +356,25 @@ def annotate_cases(head, wf: Workflow, workdir: Path, workspace: Path, limit: in
             why = sample.reasons[0] if sample and sample.reasons else f"picked {pick_name(sample)}"
             message = f"case '{case.name}': {why}{rate}"
         wf.annotate("error", message, file=file, line=case.source.line, title=f"toolselect {outcome}")
+
+
+def _repo_path(file: str | None, workdir: Path, workspace: Path) -> str | None:
+    if not file:
+        return None
+    try:
+        return (workdir / file).resolve().relative_to(workspace).as_posix()
+    except ValueError:
+        return None
+
+
+def annotate_lint(head, wf: Workflow, workdir: Path, workspace: Path, limit: int = 30) -> None:
+    """Lint findings as annotations at their file and line (warnings and errors; notes stay in the summary)."""
+    from .render.common import sorted_findings
+
+    shown = [f for f in sorted_findings(head.lint) if f.severity in ("error", "warning")]
+    for f in shown[:limit]:
+        message = f.message + (f" — fix: {f.fix}" if f.fix else "")
+        wf.annotate(f.severity, message, file=_repo_path(f.file, workdir, workspace), line=f.line, title=f"toolselect lint {f.code}")
 
 
 def post(inputs: Inputs, environ: dict[str, str], wf: Workflow, number: int, body: str, create: bool) -> str:

@@ -130,6 +130,33 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
     snap.set_defaults(func=_cmd_snapshot)
 
+    lint = sub.add_parser(
+        "lint",
+        help="check the tool surface and the golden set before any model is asked",
+        usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… [--strict] [options]",
+    )
+    surface_flags(lint)
+    lint.add_argument("--golden", action="append", default=[], metavar="FILE", help="golden file (.jsonl/.yaml); repeatable")
+    lint.add_argument("--strict", action="store_true", help="warnings fail too")
+    lint.add_argument("--json", type=Path, metavar="PATH", help="write the findings as JSON")
+    lint.add_argument("--markdown", type=Path, metavar="PATH", help="write the findings as Markdown")
+    lint.add_argument("--annotate", action="store_true", help="also print GitHub workflow annotations (file:line)")
+    lint.set_defaults(func=_cmd_lint)
+
+    init = sub.add_parser(
+        "init",
+        help="write a starter toolselect.yaml and golden set for a server (seed 001's recipe)",
+        usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] [--draft --provider P --model M]",
+    )
+    surface_flags(init)
+    init.add_argument("-o", "--output", type=Path, default=Path("."), metavar="DIR", help="where to write toolselect.yaml and golden.yaml")
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.add_argument("--draft", action="store_true", help="ask the model to write the prompts (they still need review)")
+    init.add_argument("--provider", help="for --draft: anthropic, openai or openai-responses")
+    init.add_argument("--model", help="for --draft: the model that writes the prompts")
+    init.add_argument("--base-url", metavar="URL", help="for --draft: an OpenAI-compatible (or Anthropic) endpoint")
+    init.set_defaults(func=_cmd_init)
+
     cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
     cache_cmd.add_argument("action", choices=["stats", "prune"])
     cache_cmd.add_argument("-c", "--config", help="config file whose cache_dir to use")
@@ -149,8 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command in ("diff", "action", "cache"):
         args.tools = args.url = None
-    if server_command and args.command not in ("eval", "snapshot"):
-        parser.error(f"'-- SERVER COMMAND' only applies to eval and snapshot")
+    if server_command and args.command not in ("eval", "snapshot", "lint", "init"):
+        parser.error("'-- SERVER COMMAND' only applies to eval, snapshot, lint and init")
     if server_command and (args.tools or args.url):
         parser.error("give only one of --tools, --url, or -- SERVER COMMAND")
     args.server_command = server_command
@@ -428,6 +455,144 @@ def _cmd_snapshot(args: argparse.Namespace) -> int:
     for lo in surface.left_out:
         print(f"  left out {lo.name}: {lo.reason}")
     return 0
+
+
+def _surface_only(args: argparse.Namespace):
+    """Config (optional) and settings for commands that need a tool surface but no model."""
+    from dataclasses import replace
+
+    from .config import find_config, load_config, resolve_settings
+
+    cwd = Path.cwd()
+    over = replace(_overrides(args), provider="bm25", model=None)
+    path = find_config(args.config, cwd) if (args.config or not (args.tools or args.url or args.server_command)) else None
+    if path is None and not (args.tools or args.url or args.server_command):
+        from .errors import ConfigError
+
+        raise ConfigError("no tool surface: pass --tools FILE, --url URL, or -- SERVER COMMAND (or -c CONFIG)")
+    loaded = load_config(path, os.environ)
+    return loaded, resolve_settings(loaded, over, os.environ, cwd)
+
+
+def _cmd_lint(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from .config import load_cases
+    from .errors import EXIT_PASSED, EXIT_USAGE, ConfigError
+    from .lint import lint_golden, lint_surface
+    from .pipeline import load_surface, surface_place
+    from .render.console import ConsoleView
+    from .render.markdown import lint_list
+    from .render.common import lint_summary
+    from .report import FindingOut
+
+    loaded, settings = _surface_only(args)
+    try:
+        cases = load_cases(loaded, settings)
+    except ConfigError as exc:
+        if not str(exc).startswith("no cases"):
+            raise
+        cases = []
+    surface = asyncio.run(load_surface(settings))
+    findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
+    view = ConsoleView()
+    view.console.print(f"tool surface: {len(surface.tools)} tools from {surface.origin}; {len(cases)} cases")
+    if findings:
+        view.print_lint(findings, title="Lint")
+    else:
+        view.console.print("Lint: no findings")
+    out = [FindingOut(**vars(f)).model_dump() for f in findings]
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"schema_version": 1, "surface_hash": surface.hash, "findings": out}, indent=2) + "\n")
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        body = "\n".join([f"### Lint: {lint_summary(findings) or 'no findings'}", ""] + lint_list(findings, limit=len(findings) or 1))
+        args.markdown.write_text(body + "\n", encoding="utf-8")
+    if args.annotate:
+        from .github.commands import Workflow
+
+        wf = Workflow(os.environ)
+        for f in findings:
+            level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
+            wf.annotate(level, f"{f.message}" + (f" — fix: {f.fix}" if f.fix else ""), file=f.file, line=f.line, title=f"toolselect lint {f.code}")
+    failing = [f for f in findings if f.severity == "error" or (args.strict and f.severity == "warning")]
+    return EXIT_USAGE if failing else EXIT_PASSED
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .errors import ConfigError
+    from .init import render_config, render_golden
+    from .pipeline import load_surface
+
+    out = args.output
+    targets = [out / "toolselect.yaml", out / "golden.yaml"]
+    existing = [p for p in targets if p.exists()]
+    if existing and not args.force:
+        raise ConfigError(f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere")
+    if not (args.tools or args.url or args.server_command):
+        raise ConfigError("init needs a tool surface: --tools FILE, --url URL, or -- SERVER COMMAND")
+    if args.draft and args.provider not in ("anthropic", "openai", "openai-responses"):
+        raise ConfigError("--draft asks a model to write the prompts: add --provider anthropic|openai|openai-responses and --model M")
+    _, settings = _surface_only(args)
+    surface = asyncio.run(load_surface(settings))
+    drafts = None
+    if args.draft:
+        drafts = run_async(_draft(args, surface))
+        if drafts is None:
+            return 130
+    out.mkdir(parents=True, exist_ok=True)
+    golden = render_golden(surface, drafts)
+    targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")
+    targets[1].write_text(golden, encoding="utf-8")
+    cases = sum(line.startswith("- name: ") for line in golden.splitlines())
+    print(f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review")
+    print("next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect eval`")
+    return 0
+
+
+async def _draft(args, surface):
+    from .config import Settings
+    from .init import draft
+    from .pool import Pool
+    from .providers import make_provider
+
+    settings = Settings(config_file=None, base_dir=Path.cwd(), server=None, tools_file=None, golden=(),
+                        provider=args.provider, model=args.model or "", base_url=args.base_url)
+    if not settings.model:
+        from .errors import ConfigError
+
+        raise ConfigError("--draft needs --model: the model that writes the prompts")
+    provider = make_provider(settings, Pool(4))
+    provider.connect()
+    try:
+        return await draft(provider, surface)
+    finally:
+        await provider.aclose()
+
+
+def _init_source(args, out: Path) -> str:
+    """The surface part of the written config, with paths that work from the output folder."""
+    import json
+
+    if args.tools:
+        return f"tools_file: {json.dumps(os.path.relpath(Path(args.tools).resolve(), out.resolve()))}"
+    if args.url:
+        return f"server:\n  url: {json.dumps(args.url)}"
+    def portable(arg: str) -> str:  # a file argument, as the server (run in the config's folder) will see it
+        path = Path(arg)
+        if not path.exists() or path.is_absolute():
+            return arg
+        full = Path(os.path.normpath(path.absolute()))  # not resolve(): a venv's python is a symlink to keep
+        try:
+            return full.relative_to(out.absolute()).as_posix()
+        except ValueError:
+            return full.as_posix()
+
+    return "server:\n  command: [" + ", ".join(json.dumps(portable(a)) for a in args.server_command) + "]"
 
 
 def _cmd_cache(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .errors import ConfigError, ConfigErrors, did_you_mean, where
 from .explain import explain_errors, show
-from .golden import EXPECT_TOOL_HINT, Case, YamlCase, cases_from_config, check_unique_names, load_golden
+from .golden import EXPECT_TOOL_HINT, Case, YamlCase, cases_from_config, load_golden
 from .locate import Loc, Located, display_path, load_yaml
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
@@ -181,11 +181,15 @@ class Settings:
     max_over_trigger: float | None = None
     min_tool_recall: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    origins: Mapping[str, str] = field(default_factory=dict, repr=False)  # evals key → "file:line: "
+    origins: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, repr=False)  # key → (file, line)
 
     def origin(self, key: str) -> str:
-        """`file:line: ` of an `evals:` key in the config, for messages from later stages."""
-        return self.origins.get(key, "")
+        """`file:line: ` of a config key (an `evals:` key, `server` or `tools_file`), for messages."""
+        file, line = self.place(key)
+        return where(file, line)
+
+    def place(self, key: str) -> tuple[str | None, int | None]:
+        return self.origins.get(key, (None, None))
 
 
 @dataclass(frozen=True)
@@ -415,11 +419,20 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         max_over_trigger=_given(over.max_over_trigger, ev.max_over_trigger),
         min_tool_recall=dict(over.min_tool_recall if over.min_tool_recall is not None else ev.min_tool_recall),
         notes=tuple(notes),
-        origins={key: at("evals", key) for key in EvalsModel.model_fields} if doc else {},
+        origins=_origins(doc),
     )
 
 
-def parse_floors(text: str, where: str) -> dict[str, float]:
+def _origins(doc: Located | None) -> dict[str, tuple[str, int | None]]:
+    if doc is None:
+        return {}
+    out: dict[str, tuple[str, int | None]] = {key: (doc.file, doc.line(("evals", key))) for key in EvalsModel.model_fields}
+    for key in ("server", "tools_file"):
+        out[key] = (doc.file, doc.line((key,), key=True))
+    return out
+
+
+def parse_floors(text: str, label: str) -> dict[str, float]:
     """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {tool: floor}."""
     floors = {}
     for item in re.split(r"[\n,]", text):
@@ -429,9 +442,9 @@ def parse_floors(text: str, where: str) -> dict[str, float]:
         try:
             tool, floor = m.group(1), float(m.group(2))  # type: ignore[union-attr]
         except (AttributeError, ValueError):
-            raise ConfigError(f"{where}: expected tool=floor, e.g. get_weather=0.8 (got {item.strip()!r})") from None
+            raise ConfigError(f"{label}: expected tool=floor, e.g. get_weather=0.8 (got {item.strip()!r})") from None
         if not 0 <= floor <= 1:
-            raise ConfigError(f"{where}: {item.strip()!r}: the floor must be between 0 and 1")
+            raise ConfigError(f"{label}: {item.strip()!r}: the floor must be between 0 and 1")
         floors[tool] = floor
     return floors
 
@@ -498,7 +511,6 @@ def load_cases(loaded: Loaded, settings: Settings) -> list[Case]:
             "no cases: add evals.cases to the config, or golden files (evals.golden or --golden)",
             hint="`toolselect init` writes a starter golden set",
         )
-    check_unique_names(cases)
-    return cases
+    return cases  # names, tools and arguments are checked against the surface by lint
 
 

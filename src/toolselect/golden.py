@@ -266,21 +266,3 @@ def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc:
         elif isinstance(mode, dict):
             if not isinstance(expected, (int, float)) or isinstance(expected, bool):
                 raise ConfigError(f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})")
-
-
-def check_unique_names(cases: list[Case]) -> None:
-    """Two cases with one name would be paired wrongly against the base branch."""
-    first: dict[str, Case] = {}
-    messages = []
-    for case in cases:
-        if case.name in first:
-            other = first[case.name].source
-            messages.append(
-                f"{where(case.source.file, case.source.line)}duplicate case name '{case.name}' "
-                f"(also at {other.file}:{other.line}); give one of them a distinct name"
-            )
-        else:
-            first[case.name] = case
-    if messages:
-        raise ConfigErrors(messages)
-

@@ -22,7 +22,7 @@ from .config import Loaded, Overrides, Settings, load_cases
 from .diff import Diff, diff_reports
 from .errors import ToolselectError
 from .golden import Case
-from .lint import check_cases, check_tool_names
+from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .pick import Pick
 from .pool import Pool
 from .prices import cost_usd
@@ -53,6 +53,15 @@ async def load_surface(settings: Settings) -> Surface:
     return build_surface(await list_tools(settings.server), settings.server.describe())
 
 
+def surface_place(settings: Settings) -> tuple[str | None, int | None]:
+    """Where surface findings point: the frozen tools.json, or the config's `server:` line."""
+    if settings.tools_file:
+        from .locate import display_path
+
+        return display_path(settings.tools_file), None
+    return settings.place("server")
+
+
 @dataclass
 class Prepared:
     """One side of a run, ready to ask: nothing has been sent to a model yet."""
@@ -63,7 +72,7 @@ class Prepared:
     provider: Provider
     pool: Pool
     jobs: tuple[Job, ...]
-    warnings: list[str]
+    findings: list[Finding]
     budget: Budget
 
     async def aclose(self) -> None:
@@ -83,14 +92,14 @@ async def prepare(loaded: Loaded, settings: Settings, *, connect: bool = True) -
         for outcome in (*connected, surface):  # a missing key is reported before a server problem
             if isinstance(outcome, BaseException):
                 raise outcome
-        warnings = check_cases(cases, surface)  # impossible cases stop here, before any request
+        findings = lint_surface(surface, *surface_place(settings)) + check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(settings.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall")
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
         budget = estimate(provider, jobs, wire_tools(surface), settings)
     except BaseException:
         await provider.aclose()
         raise
-    return Prepared(settings, cases, surface, provider, pool, jobs, warnings, budget)
+    return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget)
 
 
 async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
@@ -140,7 +149,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         prep.cases, results, surface, run,
         min_accuracy=settings.min_accuracy, max_error_rate=settings.max_error_rate,
         max_over_trigger=settings.max_over_trigger, min_tool_recall=dict(settings.min_tool_recall),
-        stopped=asked.stopped, warnings=[*settings.notes, *prep.warnings],
+        stopped=asked.stopped, warnings=list(settings.notes), lint=prep.findings,
     )
 
 

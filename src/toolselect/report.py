@@ -141,6 +141,18 @@ class GateOut(_Strict):
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
 
+class FindingOut(_Strict):
+    code: str
+    severity: str  # error | warning | info
+    scope: str  # surface | golden
+    message: str
+    fix: str = ""
+    tool: str | None = None
+    case: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
 class Counts(_Strict):
     cases: int
     samples: int
@@ -161,6 +173,7 @@ class Report(_Strict):
     cases: list[CaseOut]
     surface: SurfaceOut
     run: RunOut
+    lint: list[FindingOut] = []  # what `toolselect lint` finds, before any model is asked
     flaky: list[str] = []  # cases whose pass rate is strictly between 0 and 1
     position: dict[str, Metric] | None = None  # accuracy by the expected tool's third (shuffled runs)
     warnings: list[str] = []
@@ -383,6 +396,7 @@ def build_report(
     warnings: Sequence[str] = (),
     max_over_trigger: float | None = None,
     min_tool_recall: dict[str, float] | None = None,
+    lint: Sequence[Any] = (),
 ) -> Report:
     by_case: dict[str, list[Result]] = defaultdict(list)
     for r in results:
@@ -419,6 +433,7 @@ def build_report(
             definitions=[dict(d) for d in surface.definitions],
         ),
         run=run,
+        lint=[FindingOut(**vars(f)) for f in lint],
         flaky=[c.name for c in case_list if c.pass_rate is not None and 0 < c.pass_rate < 1],
         position=position,
         warnings=[*warnings, *([warning] if warning else [])],

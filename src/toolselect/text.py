@@ -90,3 +90,22 @@ class BM25:
                     score += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
             out.append(score)
         return out
+
+
+def similar_pairs(tools: Sequence[tuple[str, str, Any]]) -> list[tuple[float, str, str]]:
+    """Every two tools' lexical similarity, best first: TF-IDF cosine over name, description and
+    parameters, so rare shared words ("forecast", "orders") weigh more than common ones ("city")."""
+    docs = [Counter(tool_text(name, description, schema, name_weight=2)) for name, description, schema in tools]
+    n = len(docs)
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(d.keys())
+    idf = {w: math.log((1 + n) / (1 + f)) + 1 for w, f in df.items()}
+    vectors = [{w: c * idf[w] for w, c in d.items()} for d in docs]
+    norms = [math.sqrt(sum(v * v for v in vec.values())) or 1.0 for vec in vectors]
+    pairs = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            dot = sum(v * vectors[j].get(w, 0.0) for w, v in vectors[i].items())
+            pairs.append((dot / (norms[i] * norms[j]), tools[i][0], tools[j][0]))
+    return sorted(pairs, key=lambda p: (-p[0], p[1], p[2]))

@@ -11,7 +11,8 @@ As a process:   python model_api.py SCRIPT.json      prints PORT=<n>; GET /_stat
 
 Script (JSON):
   answers:  {"<prompt>": ANSWER or [ANSWER, ...]}     a list: the first whose "when" holds
-  default:  ANSWER                                    for prompts not listed (default: text only)
+  contains: {"<text>": ANSWER}                        for prompts not listed that contain the text
+  default:  ANSWER                                    for the rest (default: text only)
   faults:   [{"match": "<prompt>" | "*", "status": 429, "retry_after": 0.1, "delay": 2.0,
               "drop": true, "times": 2}]              applied in order while "times" lasts
   latency:  seconds before every answer (default 0)
@@ -227,7 +228,11 @@ class FakeModelAPI:
         return None
 
     def _choose(self, prompt: str, body: dict[str, Any], api: str) -> dict[str, Any]:
-        options = self.script.get("answers", {}).get(prompt, self.script.get("default", {"text": "I can answer that myself."}))
+        options = self.script.get("answers", {}).get(prompt)
+        if options is None:
+            options = next((a for text, a in self.script.get("contains", {}).items() if text in prompt), None)
+        if options is None:
+            options = self.script.get("default", {"text": "I can answer that myself."})
         descriptions = _descriptions(api, body)
         if isinstance(options, list):
             options = next((o for o in options if _holds(o.get("when"), descriptions)), {"text": "no variant applies"})

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from toolselect.errors import ConfigError
-from toolselect.golden import check_unique_names, load_golden
+from toolselect.golden import load_golden
+from toolselect.lint import check_cases
+from toolselect.surface import build_surface
 
 
 def test_jsonl_seed_001_format(tmp_path):
@@ -42,7 +44,7 @@ def test_duplicate_names_name_both_places(tmp_path):
     path.write_text('{"id": "a", "question": "q1", "expected_tool": null}\n{"id": "a", "question": "q2", "expected_tool": null}\n')
     cases = load_golden(path, False, base=tmp_path)
     with pytest.raises(ConfigError) as exc:
-        check_unique_names(cases)
+        check_cases(cases, build_surface([], "t"))
     assert str(exc.value) == "g.jsonl:2: duplicate case name 'a' (also at g.jsonl:1); give one of them a distinct name"
 
 

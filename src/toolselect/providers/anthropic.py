@@ -96,6 +96,17 @@ class AnthropicProvider:
             stop_reason=message.stop_reason,
         )
 
+    async def write(self, system: str, prompt: str) -> str:
+        """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
+        try:
+            message = await self.client.messages.create(
+                model=self.model, max_tokens=self.settings.max_tokens, system=system,
+                messages=[{"role": "user", "content": prompt}],
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+        return "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", None) == "text")
+
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.close()

@@ -81,6 +81,16 @@ def _from_text(name: str | None, arguments: str | None, **fields: Any) -> Pick:
 class ChatProvider(_OpenAIBase):
     name = "openai"
 
+    async def write(self, system: str, prompt: str) -> str:
+        """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
+        try:
+            completion = await self.client.chat.completions.create(
+                model=self.model, messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+        return (completion.choices[0].message.content or "") if completion.choices else ""
+
     async def _ask(self, request: Request) -> Any:
         s = self.settings
         messages: list[dict[str, Any]] = []
@@ -126,6 +136,14 @@ class ChatProvider(_OpenAIBase):
 
 class ResponsesProvider(_OpenAIBase):
     name = "openai-responses"
+
+    async def write(self, system: str, prompt: str) -> str:
+        """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
+        try:
+            response = await self.client.responses.create(model=self.model, instructions=system, input=prompt, store=False)
+        except Exception as exc:  # noqa: BLE001
+            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+        return response.output_text or ""
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "store": False}

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
 from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, labels, pct
-from .markdown import cases_table, code, esc, flaky_list, position_table
+from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, labels, lint_summary, pct
+from .markdown import cases_table, code, esc, flaky_list, lint_list, position_table
 
 COMMENT_LIMIT = 60_000
 SUMMARY_LIMIT = 1_000_000
@@ -266,6 +266,9 @@ def render_comment(
             + f" A case's flip is *certain* when Fisher's exact test on its own samples gives p < {p.alpha:g}."
         )
         sections.append(Section("How sure is this?", text, 35))
+    if head.lint:
+        counts = lint_summary(head.lint)
+        sections.append(Section(f"Lint: {counts}", "\n".join(lint_list(head.lint, limit=15)), 40))
     sections += list(extra_sections)
     matrix = matrix_with_deltas(head, base if diff is not None else None)
     if matrix:

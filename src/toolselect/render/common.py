@@ -119,7 +119,24 @@ def hot_cells(confusion: dict[str, dict[str, int]]) -> list[tuple[str, str, int]
 
 def verdict(report: Report) -> str:
     acc = report.metrics["accuracy"]
-    core = f"accuracy {pct(acc)} ({frac(acc)})"
-    if acc.value is None:
-        core = "no reviewed, evaluated samples to judge"
-    return core + f", min {report.gate.min_accuracy * 100:g}%"
+    if acc.value is not None:
+        return f"accuracy {pct(acc)} ({frac(acc)}), min {report.gate.min_accuracy * 100:g}%"
+    if report.counts.pending_cases:
+        return f"nothing for the gate to judge yet: {report.counts.pending_cases} cases need review"
+    return "nothing for the gate to judge: no sample was evaluated"
+
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+def lint_summary(findings) -> str:
+    """'1 error, 3 warnings, 1 note' (empty when there is nothing)."""
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for f in findings:
+        counts[f.severity] += 1
+    words = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("note", "notes")}
+    return ", ".join(f"{n} {words[k][n != 1]}" for k, n in counts.items() if n)
+
+
+def sorted_findings(findings):
+    return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.scope != "surface", f.code))

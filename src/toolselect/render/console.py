@@ -9,7 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, hot_cells, interval, labels, pct, verdict
+from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, hot_cells, interval, labels, lint_summary, pct, sorted_findings, verdict
 
 STYLE = {
     "PASS": "green",
@@ -74,6 +74,7 @@ class ConsoleView:
             self.print_metrics(report)
             for warning in report.warnings:
                 self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+            self.print_lint(report.lint, limit=10)
         self.print_gate(report)
 
     def print_cases(self, report: Report) -> None:
@@ -208,6 +209,20 @@ class ConsoleView:
             self.console.print("[bold red]FAILED[/]")
             for reason in verdict.reasons:
                 self.console.print(f"  - {escape(reason)}")
+
+    def print_lint(self, findings, limit: int | None = None, title: str = "Lint") -> None:
+        if not findings:
+            return
+        shown = sorted_findings(findings)
+        self.console.print(f"[bold]{title}[/]: {lint_summary(findings)}")
+        colour = {"error": "red", "warning": "yellow", "info": "cyan"}
+        for f in shown[:limit]:
+            place = f"{f.file}:{f.line} " if f.file and f.line else (f"{f.file} " if f.file else "")
+            self.console.print(f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] {escape(place)}{escape(f.message)}")
+            if f.fix:
+                self.console.print(f"           [dim]fix: {escape(f.fix)}[/]")
+        if limit is not None and len(shown) > limit:
+            self.console.print(f"  [dim]… {len(shown) - limit} more (toolselect lint shows them all)[/]")
 
     def print_gate(self, report: Report) -> None:
         if report.gate.stopped:

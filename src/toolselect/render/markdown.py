@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, CaseRow, case_row, frac, hot_cells, interval, labels, pct, verdict
+from .common import CLUSTER_NOTE, METRIC_LABELS, CaseRow, case_row, frac, hot_cells, interval, labels, lint_summary, pct, sorted_findings, verdict
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
@@ -109,6 +109,19 @@ def cases_table(rows: list[CaseRow]) -> list[str]:
     return out
 
 
+def lint_list(findings, limit: int = 15) -> list[str]:
+    """The findings as a list: severity, where, what, and the fix."""
+    out = []
+    icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
+    for f in sorted_findings(findings)[:limit]:
+        place = f" ({esc(f.file)}:{f.line})" if f.file and f.line else ""
+        fix = f" — {esc(f.fix)}" if f.fix else ""
+        out.append(f"- {icon[f.severity]} `{f.code}`{place}: {esc(f.message)}{fix}")
+    if len(findings) > limit:
+        out.append(f"- … {len(findings) - limit} more (`toolselect lint` lists them all)")
+    return out
+
+
 def render_markdown(report: Report) -> str:
     icon = "✅" if report.passed else "❌"
     word = "passed" if report.passed else "failed"
@@ -149,6 +162,8 @@ def render_markdown(report: Report) -> str:
     if report.surface.left_out:
         lines += ["**Left out of the tool surface** (invalid input schema):", ""]
         lines += [f"- {code(lo.name)}: {esc(lo.reason)}" for lo in report.surface.left_out] + [""]
+    if report.lint:
+        lines += [f"### Lint: {lint_summary(report.lint)}", ""] + lint_list(report.lint) + [""]
     notes = []
     if report.counts.pending_cases:
         notes.append(f"{report.counts.pending_cases} cases need review: scored and shown, not counted by the gate.")

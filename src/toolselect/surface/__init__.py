@@ -51,6 +51,7 @@ class Surface:
     hash: str
     origin: str
     definitions: tuple[dict[str, Any], ...] = ()  # every listed tool (name, description, inputSchema)
+    raw: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # tools/list exactly as served (for lint)
 
     def get(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
@@ -148,6 +149,7 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
         hash=surface_hash(definitions),
         origin=origin,
         definitions=tuple(definitions),
+        raw=tuple(raw_tools),
     )
 
 

@@ -1,0 +1,204 @@
+"""`toolselect init`: a starter toolselect.yaml and golden set for a tool surface (seed 001's recipe).
+
+For each tool three placeholder cases (a direct ask, a paraphrase, an argument-extraction ask), a
+case on each likely-confusable boundary, and five no-tool cases — all `status: needs_review`, so
+they are scored and shown but not counted by the gate until someone who knows the domain confirms
+them. With `--draft` a model writes the prompts (paraphrases in users' own words, not the
+description's); they still need review.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .lint import confusable_pairs
+from .surface import Surface
+
+NEGATIVES = (
+    ("small talk", "TODO: small talk, e.g. thanks, that's all"),
+    ("general knowledge", "TODO: a general-knowledge question the model can answer itself"),
+    ("from context", "TODO: a follow-up answered from the conversation, not a tool"),
+    ("out of scope", "TODO: a request none of these tools serves"),
+    ("explain", "TODO: ask the assistant to explain something in its own words"),
+)
+
+RECIPE = """\
+# Golden set written by `toolselect init` from {origin}.
+#
+# Every case is `status: needs_review`: toolselect scores and shows it, but the gate ignores it
+# until someone who knows the domain confirms the label and sets `status: reviewed`.
+#
+# The recipe (seed 001, "Write golden cases"):
+# - per tool, 3-5 asks: a direct ask, paraphrases in users' own words (not the description's), and
+#   an argument-extraction ask (ids, enums, numbers) with its expect_args filled in;
+# - the confusable pairs: prompts on the boundary between two tools, labelled with the right one
+#   (or `expect_tool: [a, b]` when both are fine);
+# - at least 15% negatives, where no tool should be called;
+# - multi-step asks: expect the first call;
+# - a held-out slice (`split: holdout`) you never tune descriptions against.
+# Replace every TODO with a real request — best of all, one a user actually sent.
+"""
+
+CONFIG = """\
+# toolselect config written by `toolselect init` (a toolproof config works here too).
+{source}
+
+evals:
+  # bm25 is the offline baseline (no API key). For the model your users' clients use:
+  #   provider: anthropic   (or openai, openai-responses)
+  #   model: <model name>
+  provider: bm25
+  min_accuracy: 0.9
+  golden: {golden}
+"""
+
+
+@dataclass
+class Drafts:
+    """Prompts a model wrote: per tool {direct, paraphrase, arguments}, per pair {prompt, tool}, negatives."""
+
+    tools: dict[str, dict[str, str]] = field(default_factory=dict)
+    pairs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    negatives: list[str] = field(default_factory=list)
+
+
+def _q(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML scalar
+
+
+def _one_line(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _args_hint(schema: Any) -> str | None:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or not props:
+        return None
+    parts = []
+    for name, spec in props.items():
+        spec = spec if isinstance(spec, dict) else {}
+        if isinstance(spec.get("enum"), list):
+            hint = " | ".join(map(str, spec["enum"]))
+        elif spec.get("type") in ("integer", "number"):
+            low, high = spec.get("minimum"), spec.get("maximum")
+            hint = f"a number{f' {low}..{high}' if low is not None and high is not None else ''}"
+        else:
+            hint = "from the prompt"
+        parts.append(f"{name}: <{hint}>")
+    return "{" + ", ".join(parts) + "}"
+
+
+def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
+    drafts = drafts or Drafts()
+    out = [RECIPE.format(origin=surface.origin)]
+    for tool in surface.tools:
+        written = drafts.tools.get(tool.name, {})
+        out.append(f"# --- {tool.name}: {_one_line(tool.description) or '(no description)'}")
+        hint = _args_hint(tool.input_schema)
+        for kind, placeholder in (
+            ("direct", f"TODO: ask directly for what {tool.name} does"),
+            ("paraphrase", f"TODO: what {tool.name} is for, in a user's own words (not the description's)"),
+            ("arguments", f"TODO: a request that spells out the arguments {tool.name} needs"),
+        ):
+            out.append(f"- name: {tool.name}-{kind}")
+            out.append(f"  prompt: {_q(written.get(kind) or placeholder)}")
+            out.append(f"  expect_tool: {tool.name}")
+            out.append("  status: needs_review")
+            if kind == "arguments" and hint:
+                out.append(f"  # expect_args: {hint}")
+        out.append("")
+    for score, a, b in confusable_pairs(surface):
+        written = drafts.pairs.get((a, b), {})
+        right = written.get("tool") if written.get("tool") in (a, b) else a
+        out.append(f"# --- the boundary between {a} and {b} (likely confusable, similarity {score:.2f})")
+        out.append(f"- name: boundary-{a}-{b}")
+        out.append(f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}")
+        out.append(f"  expect_tool: {right}  # TODO: the right one, or [{a}, {b}] when both are fine")
+        out.append("  status: needs_review")
+        out.append("  tags: [confusable]")
+        out.append("")
+    out.append("# --- negatives: no tool should be called")
+    for i, (kind, placeholder) in enumerate(NEGATIVES, 1):
+        prompt = drafts.negatives[i - 1] if i <= len(drafts.negatives) else placeholder
+        out.append(f"- name: no-tool-{i}  # {kind}")
+        out.append(f"  prompt: {_q(prompt)}")
+        out.append("  expect_tool: null")
+        out.append("  status: needs_review")
+    return "\n".join(out) + "\n"
+
+
+def render_config(source: str, golden: str) -> str:
+    return CONFIG.format(source=source, golden=golden)
+
+
+# --------------------------------------------------------------------------- --draft
+
+SYSTEM = (
+    "You write test prompts for a tool-selection evaluation of an assistant that can call tools. "
+    "Write what real users type: short, informal, concrete (names, places, numbers). Never reuse the "
+    "tool's description or name; use the user's own words. Answer with one JSON object and nothing else."
+)
+
+
+def tool_request(name: str, description: str, schema: Any) -> str:
+    return (
+        f"Tool: {name}\nDescription: {description}\nInput schema: {json.dumps(schema)}\n\n"
+        'Return {"direct": ..., "paraphrase": ..., "arguments": ...}: three different user requests that '
+        "should be answered by calling this tool — a direct ask, a paraphrase in everyday words, and one that "
+        "states concrete values for its arguments."
+    )
+
+
+def pair_request(a: tuple[str, str], b: tuple[str, str]) -> str:
+    return (
+        f"Tool A: {a[0]} — {a[1]}\nTool B: {b[0]} — {b[1]}\n\n"
+        'Return {"prompt": ..., "tool": ...}: one user request on the boundary between these two tools, the '
+        "kind a model might send to the wrong one, and the name of the tool that is actually right."
+    )
+
+
+def negatives_request(names: list[str]) -> str:
+    return (
+        f"The assistant's tools: {', '.join(names)}.\n\n"
+        'Return {"prompts": [...]}: five user messages for which calling any of these tools would be wrong '
+        "(small talk, general knowledge, a follow-up answered from context, something out of scope, a request to explain)."
+    )
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in a model's answer ({} when there is none)."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        return {}
+    try:
+        value = json.loads(match.group(0))
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def draft(provider: Any, surface: Surface) -> Drafts:
+    """Ask the model for prompts: one request per tool, per confusable pair, and one for negatives."""
+    import asyncio
+
+    tools = list(surface.tools)
+    pairs = [(a, b) for _, a, b in confusable_pairs(surface)]
+    by_name = {t.name: t for t in tools}
+    requests = [tool_request(t.name, t.description, t.input_schema) for t in tools]
+    requests += [pair_request((a, by_name[a].description), (b, by_name[b].description)) for a, b in pairs]
+    requests.append(negatives_request([t.name for t in tools]))
+    answers = await asyncio.gather(*(provider.write(SYSTEM, r) for r in requests))
+    drafts = Drafts()
+    for tool, text in zip(tools, answers[: len(tools)], strict=True):
+        value = parse_json_object(text)
+        drafts.tools[tool.name] = {k: v for k, v in value.items() if k in ("direct", "paraphrase", "arguments") and isinstance(v, str)}
+    for pair, text in zip(pairs, answers[len(tools) : len(tools) + len(pairs)], strict=True):
+        value = parse_json_object(text)
+        drafts.pairs[pair] = {k: v for k, v in value.items() if k in ("prompt", "tool") and isinstance(v, str)}
+    prompts = parse_json_object(answers[-1]).get("prompts")
+    drafts.negatives = [p for p in prompts if isinstance(p, str)][:5] if isinstance(prompts, list) else []
+    return drafts

@@ -1,0 +1,95 @@
+"""`toolselect lint` and `toolselect init` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import yaml
+
+from tests.conftest import DATA, EXAMPLE, toolselect
+from tests.fakes.model_api import FakeModelAPI
+
+LINT = DATA / "lint"
+
+
+def test_lint_fails_on_errors_and_writes_json_markdown_and_annotations(tmp_path):
+    run = toolselect("lint", "--tools", str(LINT / "bad_tools.json"), "--json", "lint.json", "--markdown", "lint.md",
+                     "--annotate", cwd=tmp_path)
+    assert run.code == 2
+    found = json.loads((tmp_path / "lint.json").read_text())["findings"]
+    assert {f["code"] for f in found} >= {"name-empty", "description-identical", "confusable"}
+    assert "Lint: 8 errors, 6 warnings" in run.out
+    assert (tmp_path / "lint.md").read_text().startswith("### Lint: 8 errors, 6 warnings")
+    assert "::error file=" in run.out and "title=toolselect lint description-missing::fetch_invoice has no description" in run.out
+
+
+def test_warnings_fail_only_with_strict(tmp_path):
+    run = toolselect("lint", "-c", str(EXAMPLE / "toolselect.yaml"), cwd=tmp_path)
+    assert run.code == 0, run.out + run.err
+    assert "get_weather and get_forecast are likely confusable" in run.out
+    strict = toolselect("lint", "-c", str(EXAMPLE / "toolselect.yaml"), "--strict", cwd=tmp_path)
+    assert strict.code == 2
+
+
+def test_eval_stops_on_golden_errors_before_any_request(tmp_path):
+    (tmp_path / "toolselect.yaml").write_text(
+        f"tools_file: {json.dumps(str(LINT / 'weather_tools.json'))}\nevals:\n  provider: openai\n  model: m\n  golden: {json.dumps(str(LINT / 'weak.jsonl'))}\n"
+    )
+    with FakeModelAPI({}) as api:
+        run = toolselect("eval", cwd=tmp_path, env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": api.url + "/v1"})
+        assert api.requests == 0
+    assert run.code == 2
+    lines = run.err.splitlines()
+    assert len(lines) == 4 and all(line.startswith("error: ") for line in lines)
+    assert "weak.jsonl:4: case 'bad-value': expected units='kelvin' is not a valid get_weather argument" in run.err
+
+
+def test_init_writes_files_eval_accepts_and_refuses_to_overwrite(tmp_path):
+    run = toolselect("init", "-o", "starter", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path)
+    assert run.code == 0, run.err
+    golden = yaml.safe_load((tmp_path / "starter" / "golden.yaml").read_text())
+    assert len(golden) == 3 * 6 + 1 + 5  # three per tool, one boundary, five negatives
+    assert all(case["status"] == "needs_review" for case in golden)
+    assert sum(case["expect_tool"] is None for case in golden) == 5
+    assert any(case["name"] == "boundary-get_weather-get_forecast" for case in golden)
+    assert "expect_args: {city: <from the prompt>, days: <a number 1..10>, units: <metric | imperial>}" in (
+        tmp_path / "starter" / "golden.yaml").read_text()
+
+    evaluated = toolselect("eval", "--json", "r.json", cwd=tmp_path / "starter")
+    assert evaluated.code == 0, evaluated.err
+    report = json.loads((tmp_path / "starter" / "r.json").read_text())
+    assert report["counts"]["pending_cases"] == 24 and report["metrics"]["accuracy"]["denominator"] == 0
+    assert "nothing for the gate to judge yet: 24 cases need review" in evaluated.out
+
+    again = toolselect("init", "-o", "starter", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path)
+    assert again.code == 2 and "already exists: pass --force" in again.err
+    forced = toolselect("init", "-o", "starter", "--force", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path)
+    assert forced.code == 0
+
+
+def test_init_draft_asks_the_model_for_prompts(tmp_path):
+    tools = json.loads((LINT / "weather_tools.json").read_text())["tools"][:2]
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": tools}))
+    script = {
+        "key": "sk-draft",
+        "contains": {
+            "Tool: get_weather": {"text": 'Sure: {"direct": "weather in Oslo now?", "paraphrase": "do I need a coat in Oslo today", "arguments": "Oslo weather in imperial please"}'},
+            "Tool: get_forecast": {"text": '{"direct": "forecast for Rome", "paraphrase": "will the weekend in Rome be nice", "arguments": "7 days for Rome"}'},
+            "Tool A: get_weather": {"text": '{"prompt": "will it rain in Lisbon later?", "tool": "get_forecast"}'},
+            "five user messages": {"text": '{"prompts": ["thanks!", "what is a cold front?", "ok and in celsius?", "book me a flight", "explain humidity"]}'},
+        },
+    }
+    with FakeModelAPI(script) as api:
+        run = toolselect("init", "--tools", "tools.json", "--draft", "--provider", "openai", "--model", "m",
+                         "--base-url", api.url + "/v1", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-draft"})
+        asked = api.requests
+    assert run.code == 0, run.err
+    assert asked == 2 + 1 + 1  # a request per tool, per confusable pair, and one for the negatives
+    golden = yaml.safe_load((tmp_path / "golden.yaml").read_text())
+    prompts = {case["name"]: case["prompt"] for case in golden}
+    assert prompts["get_weather-paraphrase"] == "do I need a coat in Oslo today"
+    assert prompts["boundary-get_weather-get_forecast"] == "will it rain in Lisbon later?"
+    assert next(c for c in golden if c["name"] == "boundary-get_weather-get_forecast")["expect_tool"] == "get_forecast"
+    assert prompts["no-tool-2"] == "what is a cold front?"
+    assert all(case["status"] == "needs_review" for case in golden)  # a model's labels still need a person
