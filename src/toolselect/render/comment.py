@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
 from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, labels, lint_summary, pct
-from .markdown import cases_table, code, esc, flaky_list, lint_list, position_table
+from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, pct
+from .markdown import cases_table, code, confusion_table, esc, flaky_list, lint_list, position_table
 
 COMMENT_LIMIT = 60_000
 SUMMARY_LIMIT = 1_000_000
@@ -143,28 +143,6 @@ def flips_table(cases: list[CaseDelta]) -> list[str]:
     return out
 
 
-def matrix_with_deltas(head: Report, base: Report | None) -> list[str]:
-    rows, cols = labels(head)
-    if base is not None:
-        b_rows, b_cols = labels(base)
-        rows = rows + [r for r in b_rows if r not in rows]
-        cols = cols + [c for c in b_cols if c not in cols]
-    if not rows:
-        return []
-    out = ["| expected ＼ picked | " + " | ".join(code(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
-    for row in rows:
-        cells = []
-        for col in cols:
-            now = head.confusion.get(row, {}).get(col, 0)
-            before = base.confusion.get(row, {}).get(col, 0) if base else now
-            text = "·" if not now else (str(now) if row == col else f"**{now}**")
-            if now != before:
-                text += f" ({'+' if now > before else '−'}{abs(now - before)})"
-            cells.append(text)
-        out.append(f"| {code(row)} | " + " | ".join(cells) + " |")
-    return out
-
-
 def footer(head: Report, base: Report | None, diff: Diff | None, run_url: str | None) -> str:
     r = head.run
     samples = f" × {r.repeat} samples" if r.repeat > 1 else ""
@@ -270,7 +248,7 @@ def render_comment(
         counts = lint_summary(head.lint)
         sections.append(Section(f"Lint: {counts}", "\n".join(lint_list(head.lint, limit=15)), 40))
     sections += list(extra_sections)
-    matrix = matrix_with_deltas(head, base if diff is not None else None)
+    matrix = confusion_table(head, base if diff is not None else None)
     if matrix:
         title = "Confusion matrix (head; Δ vs base in brackets)" if diff is not None else "Confusion matrix"
         sections.append(Section(title, "Rows: the expected tool; columns: the tool picked.\n\n" + "\n".join(matrix), 50))

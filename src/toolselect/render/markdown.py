@@ -71,16 +71,25 @@ def flaky_list(report: Report, limit: int = 50) -> list[str]:
     return out
 
 
-def confusion_table(report: Report) -> list[str]:
+def confusion_table(report: Report, base: Report | None = None) -> list[str]:
+    """Rows expected, columns picked; confusions in bold; with a base, each changed cell's Δ."""
     rows, cols = labels(report)
+    if base is not None:
+        b_rows, b_cols = labels(base)
+        rows = rows + [r for r in b_rows if r not in rows]
+        cols = cols + [c for c in b_cols if c not in cols]
     if not rows:
         return []
     out = ["| expected ＼ picked | " + " | ".join(code(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
     for row in rows:
         cells = []
         for col in cols:
-            n = report.confusion.get(row, {}).get(col, 0)
-            cells.append("·" if not n else (f"{n}" if row == col else f"**{n}**"))
+            now = report.confusion.get(row, {}).get(col, 0)
+            text = "·" if not now else (f"{now}" if row == col else f"**{now}**")
+            before = base.confusion.get(row, {}).get(col, 0) if base is not None else now
+            if now != before:
+                text += f" ({'+' if now > before else '−'}{abs(now - before)})"
+            cells.append(text)
         out.append(f"| {code(row)} | " + " | ".join(cells) + " |")
     return out
 
