@@ -10,6 +10,7 @@ says the gate failed, and a GitHub failure when commenting never changes the exi
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
@@ -75,6 +76,8 @@ def read_inputs(environ: dict[str, str]) -> Inputs:
         try:
             value = cast(text)
         except ValueError:
+            value = math.nan
+        if not math.isfinite(value):
             kind = "a whole number" if cast is int else "a number"
             raise ConfigError(f"input {name} must be {kind} (got {text!r})") from None
         if value < low or (high is not None and value > high):
@@ -297,6 +300,7 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
             pruned = 0
     dirty = head.run.cache_writes + (base.run.cache_writes if base else 0) + pruned > 0
     written.append(settings.cache_dir)
+    written.append(workspace / ".git")  # the base commit's fetch and worktree write there
 
     wf.write_summary(summary)
     comment_url = ""
@@ -439,18 +443,27 @@ def post_from_artifact(inputs: Inputs, event: Event, environ: dict[str, str], wf
         wf.annotate("warning", "the artifact was made for another commit than the triggering run: not posting", title="toolselect")
         return EXIT_PASSED
     repo = environ.get("GITHUB_REPOSITORY", "")
+    from github import GithubException
+    from requests.exceptions import RequestException
+
     gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), inputs.github_token)
     try:
         number = find_pull_request(gh, repo, owner, branch, head_sha)
+    except (GithubException, RequestException) as exc:
+        status = getattr(exc, "status", "")
+        wf.annotate("warning", f"could not look up the pull request: GitHub answered {status or type(exc).__name__}", title="toolselect")
+        return EXIT_PASSED
     finally:
         gh.close()
     if number is None:
         wf.annotate("notice", f"no open pull request has {owner}:{branch} at {head_sha[:12]}: nothing to post", title="toolselect")
         return EXIT_PASSED
     verdict = judge(head, diff, Comparing(inputs.max_drop, inputs.significance, inputs.fail_on_certain_flips))
-    notes = ("posted from the fork PR's artifact: only answers already in the cache were evaluated",) if meta.fork else ()
+    # Whether the PR came from a fork is read from the event, never from the artifact.
+    fork = (run.get("head_repository") or {}).get("full_name") != repo
+    notes = ("posted from the PR run's artifact" + (": a fork PR, so only answers already in the cache were evaluated" if fork else ""),)
     verdict = Verdict(verdict.passed, verdict.reasons, (*notes, *verdict.notes))
-    body = render_comment(head, verdict, base=base, diff=diff, base_note=meta.base_note if diff is None else None,
+    body = render_comment(head, verdict, base=base, diff=diff, base_note=None if diff else "no baseline in the PR's run",
                           comment_id=inputs.comment_id, run_url=run.get("html_url"))
     url = post(inputs, environ, wf, number, body, create=True)
     wf.set_outputs({"comment-url": url, "passed": "true" if verdict.passed else "false"})

@@ -12,10 +12,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
+from .errors import InfraError
 
 
-class NoBaseline(Exception):
-    """The base can't be evaluated; `str(exc)` says why, for the comment ("no baseline: …")."""
+class NoBaseline(InfraError):
+    """The base can't be evaluated; the message says why, for the comment ("no baseline: …")."""
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -51,18 +52,36 @@ def resolve_commit(root: Path, ref: str) -> str:
         ) from None
 
 
+def add_worktree(root: Path, commit: str) -> Path:
+    """The commit checked out in a temporary worktree (removed again if checking out fails)."""
+    folder = Path(tempfile.mkdtemp(prefix="toolselect-base-"))
+    try:
+        git("worktree", "add", "--detach", str(folder), commit, cwd=root)
+    except NoBaseline:
+        remove_worktree(root, folder)
+        raise
+    return folder
+
+
+def remove_worktree(root: Path, folder: Path) -> None:
+    try:
+        git("worktree", "remove", "--force", str(folder), cwd=root)
+    except NoBaseline:
+        pass
+    shutil.rmtree(folder, ignore_errors=True)
+    try:
+        git("worktree", "prune", cwd=root)
+    except NoBaseline:
+        pass
+
+
 @contextmanager
 def worktree(root: Path, commit: str) -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="toolselect-base-"))
-    git("worktree", "add", "--detach", str(folder), commit, cwd=root)
+    folder = add_worktree(root, commit)
     try:
         yield folder
     finally:
-        try:
-            git("worktree", "remove", "--force", str(folder), cwd=root)
-        except NoBaseline:
-            pass
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_worktree(root, folder)
 
 
 def _inside(path: Path, root: Path, other: Path) -> Path | None:

@@ -35,16 +35,23 @@ class Budget:
     local: bool
 
 
-def estimate(provider: Provider, jobs: Sequence[Job], tools: tuple[WireTool, ...], settings: Settings) -> Budget:
+def estimate(
+    provider: Provider, jobs: Sequence[Job], tools: tuple[WireTool, ...], settings: Settings, planned: set[str] | None = None
+) -> Budget:
+    """`planned`: keys another side of the run will already have asked (counted as cached here);
+    this side's uncached keys are added to it."""
     local = not isinstance(provider, CachedProvider)
     cached = uncached = tokens = 0
+    planned = planned if planned is not None else set()
     for job in jobs:
         offered = tools if job.order is None else tuple(tools[i] for i in job.order)
         request = Request(job.case.prompt, settings.system, offered, job.sample)
         if not local and provider.cache is not None and settings.cache_mode != "refresh":
-            if provider.cache.path(cache_key(provider.identity(), request)).exists():
+            key = cache_key(provider.identity(), request)
+            if key in planned or provider.cache.path(key).exists():
                 cached += 1
                 continue
+            planned.add(key)
         uncached += 1
         text = json.dumps([[t.name, t.description, t.input_schema] for t in offered]) + request.prompt + (request.system or "")
         tokens += len(text) // 4 + 20

@@ -158,6 +158,7 @@ class CachedProvider:
         self.cacheable = inner.cacheable
         self.spend = Spend()
         self.touched: set[str] = set()
+        self.problems: list[str] = []  # e.g. a cache write that failed: said in the report
 
     async def pick(self, request: Request) -> Pick:
         key = cache_key(self.inner.identity(), request) if self.cache else None
@@ -170,18 +171,43 @@ class CachedProvider:
                     return hit
         if self.mode == "only":
             return skipped(NOT_CACHED)
+        ensure = getattr(self.inner, "ensure_connected", None)
+        if ensure is not None:
+            ensure()  # a run that planned to need no API (all cached) meets a damaged entry
         self.spend.api_calls += 1
         pick = await self.inner.pick(request)
         if pick.usage:
             self.spend.input_tokens += pick.usage.input_tokens or 0
             self.spend.output_tokens += pick.usage.output_tokens or 0
-        if key and pick.error is None and pick.skipped is None:
-            self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
-            self.spend.cache_writes += 1
+        if key and pick.error is None and pick.skipped is None and not self.problems:
+            try:
+                self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
+                self.spend.cache_writes += 1
+            except OSError as exc:  # a full disk mid-run: keep the answer, stop caching, say so
+                self.problems.append(f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})")
         return pick
+
+    def check_writable(self) -> None:
+        """Before any request: a cache that can't be written would lose every answer paid for."""
+        if self.cache is None or self.mode == "only":
+            return
+        try:
+            self.cache.root.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.cache.root / ".write-check.json", "{}")
+            (self.cache.root / ".write-check.json").unlink()
+        except OSError as exc:
+            from .errors import ConfigError
+
+            raise ConfigError(
+                f"cache_dir {self.cache.root}: cannot write there ({exc.strerror or exc})",
+                hint="set cache_dir (or --cache-dir) to a writable folder, or cache: false",
+            ) from None
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
+
+    def preload(self) -> None:
+        getattr(self.inner, "preload", lambda: None)()
 
     def connect(self) -> None:
         if self.mode != "only":
@@ -190,12 +216,15 @@ class CachedProvider:
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def finish(self, session: set[str] | None = None) -> None:
+    def finish(self, session: set[str] | None = None, interrupted: bool = False) -> None:
         """Record the keys this run used (with those of the other runs in `session`, e.g. the
-        base and the head of one PR), so `cache prune` can drop the rest."""
+        base and the head of one PR), so `cache prune` can drop the rest. An interrupted run adds
+        its keys to the last manifest instead: prune must not drop what it just kept."""
         if session is not None:
             session |= self.touched
-        keys = session if session is not None else self.touched
+        keys = set(session if session is not None else self.touched)
+        if interrupted and self.cache:
+            keys |= self.cache.manifest_keys() or set()
         if self.cache and keys:
             self.cache.write_manifest(keys)
 

@@ -21,18 +21,24 @@ def _split_server_command(argv: list[str]) -> tuple[list[str], tuple[str, ...] |
     return argv, None
 
 
-def _share(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+def _number(text: str, what: str) -> float:
+    import math
 
-
-def _points(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected percentage points, e.g. 5, got {text!r}") from None
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def _share(text: str) -> float:
+    return _number(text, "a number between 0 and 1")
+
+
+def _points(text: str) -> float:
+    value = _number(text, "percentage points, e.g. 5")
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more points (got {text})")
     return value
@@ -85,9 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--min-accuracy", type=_share, metavar="X", help="fail below this share of correct samples (0..1)")
     ev.add_argument("--repeat", type=_count, metavar="N", help="samples per case")
     ev.add_argument("--concurrency", type=_count, metavar="N", help="requests in flight (default 8)")
-    ev.add_argument("--temperature", type=float, metavar="T", help="sampling temperature, where the API supports it")
+    ev.add_argument("--temperature", type=lambda t: _number(t, "a temperature, e.g. 0.7"), metavar="T", help="sampling temperature, where the API supports it")
     ev.add_argument("--seed", type=_count, metavar="N", help="sampling seed, where the API supports it")
-    ev.add_argument("--timeout", type=float, metavar="SECONDS", dest="timeout_s", help="per-request timeout (a stalled answer is cut off and retried)")
+    ev.add_argument("--timeout", type=lambda t: _number(t, "seconds, e.g. 30"), metavar="SECONDS", dest="timeout_s", help="per-request timeout (a stalled answer is cut off and retried)")
     ev.add_argument("--max-retries", type=_count, metavar="N", help="retries of a transient API failure (default 5)")
     ev.add_argument("--max-error-rate", type=_share, metavar="X", help="exit 3 when more samples than this share fail at the provider (default 0.1)")
     ev.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible (or Anthropic) endpoint")
@@ -189,6 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug of ours, never a verdict: not exit 1 ("the gate failed")
+        if os.environ.get("TOOLSELECT_DEBUG"):
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr)
+        return EXIT_INFRA
 
 
 def _print_error(exc: ToolselectError) -> None:

@@ -139,10 +139,22 @@ class ServerSpec:
     startup_timeout_s: float = 30.0
 
     def describe(self) -> str:
+        """For reports and messages: the URL without its query or user info, which can hold keys."""
         if self.command:
             return "stdio: " + " ".join(self.command)
-        kind = self.transport or ("sse" if (self.url or "").rstrip("/").endswith("/sse") else "streamable-http")
-        return f"{kind}: {self.url}"
+        kind = self.transport or ("sse" if (self.url or "").split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
+        return f"{kind}: {public_url(self.url or '')}"
+
+
+def public_url(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    shown = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    return shown + ("?…" if parts.query else "")
 
 
 @dataclass(frozen=True)

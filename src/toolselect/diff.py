@@ -84,6 +84,7 @@ class ToolChange(_Strict):
 class SideStats(_Strict):
     surface_hash: str
     cases: int
+    counted_cases: int  # reviewed cases with an evaluated sample: what the gate counts
     samples: int
     cache_hits: int
     api_calls: int
@@ -161,17 +162,22 @@ def surface_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> l
     new = {d["name"]: d for d in head}
     out: list[ToolChange] = []
     for name in new.keys() - old.keys():
-        out.append(ToolChange(name=name, kind="added", diff=_unified("", new[name].get("description") or "", name)))
+        out.append(ToolChange(name=name, kind="added", diff=_unified("", _text(new[name]), name)))
     for name in old.keys() - new.keys():
         out.append(ToolChange(name=name, kind="removed"))
     for name in old.keys() & new.keys():
         a, b = old[name], new[name]
-        if (a.get("description") or "") != (b.get("description") or ""):
-            out.append(ToolChange(name=name, kind="description", diff=_unified(a.get("description") or "", b.get("description") or "", name)))
+        if _text(a) != _text(b):
+            out.append(ToolChange(name=name, kind="description", diff=_unified(_text(a), _text(b), name)))
         if a.get("inputSchema") != b.get("inputSchema"):
             out.append(ToolChange(name=name, kind="schema", diff=_unified(_json(a.get("inputSchema")), _json(b.get("inputSchema")), name)))
     order = {"removed": 0, "added": 1, "description": 2, "schema": 3}
     return sorted(out, key=lambda t: (order[t.kind], t.name))
+
+
+def _text(definition: dict[str, Any]) -> str:
+    description = definition.get("description") or ""
+    return description if isinstance(description, str) else json.dumps(description)
 
 
 def _json(value: Any) -> str:
@@ -188,6 +194,7 @@ def _unified(a: str, b: str, name: str) -> str:
 def _stats(report: Report) -> SideStats:
     return SideStats(
         surface_hash=report.surface.hash, cases=report.counts.cases, samples=report.counts.samples,
+        counted_cases=sum(1 for c in report.cases if c.evaluated and c.status != "needs_review"),
         cache_hits=report.run.cache_hits, api_calls=report.run.api_calls,
     )
 
@@ -201,8 +208,8 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
     single = True
     for old, now in pairs:
         before, after = passing(old), passing(now)
-        if before is None or after is None:
-            continue
+        if before is None or after is None or "needs_review" in (old.status, now.status):
+            continue  # unevaluated or pending on either side: not counted by the gate, not compared
         single = single and old.evaluated == 1 and now.evaluated == 1
         differences.append(now.pass_rate - old.pass_rate)
         improved += now.pass_rate > old.pass_rate

@@ -99,6 +99,13 @@ def _close_key(loc: Loc, model_at) -> str | None:
     return close[0] if close else None
 
 
+def _join(label: str, path: str) -> str:
+    """'case' + 'question' → 'case.question'; 'cases' + '[0].prompt' → 'cases[0].prompt'."""
+    if label and path and not path.startswith("["):
+        return f"{label}.{path}"
+    return label + path
+
+
 def _is_union_tag(part: Any) -> bool:
     # pydantic adds the union member's name to the location ("str", "list[str]", "function-after[...]")
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool", "dict", "list", "none"})
@@ -106,19 +113,19 @@ def _is_union_tag(part: Any) -> bool:
 
 def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[str, str], label: str) -> str:
     kind = error["type"]
-    name = label + dotted(loc)
+    name = _join(label, dotted(loc))
     field = str(loc[-1]) if loc else ""
     value = error.get("input")
     ctx = error.get("ctx") or {}
     if kind == "extra_forbidden":
         parent = loc[:-1]
-        section = label + dotted(parent) or "the top level"
+        section = _join(label, dotted(parent)) or "the top level"
         text = f"unknown key '{field}' in {section}{did_you_mean(field, _known_keys(model_at, parent))}"
         return where(doc.file, doc.line(loc, key=True)) + text
     if kind == "missing":
         parent = loc[:-1]
         hint = hints.get(field, "")
-        text = f"{label + dotted(parent) or 'the file'}: missing required key '{field}'" + (f" ({hint})" if hint else "")
+        text = f"{_join(label, dotted(parent)) or 'the file'}: missing required key '{field}'" + (f" ({hint})" if hint else "")
         return where(doc.file, doc.line(parent)) + text
     line = doc.line(loc)
     if kind in _TYPE_WORDS:

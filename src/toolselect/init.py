@@ -97,16 +97,16 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
     out = [RECIPE.format(origin=surface.origin)]
     for tool in surface.tools:
         written = drafts.tools.get(tool.name, {})
-        out.append(f"# --- {tool.name}: {_one_line(tool.description) or '(no description)'}")
+        out.append(f"# --- {_one_line(tool.name)}: {_one_line(tool.description) or '(no description)'}")
         hint = _args_hint(tool.input_schema)
         for kind, placeholder in (
             ("direct", f"TODO: ask directly for what {tool.name} does"),
             ("paraphrase", f"TODO: what {tool.name} is for, in a user's own words (not the description's)"),
             ("arguments", f"TODO: a request that spells out the arguments {tool.name} needs"),
         ):
-            out.append(f"- name: {tool.name}-{kind}")
+            out.append(f"- name: {_q(f'{tool.name}-{kind}')}")
             out.append(f"  prompt: {_q(written.get(kind) or placeholder)}")
-            out.append(f"  expect_tool: {tool.name}")
+            out.append(f"  expect_tool: {_q(tool.name)}")
             out.append("  status: needs_review")
             if kind == "arguments" and hint:
                 out.append(f"  # expect_args: {hint}")
@@ -115,9 +115,9 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
         written = drafts.pairs.get((a, b), {})
         right = written.get("tool") if written.get("tool") in (a, b) else a
         out.append(f"# --- the boundary between {a} and {b} (likely confusable, similarity {score:.2f})")
-        out.append(f"- name: boundary-{a}-{b}")
+        out.append(f"- name: {_q(f'boundary-{a}-{b}')}")
         out.append(f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}")
-        out.append(f"  expect_tool: {right}  # TODO: the right one, or [{a}, {b}] when both are fine")
+        out.append(f"  expect_tool: {_q(right)}  # TODO: the right one, or [{_q(a)}, {_q(b)}] when both are fine")
         out.append("  status: needs_review")
         out.append("  tags: [confusable]")
         out.append("")

@@ -106,7 +106,9 @@ def _walk(node: yaml.Node, loc: Loc, doc: Located) -> None:
 def load_jsonl(path: Path, shown: str, what: str = "golden file") -> list[tuple[int, Any]]:
     """Parse JSON Lines: `(line number, value)` for every non-blank, non-`//` line."""
     rows: list[tuple[int, Any]] = []
-    for number, line in enumerate(read_text(path, shown, what).splitlines(), start=1):
+    # split on "\n" only: JSON strings may hold U+2028 or U+0085, which str.splitlines() would cut at
+    for number, line in enumerate(read_text(path, shown, what).split("\n"), start=1):
+        line = line.removesuffix("\r")
         stripped = line.strip()
         if not stripped or stripped.startswith("//"):
             continue

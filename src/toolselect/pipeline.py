@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
-from .baseline import NoBaseline, base_settings, repo_root, resolve_commit, worktree
+from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
 from .budget import Budget, check_budget, estimate
 from .cache import AnswerCache, CachedProvider, Spend
 from .config import Loaded, Overrides, Settings, load_cases
@@ -79,23 +79,30 @@ class Prepared:
         await self.provider.aclose()
 
 
-async def prepare(loaded: Loaded, settings: Settings, *, connect: bool = True) -> Prepared:
+async def prepare(loaded: Loaded, settings: Settings, *, connect: bool = True, planned: set[str] | None = None) -> Prepared:
+    """Everything before the first request. `connect`: check the key and build the client (only when
+    the plan needs the API: a fully cached run needs no key). `planned`: cache keys earlier sides will
+    ask for, counted as cached here (and this side's are added)."""
     cases = load_cases(loaded, settings)  # golden set
     pool = Pool(settings.concurrency)
     provider = make_provider(settings, pool)
     if provider.cacheable:  # the answer cache wraps any API provider
         provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
     try:
-        # the SDK loads (and a missing key is found) while the MCP server starts: both before any case
-        steps = [asyncio.to_thread(provider.connect)] if connect else []
-        *connected, surface = await asyncio.gather(*steps, load_surface(settings), return_exceptions=True)
-        for outcome in (*connected, surface):  # a missing key is reported before a server problem
+        # the SDK is imported while the MCP server starts
+        preload = getattr(provider, "preload", lambda: None)
+        loaded_sdk, surface = await asyncio.gather(asyncio.to_thread(preload), load_surface(settings), return_exceptions=True)
+        for outcome in (loaded_sdk, surface):
             if isinstance(outcome, BaseException):
                 raise outcome
         findings = lint_surface(surface, *surface_place(settings)) + check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(settings.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall")
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
-        budget = estimate(provider, jobs, wire_tools(surface), settings)
+        budget = estimate(provider, jobs, wire_tools(surface), settings, planned)
+        if isinstance(provider, CachedProvider) and budget.requests:
+            provider.check_writable()
+        if connect and (budget.requests or not provider.cacheable):
+            await asyncio.to_thread(provider.connect)  # a missing key stops here, before any request
     except BaseException:
         await provider.aclose()
         raise
@@ -106,12 +113,14 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     settings, surface, provider = prep.settings, prep.surface, prep.provider
     hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
     started_at, clock = datetime.now(UTC), time.perf_counter()
+    finished = False
     try:
         asked = await ask_all(provider, surface, prep.jobs, system=settings.system, pool=prep.pool, on_done=hooks.on_sample)
+        finished = True
     finally:
         await prep.aclose()
-    if isinstance(provider, CachedProvider):
-        provider.finish(cache_keys)
+        if isinstance(provider, CachedProvider):
+            provider.finish(cache_keys, interrupted=not finished)
     spend = provider.spend if isinstance(provider, CachedProvider) else Spend()
     results: list[Result] = [  # results
         replace(
@@ -149,7 +158,8 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         prep.cases, results, surface, run,
         min_accuracy=settings.min_accuracy, max_error_rate=settings.max_error_rate,
         max_over_trigger=settings.max_over_trigger, min_tool_recall=dict(settings.min_tool_recall),
-        stopped=asked.stopped, warnings=list(settings.notes), lint=prep.findings,
+        stopped=asked.stopped, lint=prep.findings,
+        warnings=[*settings.notes, *(provider.problems if isinstance(provider, CachedProvider) else [])],
     )
 
 
@@ -190,30 +200,22 @@ async def run_compare(
     environ: Mapping[str, str], hooks: Hooks = Hooks(), base_hooks: Hooks = Hooks(), *, dry_run: bool = False,
 ) -> Comparison | Plans:
     """Evaluate the head and the base commit (in a git worktree), both planned and budgeted before
-    either asks anything, then diff them (pure)."""
+    either asks anything, then diff them (pure). Anything that keeps the base from being evaluated
+    fairly — no config there, a failed checkout, a base run that itself failed — is "no baseline"."""
     keys: set[str] = set()
-    head_prep = await prepare(loaded, settings, connect=not dry_run)
-    base_prep, note = None, None
+    planned: set[str] = set()  # requests the head will make: the base then finds them cached
+    head_prep = await prepare(loaded, settings, connect=not dry_run, planned=planned)
+    base_prep, note, root, tree = None, None, None, None
     try:
         root = repo_root(cwd)
-        tree_context = worktree(root, resolve_commit(root, base_ref))
+        tree = add_worktree(root, resolve_commit(root, base_ref))
+        base_loaded, base = base_settings(loaded, settings, over, root, tree, cwd, environ)
+        base_prep = await prepare(base_loaded, base, connect=not dry_run, planned=planned)
     except NoBaseline as exc:
-        tree_context, note = None, f"no baseline: {exc}"
-    if tree_context is None:
-        if dry_run:
-            await head_prep.aclose()
-            return Plans(head_prep.budget, None, note)
-        await _within_budget([head_prep], settings.max_requests)
-        return Comparison(await execute(head_prep, hooks, keys), None, None, note)
-    base_report = None
-    with tree_context as tree:
-        try:
-            base_loaded, base = base_settings(loaded, settings, over, root, tree, cwd, environ)
-            base_prep = await prepare(base_loaded, base, connect=not dry_run)
-        except NoBaseline as exc:
-            note = f"no baseline: {exc}"
-        except ToolselectError as exc:
-            note = f"no baseline: the base could not be evaluated: {exc.message}"
+        note = f"no baseline: {exc.message}"
+    except ToolselectError as exc:
+        note = f"no baseline: the base could not be evaluated: {exc.message}"
+    try:
         sides = [head_prep] + ([base_prep] if base_prep else [])
         if dry_run:
             for side in sides:
@@ -222,6 +224,21 @@ async def run_compare(
         await _within_budget(sides, settings.max_requests)
         head = await execute(head_prep, hooks, keys)
         base_report = await execute(base_prep, base_hooks, keys) if base_prep else None
+    finally:
+        if tree is not None:
+            remove_worktree(root, tree)
+    if base_report is not None and (failure := base_failure(base_report)):
+        return Comparison(head, None, None, f"no baseline: the base run failed ({failure}), so it can't judge the head")
     if base_report is None:
         return Comparison(head, None, None, note)
     return Comparison(head, base_report, diff_reports(base_report, head, alpha=settings.significance or 0.05), None)
+
+
+def base_failure(report: Report) -> str | None:
+    """Why a base report can't serve as a baseline: the run stopped, or too many provider errors."""
+    if report.gate.stopped:
+        return report.gate.stopped
+    errors = report.metrics["error_rate"]
+    if errors.value is not None and errors.value > report.gate.max_error_rate + 1e-12:
+        return f"{errors.numerator}/{errors.denominator} samples failed at the provider"
+    return None

@@ -143,8 +143,8 @@ class GateOut(_Strict):
 
 class FindingOut(_Strict):
     code: str
-    severity: str  # error | warning | info
-    scope: str  # surface | golden
+    severity: Literal["error", "warning", "info"]
+    scope: Literal["surface", "golden"]
     message: str
     fix: str = ""
     tool: str | None = None
@@ -222,6 +222,12 @@ def counted(result: Result) -> bool:
     return result.evaluated and result.case.status != PENDING
 
 
+METRIC_NAMES = (
+    "accuracy", "tool_accuracy", "arg_accuracy", "schema_valid_rate", "no_call_precision", "no_call_recall",
+    "over_trigger_rate", "under_trigger_rate", "error_rate",
+)
+
+
 def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
     rs = [r for r in results if counted(r)]
     decided = [r for r in rs if r.outcome is not Outcome.ERROR]
@@ -271,7 +277,7 @@ def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> di
 def judge(
     metrics: dict[str, Metric], min_accuracy: float, max_error_rate: float, stopped: str | None,
     max_over_trigger: float | None = None, min_tool_recall: dict[str, float] | None = None,
-    per_tool: dict[str, ToolStats] | None = None,
+    per_tool: dict[str, ToolStats] | None = None, unevaluated: int = 0,
 ) -> GateOut:
     """The gate on one report: accuracy ≥ min_accuracy, errors within max_error_rate, nothing
     stopped the run, over-triggering within max_over_trigger, each tool's recall above its floor."""
@@ -283,6 +289,10 @@ def judge(
         reasons.append(
             f"{errors.numerator}/{errors.denominator} samples failed at the provider "
             f"({errors.value:.1%} > max_error_rate {max_error_rate:.0%}): an outage is not a result"
+        )
+    if accuracy.denominator == 0 and unevaluated:
+        reasons.append(
+            f"nothing was evaluated: {unevaluated} samples of reviewed cases are NOT-EVALUATED (no answer in the cache)"
         )
     if accuracy.value is not None and accuracy.numerator < min_accuracy * accuracy.denominator - 1e-9:
         reasons.append(f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) is below min_accuracy {min_accuracy:.0%}")
@@ -364,7 +374,8 @@ def position_table(results: Sequence[Result]) -> dict[str, Metric] | None:
         pos = expected_position(r)
         if pos is None:
             continue
-        buckets[THIRDS[min(2, pos * 3 // len(r.tool_order))]].append(r.passed)
+        n = len(r.tool_order)
+        buckets[THIRDS[round(pos * 2 / (n - 1)) if n > 1 else 0]].append(r.passed)
     if not any(buckets.values()):
         return None
     return {t: metric(sum(v), len(v)) for t, v in buckets.items()}
@@ -405,7 +416,8 @@ def build_report(
     confusion = confusion_matrix(results, surface)
     expected_tools = {t for c in cases for t in c.expected}
     per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
-    gate = judge(metrics, min_accuracy, max_error_rate, stopped, max_over_trigger, min_tool_recall, per_tool)
+    unevaluated = sum(1 for r in results if not r.evaluated and r.case.status != PENDING)
+    gate = judge(metrics, min_accuracy, max_error_rate, stopped, max_over_trigger, min_tool_recall, per_tool, unevaluated)
     position = position_table(results)
     warning = position_warning(position)
     case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
@@ -466,8 +478,15 @@ def pick_name(sample: SampleOut | None) -> str:
 
 
 def write_report(report: Report, path: Path) -> None:
+    """The report as JSON: the summary indented, then one case per line, written case by case so a
+    suite of 10,000 cases × 3 samples never needs the whole text in memory at once."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    summary = json.dumps(report.model_dump(mode="json", exclude={"cases"}), indent=2, ensure_ascii=False)
+    with path.open("w", encoding="utf-8") as f:
+        f.write(summary[:-2] + ',\n  "cases": [')
+        for i, case in enumerate(report.cases):
+            f.write(("\n    " if i == 0 else ",\n    ") + case.model_dump_json())
+        f.write("\n  ]\n}\n")
 
 
 def read_report(path: Path) -> Report:
@@ -476,7 +495,7 @@ def read_report(path: Path) -> Report:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{shown}: report not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ConfigError(f"{shown}: not a readable toolselect report ({exc})") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         version = data.get("schema_version") if isinstance(data, dict) else None
@@ -484,8 +503,14 @@ def read_report(path: Path) -> Report:
             f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {version!r})"
         )
     try:
-        return Report.model_validate(data)
+        report = Report.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         loc = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"{shown}: not a valid toolselect report: {loc}: {first['msg']}") from None
+    missing = [m for m in METRIC_NAMES if m not in report.metrics]
+    names = {c.name for c in report.cases}
+    if missing or not set(report.flaky) <= names:
+        problem = f"metrics {', '.join(missing)} missing" if missing else "flaky names a case the report does not have"
+        raise ConfigError(f"{shown}: not a valid toolselect report: {problem}")
+    return report

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -273,6 +274,15 @@ def test_base_without_a_config_is_no_baseline(world, tmp_path):
     assert run.outputs["base-accuracy"] == ""
 
 
+@pytest.mark.parametrize("bad", ["nan", "inf"])
+def test_non_finite_numbers_are_refused(world, tmp_path, bad):
+    api, github = world
+    repo = make_repo(tmp_path)
+    run = run_action(repo.path, tmp_path, inputs={"max-drop": bad}, event=pull_request_event(repo),
+                     event_name="pull_request", api=api, github=github)
+    assert run.code == 2 and f"input max-drop must be a number (got '{bad}')" in run.stdout
+
+
 def test_invalid_inputs_are_usage_errors(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
@@ -307,6 +317,15 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     artifact = tmp_path / "poster" / "artifact"
     artifact.parent.mkdir()
     subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
+    # a fork controls its artifact: it tries to pass as not-a-fork and to smuggle HTML, pings and a marker in
+    meta_path = artifact / "meta.json"
+    tampered = json.loads(meta_path.read_text()) | {
+        "fork": False, "pr": 1, "base_note": "ok\n<img src=https://evil.example/x.png> @acme/security <!-- toolselect:default -->"}
+    meta_path.write_text(json.dumps(tampered))
+    report_path = artifact / "report.json"
+    evil = json.loads(report_path.read_text())
+    evil["surface"]["definitions"][0]["name"] = "x``<img src=x> @acme/maintainers <!-- toolselect:default --> ``y"
+    report_path.write_text(json.dumps(evil))
     poster_event = {"action": "completed", "workflow_run": {
         "event": "pull_request", "head_sha": repo.head, "head_branch": "reword-forecast", "conclusion": "success",
         "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
@@ -314,9 +333,13 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     posted = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "0"},
                         event=poster_event, event_name="workflow_run", api=api, github=github)
     assert posted.code == 0, posted.stdout + posted.stderr
-    [comment] = github.comments_on(7)
-    assert comment["body"].splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
-    assert "posted from the fork PR's artifact" in comment["body"]
+    [comment] = github.comments_on(7)  # on PR 7, found via the API: not the artifact's "pr": 1
+    body = comment["body"]
+    assert body.splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
+    assert "a fork PR, so only answers already in the cache were evaluated" in body  # from the event, not meta.fork
+    assert body.count("<!-- toolselect:") == 1 and "@acme" not in body and "evil.example" not in body
+    outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", body)  # what GitHub renders as Markdown/HTML
+    assert "<img" not in outside_code
     assert api.requests == 0
 
 

@@ -198,3 +198,22 @@ def test_draft07_tuple_schema_is_offered_not_dropped(tmp_path):
     assert run.code == 0, run.err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["surface"]["left_out"] == [] and report["passed"] is True
+
+
+def test_url_secrets_stay_out_of_the_report(tmp_path, serve):
+    server = serve([str(FAKES / "mcp_server.py"), str(TOOLS), "http"])
+    config(tmp_path, f"server:\n  url: '{server.url}?api_key=${{MCP_KEY}}'\nevals:\n  provider: bm25\n  min_accuracy: 0\n{CASES}")
+    run = toolselect("eval", "--json", "r.json", cwd=tmp_path, env={"MCP_KEY": "mcpSECRET999"})
+    assert run.code == 0, run.err
+    assert "mcpSECRET999" not in (tmp_path / "r.json").read_text() + run.out
+    assert json.loads((tmp_path / "r.json").read_text())["surface"]["origin"].endswith("/mcp?…")
+
+
+def test_a_command_without_a_shebang_is_a_clear_error(tmp_path):
+    picker = tmp_path / "pick.txt"
+    picker.write_text("echo hi\n")
+    picker.chmod(0o755)
+    config(tmp_path, f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: command\n  command: [./pick.txt]\n{CASES}")
+    run = toolselect("eval", cwd=tmp_path)
+    assert run.code == 3
+    assert "cannot start the command provider './pick.txt'" in run.out + run.err

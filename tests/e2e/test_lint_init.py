@@ -93,3 +93,13 @@ def test_init_draft_asks_the_model_for_prompts(tmp_path):
     assert next(c for c in golden if c["name"] == "boundary-get_weather-get_forecast")["expect_tool"] == "get_forecast"
     assert prompts["no-tool-2"] == "what is a cold front?"
     assert all(case["status"] == "needs_review" for case in golden)  # a model's labels still need a person
+
+
+def test_init_quotes_names_yaml_would_misread(tmp_path):
+    tools = [{"name": n, "description": f"tool {n}", "inputSchema": {"type": "object"}} for n in ("yes", "123", "null", "get weather #now")]
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    assert toolselect("init", "--tools", "tools.json", cwd=tmp_path).code == 0
+    golden = yaml.safe_load((tmp_path / "golden.yaml").read_text())
+    expected = [c["expect_tool"] for c in golden if c["expect_tool"] is not None]
+    assert {"yes", "123", "null", "get weather #now"} <= set(expected)
+    assert toolselect("eval", cwd=tmp_path).code == 0

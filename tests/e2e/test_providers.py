@@ -297,3 +297,61 @@ def test_no_key_appears_anywhere(model_api, tmp_path):
         assert KEY not in path.read_text(errors="replace"), path
     for text in outputs:
         assert KEY not in text
+
+
+def test_odd_but_real_answers_never_crash_the_run(model_api, tmp_path):
+    api = model_api({
+        "key": KEY,
+        "answers": {
+            "object args": {"tool": "get_weather", "args": {"city": "Paris"}, "object_args": True},
+            "gateway page": {"html": "<html><body>Sign in to the corporate proxy</body></html>"},
+        },
+    })
+    write_cases(tmp_path, [("object args", "get_weather", {"city": "Paris"}), ("gateway page", "get_weather", None)])
+    result = run(tmp_path, "openai", api, "--max-error-rate", "1")
+    assert result.code == 0, result.err
+    samples = {c["prompt"]: c["samples"][0] for c in report(tmp_path)["cases"]}
+    assert samples["object args"]["outcome"] == "PASS"  # an object is taken as the arguments
+    assert samples["gateway page"]["outcome"] == "ERROR"
+    assert samples["gateway page"]["reasons"][0].startswith(f"unexpected answer from {api.url}/v1")
+
+
+def test_a_key_with_a_line_break_is_refused_and_never_echoed(model_api, tmp_path):
+    api = model_api({"key": KEY})
+    write_cases(tmp_path, [("q", "get_weather", None)])
+    result = run(tmp_path, "openai", api, env={"OPENAI_API_KEY": KEY + "\n", "HOME": str(tmp_path)})
+    assert result.code == 3
+    assert "OPENAI_API_KEY contains whitespace or a line break" in result.err
+    assert KEY not in result.out + result.err and api.requests == 0
+
+
+def test_a_fully_cached_run_needs_no_key_and_an_empty_cache_only_run_fails(model_api, tmp_path):
+    api = model_api({"key": KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    write_cases(tmp_path, [("a", "get_weather", None), ("b", "get_weather", None)])
+    assert run(tmp_path, "openai", api).code == 0
+    cached = run(tmp_path, "openai", api, env={"HOME": str(tmp_path)})  # toolproof's "commit the cache" setup
+    assert cached.code == 0, cached.err
+    assert report(tmp_path)["run"]["cache_hits"] == 2
+    empty = run(tmp_path, "openai", api, "--cache-only", "--cache-dir", "empty", env={"HOME": str(tmp_path)})
+    assert empty.code == 1
+    assert "nothing was evaluated: 2 samples of reviewed cases are NOT-EVALUATED" in empty.out
+
+
+def test_an_unwritable_cache_is_refused_before_any_request(model_api, tmp_path):
+    api = model_api({"key": KEY})
+    write_cases(tmp_path, [("q", "get_weather", None)])
+    (tmp_path / "afile").write_text("")
+    result = run(tmp_path, "openai", api, "--cache-dir", "afile")
+    assert result.code == 2 and "cannot write there" in result.err and api.requests == 0
+
+
+def test_interrupted_runs_keep_their_answers_from_prune(model_api, tmp_path):
+    api = model_api({"key": KEY, "latency": 0.1, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(40)])
+    proc = _start_eval(tmp_path, api)
+    _wait_for_entries(tmp_path, 8, proc)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    kept = len(list((tmp_path / ".toolselect-cache" / "v1").glob("*/*.json")))
+    pruned = toolselect("cache", "prune", "--dry-run", cwd=tmp_path)
+    assert pruned.out.startswith("would remove 0 answers"), (kept, pruned.out)

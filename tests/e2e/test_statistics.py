@@ -143,3 +143,68 @@ def test_dry_run_and_max_requests_before_anything_is_asked(tmp_path):
     assert over.code == 2
     assert "this run would send 30 uncached model requests (30), more than max_requests 10" in over.err
     assert asked == 0
+
+
+def make_repo(root, head_change):
+    repo = root / "repo"
+    repo.mkdir()
+    (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    (repo / "golden.jsonl").write_text("".join(
+        json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
+    ))
+    (repo / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0\n"
+    )
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    head_change(repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "head", cwd=repo)
+    return repo
+
+
+def test_identical_sides_are_budgeted_once(tmp_path):
+    repo = make_repo(tmp_path, lambda r: (r / "README.md").write_text("docs only\n"))
+    with FakeModelAPI(script()) as api:
+        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
+        dry = toolselect("eval", "--base-ref", "HEAD~1", "--dry-run", cwd=repo, env=env)
+        run = toolselect("eval", "--base-ref", "HEAD~1", "--max-requests", str(len(CASES)), cwd=repo, env=env)
+        asked = api.requests
+    assert "total: 10 requests" in dry.out, dry.out  # the base finds the head's answers cached
+    assert run.code == 0, run.err
+    assert asked == len(CASES)
+
+
+def test_a_broken_checkout_of_the_base_is_no_baseline(tmp_path):
+    repo = make_repo(tmp_path, lambda r: (r / "README.md").write_text("docs only\n"))
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\necho 'This repository is configured for Git LFS but git-lfs was not found' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with FakeModelAPI(script()) as api:
+        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
+        run = toolselect("eval", "--base-ref", "HEAD~1", "--markdown", "c.md", cwd=repo, env=env)
+    assert run.code == 0, run.err
+    assert "no baseline: git worktree failed" in run.out
+    listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout
+    assert len(listed.strip().splitlines()) == 1  # nothing left behind
+
+
+def test_a_base_run_that_failed_is_no_baseline(tmp_path):
+    # the base's own picker fails every sample (an outage); the head's works
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    (repo / "golden.jsonl").write_text(json.dumps({"id": "n", "question": "hi", "expected_tool": None}) + "\n")
+    (repo / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n  provider: command\n  command: [{json.dumps(sys.executable)}, pick.py]\n  golden: golden.jsonl\n"
+    )
+    (repo / "pick.py").write_text("import sys; sys.exit('backend down')\n")
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "base", cwd=repo)
+    (repo / "pick.py").write_text("import json, sys; json.load(sys.stdin); print(json.dumps({'tool': None}))\n")
+    git("commit", "-qam", "head", cwd=repo)
+    run = toolselect("eval", "--base-ref", "HEAD~1", "--max-drop", "0", cwd=repo)
+    assert run.code == 0, run.err
+    assert "no baseline: the base run failed (1/1 samples failed at the provider)" in run.out

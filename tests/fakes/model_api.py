@@ -23,6 +23,8 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
         | {"first": true} (call whichever tool is listed first: a model that favours position)
+        | {"tool": NAME, "args": {...}, "object_args": true} (OpenAI-style APIs: arguments as an object, not text)
+        | {"html": "<html>…"} (a 200 answer that is not JSON, as a misconfigured gateway sends)
         with an optional "when": {"<tool>": "<text its description must contain>"}
 """
 
@@ -203,6 +205,10 @@ class FakeModelAPI:
         if self.script.get("latency"):
             await asyncio.sleep(self.script["latency"])
         answer = self._choose(prompt, body, api)
+        if "html" in answer:
+            data = answer["html"].encode()
+            writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data)
+            return True
         self._write(writer, 200, _render(api, body, answer, next(self._ids)))
         return True
 
@@ -292,7 +298,9 @@ def _calls(answer: dict[str, Any]) -> list[dict[str, Any]]:
     return [answer] if answer.get("tool") else []
 
 
-def _arguments(call: dict[str, Any]) -> str:
+def _arguments(call: dict[str, Any]) -> Any:
+    if call.get("object_args"):
+        return call.get("args", {})
     return call["raw_args"] if "raw_args" in call else json.dumps(call.get("args", {}))
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 from tests.unit.test_diff import report
 from toolselect.diff import diff_reports
 from toolselect.gate import judge
@@ -36,9 +34,8 @@ def test_repo_content_cannot_spoof_the_marker_or_break_out_of_code():
     diff = diff_reports(base, head)
     body = render_comment(head, judge(head, diff, None), base=base, diff=diff, comment_id="weather")
     assert body.count("<!-- toolselect:") == 1
-    # a mention inside a code block pings nobody; outside one it must be defanged
-    outside = re.sub(r"(`{3,})diff\n.*?\n\1", "", body, flags=re.S)
-    assert "@octocat" in body and "@octocat" not in outside
+    # no mention survives, inside code blocks or out
+    assert "@\u200boctocat" in body and "@octocat" not in body
 
 
 def test_big_comments_drop_the_least_important_sections_first():

@@ -68,3 +68,21 @@ def test_incomparable_reports_say_why():
     a = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
     b = a.model_copy(update={"run": a.run.model_copy(update={"model": "other", "temperature": 0.7})})
     assert incomparable(a, b) == ["different model: base 'm', head 'other'", "different temperature: base None, head 0.7"]
+
+
+def test_pending_cases_are_not_compared():
+    from toolselect.golden import Case, Source
+    from toolselect.pick import Pick
+    from toolselect.report import build_report
+    from toolselect.scoring import score_sample
+
+    s = surface("Forecast for the coming days")
+    cases = [Case("ok", "ok", "get_weather", {}, Source("g", 1)),
+             Case("pending", "pending", "get_forecast", {}, Source("g", 2), status="needs_review")]
+
+    def rep(pick_for_pending):
+        picks = [Pick("get_weather", {}), Pick(pick_for_pending, {})]
+        return build_report(cases, [score_sample(c, p, s, 0) for c, p in zip(cases, picks)], s, RUN, min_accuracy=0, max_error_rate=1)
+
+    diff = diff_reports(rep("get_forecast"), rep("get_weather"))
+    assert diff.to_failing == [] and diff.paired.cases == 1 and diff.paired.worsened == 0

@@ -53,3 +53,10 @@ def test_duplicate_json_keys_are_an_error(tmp_path):
     path.write_text('{"id": "a", "question": "q1", "expected_tool": null, "id": "b"}\n')
     with pytest.raises(ConfigError, match=r"g.jsonl:1: duplicate key 'id'"):
         load_golden(path, False, base=tmp_path)
+
+
+def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path):
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"id": "a", "question": "weather in Paris\u2028please", "expected_tool": null}\n', encoding="utf-8")
+    [case] = load_golden(path, False)
+    assert case.prompt == "weather in Paris\u2028please"

@@ -67,3 +67,41 @@ def test_the_example_golden_set_is_clean():
     cases = load_golden(EXAMPLE / "golden.jsonl", forbid_extra_args=False)
     findings = [f for f in lint_golden(cases, s) if f.code != "coverage-no-case" or f.tool != "get_radar"]
     assert [f.code for f in findings] == []
+
+
+def test_loose_matching_values_are_not_called_invalid():
+    from toolselect.golden import Case, Source
+
+    s = build_surface([{"name": "search_orders", "description": "Find orders.", "inputSchema": {"type": "object", "properties": {
+        "filter": {"type": "object", "description": "what to match", "properties": {"status": {"type": "string"}, "limit": {"type": "integer"}},
+                   "required": ["status", "limit"]},
+        "units": {"type": "string", "enum": ["metric", "imperial"], "description": "metric or imperial"},
+        "days": {"type": "integer", "maximum": 10, "description": "days"}}}}], "t")
+    cases = [
+        Case("partial", "p1", "search_orders", {"filter": {"status": "open"}}, Source("g", 1)),  # extra keys are allowed
+        Case("case", "p2", "search_orders", {"units": "Metric"}, Source("g", 2)),  # strings ignore case
+        Case("near", "p3", "search_orders", {"days": 11}, Source("g", 3), match={"days": {"approx": 2}}),
+        Case("wrong-type", "p4", "search_orders", {"days": "3"}, Source("g", 4)),  # "3" never equals 3
+        Case("strict", "p5", "search_orders", {"filter": {"status": "open"}}, Source("g", 5), match={"filter": "exact"}),
+    ]
+    invalid = [f.line for f in lint_golden(cases, s) if f.code == "arg-invalid-value"]
+    assert invalid == [4, 5]
+
+
+def test_enum_values_must_each_be_explained():
+    def findings(description):
+        s = build_surface([{"name": "t", "description": "x", "inputSchema": {"type": "object", "required": ["u"], "properties": {
+            "u": {"type": "string", "enum": ["c", "f"], "description": description}}}}], "t")
+        return [f.code for f in lint_surface(s)]
+
+    assert "enum-unexplained" in findings("Which scale to use")  # 'c' inside 'scale' is no explanation
+    assert "enum-unexplained" not in findings("c: Celsius, f: Fahrenheit")
+
+
+def test_holdout_case_names_stay_out_of_lint_messages():
+    from toolselect.golden import Case, Source
+
+    s = surface("weather_tools.json")
+    case = Case("what is the weather in my secret town", "q", "get_wether", {}, Source("g", 9), split="holdout")
+    [finding] = [f for f in lint_golden([case], s) if f.code == "case-unknown-tool"]
+    assert "secret town" not in finding.message and "(a holdout case)" in finding.message

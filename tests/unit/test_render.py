@@ -71,3 +71,23 @@ def test_console_shows_a_progress_bar_on_a_terminal():
     out = buffer.getvalue()
     assert "asking" in out and "3/3" in out
     assert "FAILED" in out and "Confusion matrix" in out
+
+
+def test_inline_code_cannot_be_broken_out_of():
+    from toolselect.render.markdown import code
+
+    evil = "x``<img src=x> @acme <!-- toolselect:default --> ``y"
+    rendered = code(evil)
+    fence = rendered.split(" ", 1)[0]
+    assert fence == "```" and rendered.endswith(" ```")  # longer than any backtick run inside
+    assert "<!--" not in rendered and "@acme" not in rendered
+
+
+def test_holdout_rows_show_the_tool_but_not_its_arguments():
+    from toolselect.render.common import case_row
+
+    rep = report()
+    holdout = next(c for c in rep.cases if c.split == "holdout")
+    holdout.samples[0].picked_args = {"q": "the holdout prompt, quoted"}
+    row = case_row(holdout)
+    assert row.picked == "search|web" and row.why == ""

@@ -93,3 +93,16 @@ def test_report_round_trips_through_json(tmp_path):
     r = report_for(PAIRS)
     write_report(r, tmp_path / "deep" / "r.json")
     assert read_report(tmp_path / "deep" / "r.json") == r
+
+
+def test_two_tools_split_into_first_and_last_not_middle():
+    from toolselect.report import position_table
+    from toolselect.scoring import Result, Outcome
+
+    c = case("a", "a")
+    results = [
+        Result(c, 0, Pick("a"), Outcome.PASS, tool_ok=True, tool_order=("a", "b")),
+        Result(c, 1, Pick("b"), Outcome.SEL_WRONG, tool_ok=False, tool_order=("b", "a")),
+    ]
+    table = position_table(results)
+    assert table["first"].value == 1.0 and table["last"].value == 0.0 and table["middle"].denominator == 0

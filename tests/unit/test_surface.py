@@ -71,3 +71,18 @@ def test_unsafe_names_get_safe_wire_names_that_map_back():
     for tool in surface.tools:
         assert surface.from_wire(tool.wire_name) == tool.name
     assert surface.from_wire("made_up") == "made_up"
+
+
+def test_malformed_tools_are_left_out_not_a_crash():
+    surface = build_surface(
+        [
+            {"name": "a", "description": 5, "inputSchema": OBJ},
+            {"name": "b", "description": "ok", "inputSchema": {"$schema": 5, "type": "object"}},
+            {"name": "c", "description": "fine", "inputSchema": OBJ},
+        ],
+        "x",
+    )
+    assert surface.names == ("c",)
+    assert [lo.reason for lo in surface.left_out] == [
+        "description is not text (got int)", "input schema's $schema is not a URI string",
+    ]

@@ -79,19 +79,34 @@ class Workflow:
 
 
 def chown_like(paths: list[Path], reference: Path) -> None:
-    """Give files the container wrote back to the workspace's owner, so later steps (which run as
-    the runner user, not root) can change or delete them."""
+    """Give what the container (root) wrote back to the workspace's owner, so later steps (the
+    runner user) can change or delete it: each path, everything under it, and the folders between
+    it and the workspace. Only root-owned entries are touched."""
     try:
         st = reference.stat()
     except OSError:
         return
     if not hasattr(os, "chown") or os.geteuid() != 0 or st.st_uid == 0:
         return
+
+    def give(path: Path) -> None:
+        try:
+            if path.lstat().st_uid == 0:
+                os.chown(path, st.st_uid, st.st_gid, follow_symlinks=False)
+        except OSError:
+            pass
+
     for top in paths:
         if not top.exists():
             continue
-        for path in [top, *top.rglob("*")] if top.is_dir() else [top]:
-            try:
-                os.chown(path, st.st_uid, st.st_gid, follow_symlinks=False)
-            except OSError:
-                pass
+        for parent in top.parents:
+            if parent == reference or reference not in parent.parents:
+                break
+            give(parent)
+        if top.is_dir():
+            for folder, dirs, files in os.walk(top):
+                give(Path(folder))
+                for name in files + dirs:
+                    give(Path(folder) / name)
+        else:
+            give(top)

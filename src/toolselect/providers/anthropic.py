@@ -14,8 +14,8 @@ from ..config import Settings
 from ..errors import InfraError
 from ..pick import Pick, Usage
 from ..pool import Pool
-from . import Request
-from .api import http_client, sort_error, timeout
+from . import Request, SampleError
+from .api import check_key, http_client, sort_error, timeout
 
 KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
 OFFLINE = "or run offline with --provider bm25"
@@ -41,9 +41,21 @@ class AnthropicProvider:
             "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
         }
 
+    def preload(self) -> None:
+        """Import the SDK (about a second) while the MCP server starts."""
+        import anthropic  # noqa: F401
+
+    def ensure_connected(self) -> None:
+        if self.client is None:
+            self.connect()
+
     def connect(self) -> None:
+        import os
+
         import anthropic
 
+        for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+            check_key(os.environ.get(variable), variable)
         try:
             client = anthropic.AsyncAnthropic(
                 base_url=self.settings.base_url,
@@ -80,6 +92,12 @@ class AnthropicProvider:
             raise sort_error(exc, self.name, self.model, self.endpoint, s.max_retries) from None
         latency_ms = (time.perf_counter() - started) * 1000
         self.pool.succeeded()
+        try:
+            return self._read(message, latency_ms)
+        except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
+            raise SampleError(f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    def _read(self, message: Any, latency_ms: float) -> Pick:
         blocks = list(message.content or [])
         uses = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
         text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")

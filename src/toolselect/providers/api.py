@@ -49,6 +49,27 @@ def api_message(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
+SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
+
+
+def redact(text: str) -> str:
+    """Belt and braces: no API key value ever appears in a message we keep or print."""
+    import os
+
+    for name in SECRET_VARS:
+        value = os.environ.get(name, "").strip()
+        if len(value) >= 8:
+            text = text.replace(value, f"<{name}>")
+    return text
+
+
+def check_key(value: str | None, variable: str) -> None:
+    """A key with whitespace or a line break (a common copy-paste slip) can't go in a header, and the
+    transport's error would echo it: say so before the first request."""
+    if value and (value != value.strip() or any(ch.isspace() or ord(ch) < 32 for ch in value)):
+        raise InfraError(f"{variable} contains whitespace or a line break: remove it (the key is not shown here)")
+
+
 def sort_error(exc: Exception, provider: str, model: str, endpoint: str, retries: int) -> Exception:
     """An SDK exception as a fatal InfraError (stop the run) or a SampleError (this sample only)."""
     status = getattr(exc, "status_code", None)
@@ -61,15 +82,16 @@ def sort_error(exc: Exception, provider: str, model: str, endpoint: str, retries
             422: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
         }.get(status)
         return InfraError(
-            f"{provider} answered {status} for model '{model}' at {endpoint}: {api_message(exc)}", hint=hint
+            redact(f"{provider} answered {status} for model '{model}' at {endpoint}: {api_message(exc)}"), hint=hint
         )
     tries = f" (after {retries} retries)" if retries else ""
     if isinstance(status, int):
-        return SampleError(f"{status} {api_message(exc)}{tries}")
+        return SampleError(redact(f"{status} {api_message(exc)}{tries}"))
     name = type(exc).__name__
     if "Timeout" in name:
         return SampleError(f"no answer within the timeout{tries}")
     if "Connection" in name:
-        cause = exc.__cause__ or exc
-        return SampleError(f"connection error: {cause}{tries}")
-    return SampleError(f"{name}: {exc}")
+        # the transport's own text can quote request headers (and so the key): name the cause only
+        cause = type(exc.__cause__).__name__ if exc.__cause__ else name
+        return SampleError(f"connection error ({cause}) at {endpoint}{tries}")
+    return SampleError(redact(f"{name}: {exc}"))

@@ -7,6 +7,7 @@ or carries trailing garbage, is kept raw and scored ARG-INVALID.
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -15,8 +16,8 @@ from ..errors import InfraError
 from ..pick import Pick, Usage
 from ..pool import Pool
 from ..scoring import parse_args
-from . import Request
-from .api import http_client, sort_error, timeout
+from . import Request, SampleError
+from .api import check_key, http_client, sort_error, timeout
 
 NO_KEY = (
     "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
@@ -45,9 +46,20 @@ class _OpenAIBase:
             "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
         }
 
+    def preload(self) -> None:
+        """Import the SDK (about a second) while the MCP server starts."""
+        import openai  # noqa: F401
+
+    def ensure_connected(self) -> None:
+        if self.client is None:
+            self.connect()
+
     def connect(self) -> None:
+        import os
+
         import openai
 
+        check_key(os.environ.get("OPENAI_API_KEY"), "OPENAI_API_KEY")
         try:
             self.client = openai.AsyncOpenAI(
                 base_url=self.settings.base_url,
@@ -66,15 +78,24 @@ class _OpenAIBase:
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
         self.pool.succeeded()
-        return self._read(answer, (time.perf_counter() - started) * 1000)
+        try:
+            return self._read(answer, (time.perf_counter() - started) * 1000)
+        except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
+            raise SampleError(f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}") from None
 
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.close()
 
 
-def _from_text(name: str | None, arguments: str | None, **fields: Any) -> Pick:
-    args, raw = parse_args(arguments if arguments is not None else "")
+def _from_text(name: str | None, arguments: Any, **fields: Any) -> Pick:
+    """Arguments as the API sent them: normally JSON text; some compatible servers send an object."""
+    if isinstance(arguments, dict):
+        args, raw = arguments, None
+    elif arguments is None or isinstance(arguments, str):
+        args, raw = parse_args(arguments or "")
+    else:
+        args, raw = None, json.dumps(arguments)  # not an object: kept raw, scored ARG-INVALID
     return Pick(tool=name, args=args if name else None, raw_args=raw if name else None, **fields)
 
 

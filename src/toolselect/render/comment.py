@@ -13,7 +13,7 @@ from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
 from ..report import Report
 from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, pct
-from .markdown import cases_table, code, confusion_table, esc, flaky_list, lint_list, position_table
+from .markdown import _MENTION, cases_table, code, confusion_table, esc, flaky_list, lint_list, position_table
 
 COMMENT_LIMIT = 60_000
 SUMMARY_LIMIT = 1_000_000
@@ -26,8 +26,9 @@ def marker(comment_id: str) -> str:
 
 
 def defang(text: str) -> str:
-    """Text for a code block: no hidden-comment marker can be spelled out inside it."""
-    return text.replace("<!--", "<!\u200b--").replace("-->", "-\u200b->")
+    """Text for a code block: no hidden-comment marker can be spelled out inside it, and no
+    @mention survives even if the block were ever rendered as text."""
+    return _MENTION.sub("@\u200b", text.replace("<!--", "<!\u200b--").replace("-->", "-\u200b->"))
 
 
 def fence(text: str, lang: str = "") -> str:
@@ -77,12 +78,16 @@ def headline(verdict: Verdict, head: Report, diff: Diff | None, base_note: str |
         detail = delta_text(diff.metrics["accuracy"].delta_pt)
         paired = diff.paired
         if paired.ci_pt is not None and paired.cases:
-            detail += f", 95% CI {_signed(paired.ci_pt[0])}…{_signed(paired.ci_pt[1])}"
+            ci = f"95% CI {_signed(paired.ci_pt[0])}…{_signed(paired.ci_pt[1])}"
+            whole = paired.cases == diff.head.counted_cases == diff.base.counted_cases and abs(
+                (paired.delta_pt or 0) - (diff.metrics["accuracy"].delta_pt or 0)) < 0.05
+            # the interval is for the cases on both sides; say so when that is not the whole suite
+            detail += f", {ci}" if whole else f"; the {paired.cases} cases on both sides: {delta_text(paired.delta_pt)}, {ci}"
         change = f"accuracy {pct(base_acc)} → {pct(acc)} ({detail})"
         if paired.cases and (paired.improved or paired.worsened):
             change += f", {significance_text(diff)}"
     else:
-        change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {base_note}" if base_note else "")
+        change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {esc(base_note)}" if base_note else "")
     word = "passed" if verdict.passed else "failed"
     return f"### {icon} toolselect {word}: {change}"
 

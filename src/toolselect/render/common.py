@@ -87,6 +87,9 @@ def picked_label(sample: SampleOut | None, with_args: bool = True, limit: int = 
 def case_row(case: CaseOut) -> CaseRow:
     outcome, shown = headline(case)
     rate = f"{case.passed}/{case.evaluated}" if len(case.samples) > 1 else ""
+    if case.split == "holdout":  # arguments and reasons can quote the prompt: the tool only
+        return CaseRow(case=case, outcome=outcome, rate=rate, expected=expected_label(case.expect_tool),
+                       picked=picked_label(shown, with_args=False), why="", sample=shown)
     return CaseRow(
         case=case,
         outcome=outcome,

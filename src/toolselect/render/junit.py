@@ -22,8 +22,10 @@ def render_junit(report: Report) -> str:
             suite, "testcase", classname=classname, name=case.name, file=case.source.file,
             line=str(case.source.line), time=f"{latency:.3f}",
         )
+        holdout = case.split == "holdout"  # arguments and reasons can quote the prompt
         detail = "\n".join(
-            f"sample {s.index}: {s.outcome} picked {picked_label(s)}" + (f" — {'; '.join(s.reasons)}" if s.reasons else "")
+            f"sample {s.index}: {s.outcome} picked {picked_label(s, with_args=not holdout)}"
+            + (f" — {'; '.join(s.reasons)}" if s.reasons and not holdout else "")
             for s in case.samples
         )
         message = f"{row.outcome}{' ' + row.rate if row.rate else ''}: {row.why}".strip(": ")

@@ -25,10 +25,15 @@ def esc(text: object) -> str:
 
 
 def code(text: object) -> str:
-    """Inline code that survives backticks and pipes in the text (and pings nobody)."""
+    """Inline code that no text can break out of: a fence longer than any backtick run in it, pipes
+    escaped for tables, no hidden-comment marker, no @mention (code spans don't ping, but a broken
+    one would)."""
     s = " ".join(str(text).splitlines()).replace("|", "\\|")
-    fence = "``" if "`" in s else "`"
-    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+    s = s.replace("<!--", "<!\u200b--").replace("-->", "-\u200b->")
+    s = _MENTION.sub("@\u200b", s)
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {s} {fence}" if longest else f"`{s}`"
 
 
 def case_label(row: CaseRow) -> str:
@@ -125,7 +130,7 @@ def lint_list(findings, limit: int = 15) -> list[str]:
     for f in sorted_findings(findings)[:limit]:
         place = f" ({esc(f.file)}:{f.line})" if f.file and f.line else ""
         fix = f" — {esc(f.fix)}" if f.fix else ""
-        out.append(f"- {icon[f.severity]} `{f.code}`{place}: {esc(f.message)}{fix}")
+        out.append(f"- {icon[f.severity]} {code(f.code)}{place}: {esc(f.message)}{fix}")
     if len(findings) > limit:
         out.append(f"- … {len(findings) - limit} more (`toolselect lint` lists them all)")
     return out

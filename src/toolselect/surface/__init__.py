@@ -84,8 +84,8 @@ def surface_hash(definitions: list[dict[str, Any]]) -> str:
             for d in definitions
         ),
         key=lambda d: str(d["name"]),
-    )
-    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    )  # json.dumps(default=str) below: a malformed tool still hashes instead of crashing
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -93,6 +93,8 @@ def schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
     """A validator for the draft the schema's `$schema` names (default 2020-12), or why not."""
     if not isinstance(schema, dict):
         return None, "input schema is not a JSON object"
+    if "$schema" in schema and not isinstance(schema["$schema"], str):
+        return None, "input schema's $schema is not a URI string"
     cls = validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
@@ -115,13 +117,15 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
         if not isinstance(name, str) or not name.strip():
             left_out.append(LeftOut(str(name or "(no name)"), "tool has no name"))
             continue
-        definitions.append(
-            {"name": name, "description": raw.get("description") or "", "inputSchema": raw.get("inputSchema")}
-        )
+        description = raw.get("description") or ""
+        definitions.append({"name": name, "description": description, "inputSchema": raw.get("inputSchema")})
         if name in seen:
             left_out.append(LeftOut(name, "duplicate name: another tool is already listed under it"))
             continue
         seen.add(name)
+        if not isinstance(description, str):
+            left_out.append(LeftOut(name, f"description is not text (got {type(description).__name__})"))
+            continue
         validator, problem = schema_validator(raw.get("inputSchema"))
         if problem:
             left_out.append(LeftOut(name, problem))

@@ -168,7 +168,7 @@ def _explain(spec: ServerSpec, problems: list[BaseException], statuses: list[int
             break
         name = type(p).__name__
         if name in ("ConnectError", "ConnectTimeout"):
-            text = f"{text}: cannot connect to {spec.url} ({p})"
+            text = f"{text}: cannot connect ({name})"
             break
         if name == "HTTPStatusError":
             status = getattr(getattr(p, "response", None), "status_code", "?")
