@@ -388,6 +388,143 @@ def _cmd_action(args: argparse.Namespace) -> int:
 
 
 def run_async(coro, view=None):
+    """Run the pipeline on an event loop of our own; Ctrl-C or SIGTERM cancels it cleanly (answers
+    already received stay in the cache, written as they arrived) and returns None.
+
+    (asyncio.run would do, but its Runner briefly needs ~40 MB more at the end of a large run.)"""
+    import asyncio
+    import signal
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    main_task = loop.create_task(coro)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, main_task.cancel)
+        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - not on this platform
+            pass
+    try:
+        return loop.run_until_complete(main_task)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        if view is not None and view.progress is not None:
+            view.progress.stop()
+        print("interrupted: the answers received so far are kept in the answer cache; run again to continue", file=sys.stderr)
+        return None
+    finally:
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+def _dry_run(args, loaded, over, settings) -> int:
+    """`eval --dry-run`: what the run would ask and cost; nothing is sent to a model."""
+    from .budget import check_budget, describe
+    from .pipeline import prepare, run_compare
+
+    async def plan():
+        if args.base_ref:
+            return await run_compare(loaded, settings, over, args.base_ref, Path.cwd(), os.environ, dry_run=True)
+        prep = await prepare(loaded, settings, connect=False)
+        await prep.aclose()
+        return prep.budget
+
+    result = run_async(plan())
+    if result is None:
+        return 130
+    sides = [("head", result.head), ("base", result.base)] if args.base_ref else [("run", result)]
+    budgets = [b for _, b in sides if b is not None]
+    for name, budget in sides:
+        print(describe(budget, name) if budget is not None else f"base: {result.base_note}")
+    total = sum(b.requests for b in budgets)
+    costs = [b.cost_usd for b in budgets]
+    money = "" if any(c is None for c in costs) else f", ≈ ${sum(costs):.4f}"
+    print(f"total: {total} requests{money}" + (f" (max_requests {settings.max_requests})" if settings.max_requests else ""))
+    check_budget(budgets, settings.max_requests)
+    return 0
+
+
+def _eval_against_base(args, loaded, over, settings, view) -> int:
+    """`eval --base-ref REF`: the same comparison the Action makes, in any git checkout."""
+    from .gate import comparing, judge
+    from .pipeline import Hooks, run_compare
+    from .render.comment import SUMMARY_LIMIT, render_comment
+    from .report import write_report
+
+    compared = run_async(
+        run_compare(loaded, settings, over, args.base_ref, Path.cwd(), os.environ, view.hooks(), Hooks()), view
+    )
+    if compared is None:
+        return 130
+    view.finish(compared.head)
+    verdict = judge(compared.head, compared.diff, comparing(settings))
+    view.print_comparison(compared.diff, verdict, compared.base_note, args.base_ref)
+    if args.json:
+        write_report(compared.head, args.json)
+        if compared.base is not None:
+            write_report(compared.base, args.json.with_suffix(".base.json"))
+    if args.markdown:
+        body = render_comment(compared.head, verdict, base=compared.base, diff=compared.diff,
+                              base_note=compared.base_note, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False)
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(body, encoding="utf-8")
+        view.note(f"PR comment preview written to {args.markdown}")
+    if args.junit:
+        from .render.junit import render_junit
+
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(render_junit(compared.head), encoding="utf-8")
+    code = exit_code(compared.head)
+    if code == 0 and not verdict.passed:
+        from .errors import EXIT_GATE_FAILED
+
+        return EXIT_GATE_FAILED
+    return code
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from .diff import diff_reports, incomparable
+    from .errors import EXIT_GATE_FAILED, ConfigError
+    from .gate import Comparing, Verdict, compare
+    from .render.comment import SUMMARY_LIMIT, render_comment
+    from .render.console import ConsoleView
+    from .report import read_report
+
+    base, head = read_report(args.base), read_report(args.head)
+    reasons = incomparable(base, head)
+    if reasons:
+        raise ConfigError(f"{args.base} and {args.head} can't be compared: " + "; ".join(reasons))
+    diff = diff_reports(base, head, alpha=args.significance or 0.05)
+    failed, notes = compare(diff, Comparing(args.max_drop, args.significance, bool(args.fail_on_certain_flips)))
+    verdict = Verdict(passed=not failed, reasons=tuple(failed), notes=tuple(notes))
+    view = ConsoleView()
+    view.print_comparison(diff, verdict, None, str(args.base))
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(
+            render_comment(head, verdict, base=base, diff=diff, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False),
+            encoding="utf-8",
+        )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(diff.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return 0 if verdict.passed else EXIT_GATE_FAILED
+
+
+def _cmd_action(args: argparse.Namespace) -> int:
+    from .action import run_action
+
+    return run_action(dict(os.environ))
+
+
+def run_async(coro, view=None):
     """Run the pipeline; Ctrl-C or SIGTERM stops it cleanly (answers already received stay in the
     cache, written as they arrived) and returns None."""
     import asyncio
