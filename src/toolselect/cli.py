@@ -51,6 +51,17 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+def _later(name: str):
+    """A command of cli_surface.py, imported only when it runs (keeps --version fast)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from . import cli_surface
+
+        return getattr(cli_surface, name)(args)
+
+    return run
+
+
 def gate_flags(p: argparse.ArgumentParser) -> None:
     """The comparison gate's options (the same names as in the config and the Action's inputs)."""
     p.add_argument("--max-drop", type=_points, metavar="PTS", help="fail when accuracy drops more than this many points vs the base (0: any drop)")
@@ -134,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     surface_flags(snap)
     snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
-    snap.set_defaults(func=_cmd_snapshot)
+    snap.set_defaults(func=_later('cmd_snapshot'))
 
     lint = sub.add_parser(
         "lint",
@@ -147,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--json", type=Path, metavar="PATH", help="write the findings as JSON")
     lint.add_argument("--markdown", type=Path, metavar="PATH", help="write the findings as Markdown")
     lint.add_argument("--annotate", action="store_true", help="also print GitHub workflow annotations (file:line)")
-    lint.set_defaults(func=_cmd_lint)
+    lint.set_defaults(func=_later('cmd_lint'))
 
     init = sub.add_parser(
         "init",
@@ -161,14 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--provider", help="for --draft: anthropic, openai or openai-responses")
     init.add_argument("--model", help="for --draft: the model that writes the prompts")
     init.add_argument("--base-url", metavar="URL", help="for --draft: an OpenAI-compatible (or Anthropic) endpoint")
-    init.set_defaults(func=_cmd_init)
+    init.set_defaults(func=_later('cmd_init'))
 
     cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
     cache_cmd.add_argument("action", choices=["stats", "prune"])
     cache_cmd.add_argument("-c", "--config", help="config file whose cache_dir to use")
     cache_cmd.add_argument("--cache-dir", metavar="DIR", help="the cache folder (overrides the config)")
     cache_cmd.add_argument("--dry-run", action="store_true", help="prune: only say what would go")
-    cache_cmd.set_defaults(func=_cmd_cache, tools=None, url=None)
+    cache_cmd.set_defaults(func=_later('cmd_cache'), tools=None, url=None)
     return parser
 
 
@@ -424,130 +435,6 @@ def run_async(coro, view=None):
         loop.close()
 
 
-def _dry_run(args, loaded, over, settings) -> int:
-    """`eval --dry-run`: what the run would ask and cost; nothing is sent to a model."""
-    from .budget import check_budget, describe
-    from .pipeline import prepare, run_compare
-
-    async def plan():
-        if args.base_ref:
-            return await run_compare(loaded, settings, over, args.base_ref, Path.cwd(), os.environ, dry_run=True)
-        prep = await prepare(loaded, settings, connect=False)
-        await prep.aclose()
-        return prep.budget
-
-    result = run_async(plan())
-    if result is None:
-        return 130
-    sides = [("head", result.head), ("base", result.base)] if args.base_ref else [("run", result)]
-    budgets = [b for _, b in sides if b is not None]
-    for name, budget in sides:
-        print(describe(budget, name) if budget is not None else f"base: {result.base_note}")
-    total = sum(b.requests for b in budgets)
-    costs = [b.cost_usd for b in budgets]
-    money = "" if any(c is None for c in costs) else f", ≈ ${sum(costs):.4f}"
-    print(f"total: {total} requests{money}" + (f" (max_requests {settings.max_requests})" if settings.max_requests else ""))
-    check_budget(budgets, settings.max_requests)
-    return 0
-
-
-def _eval_against_base(args, loaded, over, settings, view) -> int:
-    """`eval --base-ref REF`: the same comparison the Action makes, in any git checkout."""
-    from .gate import comparing, judge
-    from .pipeline import Hooks, run_compare
-    from .render.comment import SUMMARY_LIMIT, render_comment
-    from .report import write_report
-
-    compared = run_async(
-        run_compare(loaded, settings, over, args.base_ref, Path.cwd(), os.environ, view.hooks(), Hooks()), view
-    )
-    if compared is None:
-        return 130
-    view.finish(compared.head)
-    verdict = judge(compared.head, compared.diff, comparing(settings))
-    view.print_comparison(compared.diff, verdict, compared.base_note, args.base_ref)
-    if args.json:
-        write_report(compared.head, args.json)
-        if compared.base is not None:
-            write_report(compared.base, args.json.with_suffix(".base.json"))
-    if args.markdown:
-        body = render_comment(compared.head, verdict, base=compared.base, diff=compared.diff,
-                              base_note=compared.base_note, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False)
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(body, encoding="utf-8")
-        view.note(f"PR comment preview written to {args.markdown}")
-    if args.junit:
-        from .render.junit import render_junit
-
-        args.junit.parent.mkdir(parents=True, exist_ok=True)
-        args.junit.write_text(render_junit(compared.head), encoding="utf-8")
-    code = exit_code(compared.head)
-    if code == 0 and not verdict.passed:
-        from .errors import EXIT_GATE_FAILED
-
-        return EXIT_GATE_FAILED
-    return code
-
-
-def _cmd_diff(args: argparse.Namespace) -> int:
-    from .diff import diff_reports, incomparable
-    from .errors import EXIT_GATE_FAILED, ConfigError
-    from .gate import Comparing, Verdict, compare
-    from .render.comment import SUMMARY_LIMIT, render_comment
-    from .render.console import ConsoleView
-    from .report import read_report
-
-    base, head = read_report(args.base), read_report(args.head)
-    reasons = incomparable(base, head)
-    if reasons:
-        raise ConfigError(f"{args.base} and {args.head} can't be compared: " + "; ".join(reasons))
-    diff = diff_reports(base, head, alpha=args.significance or 0.05)
-    failed, notes = compare(diff, Comparing(args.max_drop, args.significance, bool(args.fail_on_certain_flips)))
-    verdict = Verdict(passed=not failed, reasons=tuple(failed), notes=tuple(notes))
-    view = ConsoleView()
-    view.print_comparison(diff, verdict, None, str(args.base))
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(
-            render_comment(head, verdict, base=base, diff=diff, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False),
-            encoding="utf-8",
-        )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(diff.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return 0 if verdict.passed else EXIT_GATE_FAILED
-
-
-def _cmd_action(args: argparse.Namespace) -> int:
-    from .action import run_action
-
-    return run_action(dict(os.environ))
-
-
-def run_async(coro, view=None):
-    """Run the pipeline; Ctrl-C or SIGTERM stops it cleanly (answers already received stay in the
-    cache, written as they arrived) and returns None."""
-    import asyncio
-    import signal
-
-    async def main():
-        task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        try:
-            loop.add_signal_handler(signal.SIGTERM, task.cancel)
-        except (NotImplementedError, RuntimeError):  # pragma: no cover - not on this platform
-            pass
-        return await coro
-
-    try:
-        return asyncio.run(main())
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        if view is not None and view.progress is not None:
-            view.progress.stop()
-        print("interrupted: the answers received so far are kept in the answer cache; run again to continue", file=sys.stderr)
-        return None
-
-
 def exit_code(report) -> int:
     """0 passed, 1 gate failed, 3 the run stopped or the provider failed too often."""
     from .errors import EXIT_GATE_FAILED, EXIT_PASSED
@@ -576,202 +463,6 @@ def _write_outputs(report, args: argparse.Namespace, view) -> None:
         args.junit.parent.mkdir(parents=True, exist_ok=True)
         args.junit.write_text(render_junit(report), encoding="utf-8")
         view.note(f"JUnit report written to {args.junit}")
-
-
-def _cmd_snapshot(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from .config import Overrides, find_config, load_config, surface_source
-    from .errors import ConfigError
-    from .surface import build_surface
-    from .surface.file import write_tools_file
-    from .surface.mcp import list_tools
-
-    if args.tools:
-        raise ConfigError("snapshot captures a live server: use --url URL, -- SERVER COMMAND, or a config with server:")
-    cwd = Path.cwd()
-    explicit = args.config or not (args.url or args.server_command)
-    path = find_config(args.config, cwd) if explicit else None
-    loaded = load_config(path, os.environ)
-    server, _ = surface_source(loaded, Overrides(url=args.url, server_command=args.server_command), cwd)
-    if server is None:
-        raise ConfigError("nothing to snapshot: pass --url URL or -- SERVER COMMAND, or use a config with server:")
-    tools = asyncio.run(list_tools(server))
-    surface = build_surface(tools, server.describe())
-    write_tools_file(args.output, tools)
-    print(f"{len(tools)} tools from {server.describe()} written to {args.output}")
-    print(f"surface hash {surface.hash}")
-    for lo in surface.left_out:
-        print(f"  left out {lo.name}: {lo.reason}")
-    return 0
-
-
-def _surface_only(args: argparse.Namespace):
-    """Config (optional) and settings for commands that need a tool surface but no model."""
-    from dataclasses import replace
-
-    from .config import find_config, load_config, resolve_settings
-
-    cwd = Path.cwd()
-    over = replace(_overrides(args), provider="bm25", model=None)
-    path = find_config(args.config, cwd) if (args.config or not (args.tools or args.url or args.server_command)) else None
-    if path is None and not (args.tools or args.url or args.server_command):
-        from .errors import ConfigError
-
-        raise ConfigError("no tool surface: pass --tools FILE, --url URL, or -- SERVER COMMAND (or -c CONFIG)")
-    loaded = load_config(path, os.environ)
-    return loaded, resolve_settings(loaded, over, os.environ, cwd)
-
-
-def _cmd_lint(args: argparse.Namespace) -> int:
-    import asyncio
-    import json
-
-    from .config import load_cases
-    from .errors import EXIT_PASSED, EXIT_USAGE, ConfigError
-    from .lint import lint_golden, lint_surface
-    from .pipeline import load_surface, surface_place
-    from .render.console import ConsoleView
-    from .render.markdown import lint_list
-    from .render.common import lint_summary
-    from .report import FindingOut
-
-    loaded, settings = _surface_only(args)
-    try:
-        cases = load_cases(loaded, settings)
-    except ConfigError as exc:
-        if not str(exc).startswith("no cases"):
-            raise
-        cases = []
-    surface = asyncio.run(load_surface(settings))
-    findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
-    view = ConsoleView()
-    view.console.print(f"tool surface: {len(surface.tools)} tools from {surface.origin}; {len(cases)} cases")
-    if findings:
-        view.print_lint(findings, title="Lint")
-    else:
-        view.console.print("Lint: no findings")
-    out = [FindingOut(**vars(f)).model_dump() for f in findings]
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"schema_version": 1, "surface_hash": surface.hash, "findings": out}, indent=2) + "\n")
-    if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        body = "\n".join([f"### Lint: {lint_summary(findings) or 'no findings'}", ""] + lint_list(findings, limit=len(findings) or 1))
-        args.markdown.write_text(body + "\n", encoding="utf-8")
-    if args.annotate:
-        from .github.commands import Workflow
-
-        wf = Workflow(os.environ)
-        for f in findings:
-            level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
-            wf.annotate(level, f"{f.message}" + (f" — fix: {f.fix}" if f.fix else ""), file=f.file, line=f.line, title=f"toolselect lint {f.code}")
-    failing = [f for f in findings if f.severity == "error" or (args.strict and f.severity == "warning")]
-    return EXIT_USAGE if failing else EXIT_PASSED
-
-
-def _cmd_init(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from .errors import ConfigError
-    from .init import render_config, render_golden
-    from .pipeline import load_surface
-
-    out = args.output
-    targets = [out / "toolselect.yaml", out / "golden.yaml"]
-    existing = [p for p in targets if p.exists()]
-    if existing and not args.force:
-        raise ConfigError(f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere")
-    if not (args.tools or args.url or args.server_command):
-        raise ConfigError("init needs a tool surface: --tools FILE, --url URL, or -- SERVER COMMAND")
-    if args.draft and args.provider not in ("anthropic", "openai", "openai-responses"):
-        raise ConfigError("--draft asks a model to write the prompts: add --provider anthropic|openai|openai-responses and --model M")
-    _, settings = _surface_only(args)
-    surface = asyncio.run(load_surface(settings))
-    drafts = None
-    if args.draft:
-        drafts = run_async(_draft(args, surface))
-        if drafts is None:
-            return 130
-    out.mkdir(parents=True, exist_ok=True)
-    golden = render_golden(surface, drafts)
-    targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")
-    targets[1].write_text(golden, encoding="utf-8")
-    cases = sum(line.startswith("- name: ") for line in golden.splitlines())
-    print(f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review")
-    print("next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect eval`")
-    return 0
-
-
-async def _draft(args, surface):
-    from .config import Settings
-    from .init import draft
-    from .pool import Pool
-    from .providers import make_provider
-
-    settings = Settings(config_file=None, base_dir=Path.cwd(), server=None, tools_file=None, golden=(),
-                        provider=args.provider, model=args.model or "", base_url=args.base_url)
-    if not settings.model:
-        from .errors import ConfigError
-
-        raise ConfigError("--draft needs --model: the model that writes the prompts")
-    provider = make_provider(settings, Pool(4))
-    provider.connect()
-    try:
-        return await draft(provider, surface)
-    finally:
-        await provider.aclose()
-
-
-def _init_source(args, out: Path) -> str:
-    """The surface part of the written config, with paths that work from the output folder."""
-    import json
-
-    if args.tools:
-        return f"tools_file: {json.dumps(os.path.relpath(Path(args.tools).resolve(), out.resolve()))}"
-    if args.url:
-        return f"server:\n  url: {json.dumps(args.url)}"
-    def portable(arg: str) -> str:  # a file argument, as the server (run in the config's folder) will see it
-        path = Path(arg)
-        if not path.exists() or path.is_absolute():
-            return arg
-        full = Path(os.path.normpath(path.absolute()))  # not resolve(): a venv's python is a symlink to keep
-        try:
-            return full.relative_to(out.absolute()).as_posix()
-        except ValueError:
-            return full.as_posix()
-
-    return "server:\n  command: [" + ", ".join(json.dumps(portable(a)) for a in args.server_command) + "]"
-
-
-def _cmd_cache(args: argparse.Namespace) -> int:
-    from .cache import cache_stats, prune
-    from .config import find_config, load_config
-
-    cwd = Path.cwd()
-    if args.cache_dir:
-        root = Path(args.cache_dir)
-    else:
-        path = find_config(args.config, cwd)
-        if path is None:
-            from .errors import ConfigError
-
-            raise ConfigError("no config file here to find the cache in: pass --cache-dir DIR or -c FILE")
-        root = path.parent / load_config(path, os.environ).model.evals.cache_dir  # as eval resolves it
-    if args.action == "stats":
-        stats = cache_stats(root)
-        print(f"{root}: {stats['entries']} answers, {stats['bytes'] / 1024:.1f} KiB")
-        for model, n in sorted(stats["by_model"].items()):
-            print(f"  {n:>6}  {model}")
-        if stats["unreadable"]:
-            print(f"  {stats['unreadable']} unreadable entries (they are asked again; prune removes them)")
-        if stats["unused_by_last_run"] is not None:
-            print(f"  {stats['unused_by_last_run']} not used by the last run (`toolselect cache prune` removes them)")
-        return 0
-    removed, freed = prune(root, dry_run=args.dry_run)
-    verb = "would remove" if args.dry_run else "removed"
-    print(f"{verb} {removed} answers the last run did not use ({freed / 1024:.1f} KiB)")
-    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,6 @@ each setting: CLI flag > environment (provider and model only) > YAML > default.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import DATA, ROOT, toolselect
+from tests.conftest import DATA, toolselect
 
 TOOLS = DATA / "outcomes" / "tools.json"
 KEY = "sk-test-SECRET-4242"

@@ -1,0 +1,205 @@
+"""The commands that work from a tool surface without running an eval: snapshot, lint, init, cache."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from .cli import _overrides, run_async
+
+
+def cmd_snapshot(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .config import Overrides, find_config, load_config, surface_source
+    from .errors import ConfigError
+    from .surface import build_surface
+    from .surface.file import write_tools_file
+    from .surface.mcp import list_tools
+
+    if args.tools:
+        raise ConfigError("snapshot captures a live server: use --url URL, -- SERVER COMMAND, or a config with server:")
+    cwd = Path.cwd()
+    explicit = args.config or not (args.url or args.server_command)
+    path = find_config(args.config, cwd) if explicit else None
+    loaded = load_config(path, os.environ)
+    server, _ = surface_source(loaded, Overrides(url=args.url, server_command=args.server_command), cwd)
+    if server is None:
+        raise ConfigError("nothing to snapshot: pass --url URL or -- SERVER COMMAND, or use a config with server:")
+    tools = asyncio.run(list_tools(server))
+    surface = build_surface(tools, server.describe())
+    write_tools_file(args.output, tools)
+    print(f"{len(tools)} tools from {server.describe()} written to {args.output}")
+    print(f"surface hash {surface.hash}")
+    for lo in surface.left_out:
+        print(f"  left out {lo.name}: {lo.reason}")
+    return 0
+
+
+def _surface_only(args: argparse.Namespace):
+    """Config (optional) and settings for commands that need a tool surface but no model."""
+    from dataclasses import replace
+
+    from .config import find_config, load_config, resolve_settings
+
+    cwd = Path.cwd()
+    over = replace(_overrides(args), provider="bm25", model=None)
+    path = find_config(args.config, cwd) if (args.config or not (args.tools or args.url or args.server_command)) else None
+    if path is None and not (args.tools or args.url or args.server_command):
+        from .errors import ConfigError
+
+        raise ConfigError("no tool surface: pass --tools FILE, --url URL, or -- SERVER COMMAND (or -c CONFIG)")
+    loaded = load_config(path, os.environ)
+    return loaded, resolve_settings(loaded, over, os.environ, cwd)
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+
+    from .config import load_cases
+    from .errors import EXIT_PASSED, EXIT_USAGE, ConfigError
+    from .lint import lint_golden, lint_surface
+    from .pipeline import load_surface, surface_place
+    from .render.console import ConsoleView
+    from .render.markdown import lint_list
+    from .render.common import lint_summary
+    from .report import FindingOut
+
+    loaded, settings = _surface_only(args)
+    try:
+        cases = load_cases(loaded, settings)
+    except ConfigError as exc:
+        if not str(exc).startswith("no cases"):
+            raise
+        cases = []
+    surface = asyncio.run(load_surface(settings))
+    findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
+    view = ConsoleView()
+    view.console.print(f"tool surface: {len(surface.tools)} tools from {surface.origin}; {len(cases)} cases")
+    if findings:
+        view.print_lint(findings, title="Lint")
+    else:
+        view.console.print("Lint: no findings")
+    out = [FindingOut(**vars(f)).model_dump() for f in findings]
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({"schema_version": 1, "surface_hash": surface.hash, "findings": out}, indent=2) + "\n")
+    if args.markdown:
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        body = "\n".join([f"### Lint: {lint_summary(findings) or 'no findings'}", ""] + lint_list(findings, limit=len(findings) or 1))
+        args.markdown.write_text(body + "\n", encoding="utf-8")
+    if args.annotate:
+        from .github.commands import Workflow
+
+        wf = Workflow(os.environ)
+        for f in findings:
+            level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
+            wf.annotate(level, f"{f.message}" + (f" — fix: {f.fix}" if f.fix else ""), file=f.file, line=f.line, title=f"toolselect lint {f.code}")
+    failing = [f for f in findings if f.severity == "error" or (args.strict and f.severity == "warning")]
+    return EXIT_USAGE if failing else EXIT_PASSED
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .errors import ConfigError
+    from .init import render_config, render_golden
+    from .pipeline import load_surface
+
+    out = args.output
+    targets = [out / "toolselect.yaml", out / "golden.yaml"]
+    existing = [p for p in targets if p.exists()]
+    if existing and not args.force:
+        raise ConfigError(f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere")
+    if not (args.tools or args.url or args.server_command):
+        raise ConfigError("init needs a tool surface: --tools FILE, --url URL, or -- SERVER COMMAND")
+    if args.draft and args.provider not in ("anthropic", "openai", "openai-responses"):
+        raise ConfigError("--draft asks a model to write the prompts: add --provider anthropic|openai|openai-responses and --model M")
+    _, settings = _surface_only(args)
+    surface = asyncio.run(load_surface(settings))
+    drafts = None
+    if args.draft:
+        drafts = run_async(_draft(args, surface))
+        if drafts is None:
+            return 130
+    out.mkdir(parents=True, exist_ok=True)
+    golden = render_golden(surface, drafts)
+    targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")
+    targets[1].write_text(golden, encoding="utf-8")
+    cases = sum(line.startswith("- name: ") for line in golden.splitlines())
+    print(f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review")
+    print("next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect eval`")
+    return 0
+
+
+async def _draft(args, surface):
+    from .config import Settings
+    from .init import draft
+    from .pool import Pool
+    from .providers import make_provider
+
+    settings = Settings(config_file=None, base_dir=Path.cwd(), server=None, tools_file=None, golden=(),
+                        provider=args.provider, model=args.model or "", base_url=args.base_url)
+    if not settings.model:
+        from .errors import ConfigError
+
+        raise ConfigError("--draft needs --model: the model that writes the prompts")
+    provider = make_provider(settings, Pool(4))
+    provider.connect()
+    try:
+        return await draft(provider, surface)
+    finally:
+        await provider.aclose()
+
+
+def _init_source(args, out: Path) -> str:
+    """The surface part of the written config, with paths that work from the output folder."""
+    import json
+
+    if args.tools:
+        return f"tools_file: {json.dumps(os.path.relpath(Path(args.tools).resolve(), out.resolve()))}"
+    if args.url:
+        return f"server:\n  url: {json.dumps(args.url)}"
+    def portable(arg: str) -> str:  # a file argument, as the server (run in the config's folder) will see it
+        path = Path(arg)
+        if not path.exists() or path.is_absolute():
+            return arg
+        full = Path(os.path.normpath(path.absolute()))  # not resolve(): a venv's python is a symlink to keep
+        try:
+            return full.relative_to(out.absolute()).as_posix()
+        except ValueError:
+            return full.as_posix()
+
+    return "server:\n  command: [" + ", ".join(json.dumps(portable(a)) for a in args.server_command) + "]"
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from .cache import cache_stats, prune
+    from .config import find_config, load_config
+
+    cwd = Path.cwd()
+    if args.cache_dir:
+        root = Path(args.cache_dir)
+    else:
+        path = find_config(args.config, cwd)
+        if path is None:
+            from .errors import ConfigError
+
+            raise ConfigError("no config file here to find the cache in: pass --cache-dir DIR or -c FILE")
+        root = path.parent / load_config(path, os.environ).model.evals.cache_dir  # as eval resolves it
+    if args.action == "stats":
+        stats = cache_stats(root)
+        print(f"{root}: {stats['entries']} answers, {stats['bytes'] / 1024:.1f} KiB")
+        for model, n in sorted(stats["by_model"].items()):
+            print(f"  {n:>6}  {model}")
+        if stats["unreadable"]:
+            print(f"  {stats['unreadable']} unreadable entries (they are asked again; prune removes them)")
+        if stats["unused_by_last_run"] is not None:
+            print(f"  {stats['unused_by_last_run']} not used by the last run (`toolselect cache prune` removes them)")
+        return 0
+    removed, freed = prune(root, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"{verb} {removed} answers the last run did not use ({freed / 1024:.1f} KiB)")
+    return 0
