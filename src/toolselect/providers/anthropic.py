@@ -15,39 +15,26 @@ from ..errors import InfraError
 from ..pick import Pick, Usage
 from ..pool import Pool
 from . import Request, SampleError
-from .api import check_key, http_client, sort_error, timeout
+from .api import SdkProvider, check_key, http_client, sort_error, timeout
 
 KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
 OFFLINE = "or run offline with --provider bm25"
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     name = "anthropic"
-    produces_args = True
-    cacheable = True
+    sdk = "anthropic"
 
     def __init__(self, settings: Settings, pool: Pool) -> None:
-        self.settings = settings
-        self.pool = pool
-        self.model = settings.model
-        self.client: Any = None
-        self.endpoint = settings.base_url or _env_base_url() or "https://api.anthropic.com"
+        super().__init__(settings, pool, settings.base_url or _env_base_url() or "https://api.anthropic.com")
 
     def identity(self) -> dict[str, Any]:
         s = self.settings
         return {
-            "provider": self.name, "model": self.model, "endpoint": self.endpoint.rstrip("/"),
+            "provider": self.name, "model": self.model, "endpoint": self.endpoint,
             "tool_choice": {"type": "auto"}, "max_tokens": s.max_tokens,
             "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
         }
-
-    def preload(self) -> None:
-        """Import the SDK (about a second) while the MCP server starts."""
-        import anthropic  # noqa: F401
-
-    def ensure_connected(self) -> None:
-        if self.client is None:
-            self.connect()
 
     def connect(self) -> None:
         import os
@@ -67,7 +54,7 @@ class AnthropicProvider:
             raise InfraError(f"anthropic: {exc}", hint=f"set {KEY_VARS}, {OFFLINE}") from None
         if client.api_key is None and client.auth_token is None and client.credentials is None:
             raise InfraError(f"no Anthropic API key: set {KEY_VARS}, {OFFLINE}")
-        self.client = client  # self.endpoint stays as computed: the cache key must not depend on connecting
+        self.client = client
 
     async def pick(self, request: Request) -> Pick:
         s = self.settings
@@ -125,9 +112,6 @@ class AnthropicProvider:
             raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
         return "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", None) == "text")
 
-    async def aclose(self) -> None:
-        if self.client is not None:
-            await self.client.close()
 
 
 def _env_base_url() -> str | None:

@@ -16,6 +16,38 @@ FATAL_STATUSES = {400, 401, 402, 403, 404, 413, 422}
 SLOW_DOWN = {429, 529}
 
 
+class SdkProvider:
+    """What the model-API providers share: settings, the run's pool, one lazily built SDK client."""
+
+    sdk = ""  # the SDK's module, imported early by preload()
+    produces_args = True
+    cacheable = True
+
+    def __init__(self, settings: Settings, pool: Pool, endpoint: str) -> None:
+        self.settings = settings
+        self.pool = pool
+        self.model = settings.model
+        self.client: Any = None
+        self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
+
+    def preload(self) -> None:
+        """Import the SDK (about a second) while the MCP server starts."""
+        import importlib
+
+        importlib.import_module(self.sdk)
+
+    def connect(self) -> None:  # pragma: no cover - each provider builds its client
+        raise NotImplementedError
+
+    def ensure_connected(self) -> None:
+        if self.client is None:
+            self.connect()
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.close()
+
+
 def http_client(settings: Settings, pool: Pool, client_class: Any) -> Any:
     """The run's one HTTP client: a pool sized to `concurrency`, and a hook that tells the run's
     pool to send fewer requests at once whenever the API answers 429/529 (each attempt, retries

@@ -17,7 +17,7 @@ from ..pick import Pick, Usage
 from ..pool import Pool
 from ..scoring import parse_args
 from . import Request, SampleError
-from .api import check_key, http_client, sort_error, timeout
+from .api import SdkProvider, check_key, http_client, sort_error, timeout
 
 NO_KEY = (
     "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
@@ -25,19 +25,14 @@ NO_KEY = (
 )
 
 
-class _OpenAIBase:
+class _OpenAIBase(SdkProvider):
     name = "openai"
-    produces_args = True
-    cacheable = True
+    sdk = "openai"
 
     def __init__(self, settings: Settings, pool: Pool) -> None:
         import os
 
-        self.settings = settings
-        self.pool = pool
-        self.model = settings.model
-        self.client: Any = None
-        self.endpoint = (settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        super().__init__(settings, pool, settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1")
 
     def identity(self) -> dict[str, Any]:
         s = self.settings
@@ -45,14 +40,6 @@ class _OpenAIBase:
             "provider": self.name, "model": self.model, "endpoint": self.endpoint, "tool_choice": "auto",
             "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
         }
-
-    def preload(self) -> None:
-        """Import the SDK (about a second) while the MCP server starts."""
-        import openai  # noqa: F401
-
-    def ensure_connected(self) -> None:
-        if self.client is None:
-            self.connect()
 
     def connect(self) -> None:
         import os
@@ -69,7 +56,6 @@ class _OpenAIBase:
             )
         except openai.OpenAIError:
             raise InfraError(NO_KEY) from None
-        # self.endpoint stays as computed in __init__: the cache key must not depend on connecting
 
     async def pick(self, request: Request) -> Pick:
         started = time.perf_counter()
@@ -83,9 +69,6 @@ class _OpenAIBase:
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
             raise SampleError(f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}") from None
 
-    async def aclose(self) -> None:
-        if self.client is not None:
-            await self.client.close()
 
 
 def _from_text(name: str | None, arguments: Any, **fields: Any) -> Pick:
