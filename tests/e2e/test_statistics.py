@@ -57,24 +57,33 @@ def git(*args, cwd):
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
-def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
-    repo = tmp_path / "repo"
+def make_repo(root, head_change, extra: str = ""):
+    repo = root / "repo"
     repo.mkdir()
     (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
     (repo / "golden.jsonl").write_text("".join(
         json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
     ))
     (repo / "toolselect.yaml").write_text(
-        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n"
-        "  min_accuracy: 0\n  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n"
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0\n" + extra
     )
     git("init", "-q", "-b", "main", cwd=repo)
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "base", cwd=repo)
-    tools = [dict(t) for t in TOOLS]
-    tools[1]["description"] = "Daily outlook."
-    (repo / "tools.json").write_text(json.dumps({"tools": tools}))
-    git("commit", "-qam", "head", cwd=repo)
+    head_change(repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "head", cwd=repo)
+    return repo
+
+
+def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
+    def reword_forecast(repo):
+        tools = [dict(t) for t in TOOLS]
+        tools[1]["description"] = "Daily outlook."
+        (repo / "tools.json").write_text(json.dumps({"tools": tools}))
+
+    repo = make_repo(tmp_path, reword_forecast,
+                     "  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n")
 
     with FakeModelAPI(script()) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
@@ -143,25 +152,6 @@ def test_dry_run_and_max_requests_before_anything_is_asked(tmp_path):
     assert over.code == 2
     assert "this run would send 30 uncached model requests (30), more than max_requests 10" in over.err
     assert asked == 0
-
-
-def make_repo(root, head_change):
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    (repo / "golden.jsonl").write_text("".join(
-        json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
-    ))
-    (repo / "toolselect.yaml").write_text(
-        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0\n"
-    )
-    git("init", "-q", "-b", "main", cwd=repo)
-    git("add", "-A", cwd=repo)
-    git("commit", "-qm", "base", cwd=repo)
-    head_change(repo)
-    git("add", "-A", cwd=repo)
-    git("commit", "-qm", "head", cwd=repo)
-    return repo
 
 
 def test_identical_sides_are_budgeted_once(tmp_path):
