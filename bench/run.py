@@ -53,7 +53,9 @@ def config(folder: Path, cases: int) -> Path:
 
 
 def env_for(api: FakeModelAPI, folder: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "OPENAI_", "ANTHROPIC_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "OPENAI_", "ANTHROPIC_"))
+    }
     env.update(OPENAI_API_KEY="bench-key", OPENAI_BASE_URL=api.url + "/v1", HOME=str(folder), NO_COLOR="1")
     env["PATH"] = str(BIN) + os.pathsep + env.get("PATH", "")
     return env
@@ -65,7 +67,9 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, subpr
     return time.perf_counter() - start, proc
 
 
-def run_toolselect(cases: int, latency: float, concurrency: int, folder: Path | None = None, api: FakeModelAPI | None = None):
+def run_toolselect(
+    cases: int, latency: float, concurrency: int, folder: Path | None = None, api: FakeModelAPI | None = None
+):
     folder = folder or Path(tempfile.mkdtemp(prefix="tsbench-"))
     cfg = config(folder, cases)
     own = api is None
@@ -73,8 +77,19 @@ def run_toolselect(cases: int, latency: float, concurrency: int, folder: Path | 
     before = api.requests
     try:
         wall, proc = timed(
-            [str(BIN / "toolselect"), "eval", "-c", str(cfg), "--concurrency", str(concurrency), "--json", "r.json", "-q"],
-            folder, env_for(api, folder),
+            [
+                str(BIN / "toolselect"),
+                "eval",
+                "-c",
+                str(cfg),
+                "--concurrency",
+                str(concurrency),
+                "--json",
+                "r.json",
+                "-q",
+            ],
+            folder,
+            env_for(api, folder),
         )
         stats = api.stats()
         stats["requests"] -= before
@@ -84,8 +99,14 @@ def run_toolselect(cases: int, latency: float, concurrency: int, folder: Path | 
     if proc.returncode not in (0, 1):
         raise SystemExit(f"toolselect failed: {proc.stderr}")
     report = json.loads((folder / "r.json").read_text())
-    return {"wall": wall, "phase": stats["eval_phase_s"] or 0.0, "requests": stats["requests"],
-            "max_in_flight": stats["max_in_flight"], "report": report, "folder": folder}
+    return {
+        "wall": wall,
+        "phase": stats["eval_phase_s"] or 0.0,
+        "requests": stats["requests"],
+        "max_in_flight": stats["max_in_flight"],
+        "report": report,
+        "folder": folder,
+    }
 
 
 def run_toolproof(cases: int, latency: float):
@@ -97,7 +118,12 @@ def run_toolproof(cases: int, latency: float):
     if proc.returncode not in (0, 1):
         raise SystemExit(f"toolproof failed: {proc.stderr[-2000:]}")
     shutil.rmtree(folder, ignore_errors=True)
-    return {"wall": wall, "phase": stats["eval_phase_s"] or 0.0, "requests": stats["requests"], "max_in_flight": stats["max_in_flight"]}
+    return {
+        "wall": wall,
+        "phase": stats["eval_phase_s"] or 0.0,
+        "requests": stats["requests"],
+        "max_in_flight": stats["max_in_flight"],
+    }
 
 
 def best_of(n: int, argv: list[str]) -> float:
@@ -116,14 +142,30 @@ def peak_memory_mb(cases: int, samples: int) -> tuple[float, float]:
     golden = folder / "golden.jsonl"
     with golden.open("w") as f:
         for i in range(cases):
-            f.write(json.dumps({"id": f"c{i}", "question": f"case {i}: weather in Paris?", "expected_tool": "get_weather"}) + "\n")
+            f.write(
+                json.dumps({"id": f"c{i}", "question": f"case {i}: weather in Paris?", "expected_tool": "get_weather"})
+                + "\n"
+            )
     text = cfg.read_text().split("  cases:")[0] + "  cache: false\n  golden: golden.jsonl\n"
     cfg.write_text(text)
     with FakeModelAPI({"default": ANSWER}) as api:
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         wall, proc = timed(
-            [str(BIN / "toolselect"), "eval", "-c", str(cfg), "--repeat", str(samples), "--concurrency", "32", "-q", "--json", "r.json"],
-            folder, env_for(api, folder),
+            [
+                str(BIN / "toolselect"),
+                "eval",
+                "-c",
+                str(cfg),
+                "--repeat",
+                str(samples),
+                "--concurrency",
+                "32",
+                "-q",
+                "--json",
+                "r.json",
+            ],
+            folder,
+            env_for(api, folder),
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if proc.returncode not in (0, 1):
@@ -143,17 +185,41 @@ def main() -> None:
     n, latency, conc = (80, 0.2, 16) if quick else (200, 0.2, 16)
     ours = run_toolselect(n, latency, conc)
     ideal = n * latency / conc
-    rows.append((f"eval phase, {n} cases × {latency * 1000:.0f} ms, concurrency {conc}",
-                 f"{ours['phase']:.2f} s (ideal {ideal:.2f} s, max in flight {ours['max_in_flight']})",
-                 f"{ours['phase'] / ideal:.2f}× ideal", "≤ 1.25×"))
-    rows.append(("  whole process, same run", f"{ours['wall']:.2f} s", f"{ours['wall'] - ours['phase']:.2f} s outside the eval phase", "—"))
+    rows.append(
+        (
+            f"eval phase, {n} cases × {latency * 1000:.0f} ms, concurrency {conc}",
+            f"{ours['phase']:.2f} s (ideal {ideal:.2f} s, max in flight {ours['max_in_flight']})",
+            f"{ours['phase'] / ideal:.2f}× ideal",
+            "≤ 1.25×",
+        )
+    )
+    rows.append(
+        (
+            "  whole process, same run",
+            f"{ours['wall']:.2f} s",
+            f"{ours['wall'] - ours['phase']:.2f} s outside the eval phase",
+            "—",
+        )
+    )
 
     # start-up pieces
     bare = best_of(5, [sys.executable, "-c", "pass"])
     version = best_of(5, [str(BIN / "toolselect"), "--version"])
-    imports = best_of(3, [sys.executable, "-c", "import toolselect.pipeline, toolselect.providers.openai, openai, mcp.client.stdio"]) - bare
+    imports = (
+        best_of(
+            3,
+            [sys.executable, "-c", "import toolselect.pipeline, toolselect.providers.openai, openai, mcp.client.stdio"],
+        )
+        - bare
+    )
     snap_folder = Path(tempfile.mkdtemp(prefix="tssnap-"))
-    mcp_start = best_of(3, [str(BIN / "toolselect"), "snapshot", "-o", str(snap_folder / "t.json"), "--", sys.executable, str(SERVER)]) - version
+    mcp_start = (
+        best_of(
+            3,
+            [str(BIN / "toolselect"), "snapshot", "-o", str(snap_folder / "t.json"), "--", sys.executable, str(SERVER)],
+        )
+        - version
+    )
     rows.append(("  start-up: imports (pipeline, openai SDK, mcp)", f"{imports:.2f} s", "", "—"))
     rows.append(("  start-up: MCP server start + tools/list", f"{mcp_start:.2f} s", "", "—"))
 
@@ -161,12 +227,22 @@ def main() -> None:
     n2 = 30 if quick else 60
     tp = run_toolproof(n2, latency)
     ours60 = run_toolselect(n2, latency, conc)
-    rows.append((f"eval phase vs toolproof 0.3.1, {n2} cases × {latency * 1000:.0f} ms",
-                 f"ours {ours60['phase']:.2f} s, toolproof {tp['phase']:.2f} s (max in flight {tp['max_in_flight']})",
-                 f"{tp['phase'] / ours60['phase']:.1f}× faster", "≥ 10×"))
-    rows.append((f"whole process vs toolproof 0.3.1, {n2} cases",
-                 f"ours {ours60['wall']:.2f} s, toolproof {tp['wall']:.2f} s",
-                 f"{tp['wall'] / ours60['wall']:.1f}× faster", "≥ 2×"))
+    rows.append(
+        (
+            f"eval phase vs toolproof 0.3.1, {n2} cases × {latency * 1000:.0f} ms",
+            f"ours {ours60['phase']:.2f} s, toolproof {tp['phase']:.2f} s (max in flight {tp['max_in_flight']})",
+            f"{tp['phase'] / ours60['phase']:.1f}× faster",
+            "≥ 10×",
+        )
+    )
+    rows.append(
+        (
+            f"whole process vs toolproof 0.3.1, {n2} cases",
+            f"ours {ours60['wall']:.2f} s, toolproof {tp['wall']:.2f} s",
+            f"{tp['wall'] / ours60['wall']:.1f}× faster",
+            "≥ 2×",
+        )
+    )
 
     # 3. Warm re-run of cached cases.
     n3 = 300 if quick else 1000
@@ -175,25 +251,49 @@ def main() -> None:
         run_toolselect(n3, 0.0, 32, folder=folder, api=api)
         warm = run_toolselect(n3, 0.0, 32, folder=folder, api=api)
     rep = warm["report"]["run"]
-    rows.append((f"warm re-run, {n3} cached cases", f"eval {rep['duration_s']:.2f} s, {warm['requests']} API calls, {rep['cache_hits']} hits",
-                 f"{rep['duration_s']:.2f} s", "≤ 1 s, 0 calls"))
+    rows.append(
+        (
+            f"warm re-run, {n3} cached cases",
+            f"eval {rep['duration_s']:.2f} s, {warm['requests']} API calls, {rep['cache_hits']} hits",
+            f"{rep['duration_s']:.2f} s",
+            "≤ 1 s, 0 calls",
+        )
+    )
     shutil.rmtree(folder, ignore_errors=True)
 
     # 4. Start-up.
-    rows.append(("`toolselect --version` vs `python -c pass`", f"{version * 1000:.0f} ms vs {bare * 1000:.0f} ms",
-                 f"{version / bare:.1f}×", "≤ 5×"))
+    rows.append(
+        (
+            "`toolselect --version` vs `python -c pass`",
+            f"{version * 1000:.0f} ms vs {bare * 1000:.0f} ms",
+            f"{version / bare:.1f}×",
+            "≤ 5×",
+        )
+    )
 
     # 5. Memory.
     cases, samples = (2000, 3) if quick else (10000, 3)
     peak, wall = peak_memory_mb(cases, samples)
-    rows.append((f"peak memory, {cases} cases × {samples} samples (real SDK, fake API)", f"{peak:.0f} MB (in {wall:.0f} s)",
-                 f"{peak:.0f} MB", "≤ 300 MB"))
+    rows.append(
+        (
+            f"peak memory, {cases} cases × {samples} samples (real SDK, fake API)",
+            f"{peak:.0f} MB (in {wall:.0f} s)",
+            f"{peak:.0f} MB",
+            "≤ 300 MB",
+        )
+    )
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    width = [max(len(r[i]) for r in rows + [("benchmark", "measured", "ratio", "target")]) for i in range(4)]
-    for row in [("benchmark", "measured", "ratio", "target"), ("-" * width[0], "-" * width[1], "-" * width[2], "-" * width[3]), *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, width)))
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+    width = [max(len(r[i]) for r in [*rows, ("benchmark", "measured", "ratio", "target")]) for i in range(4)]
+    for row in [
+        ("benchmark", "measured", "ratio", "target"),
+        ("-" * width[0], "-" * width[1], "-" * width[2], "-" * width[3]),
+        *rows,
+    ]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, width, strict=False)))
 
 
 if __name__ == "__main__":

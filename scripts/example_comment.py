@@ -27,8 +27,14 @@ NEW = '''    """Daily outlook for a city."""'''
 
 
 def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x", "GIT_COMMITTER_NAME": "x",
-           "GIT_COMMITTER_EMAIL": "x@x", "COLUMNS": "120"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "x",
+        "GIT_AUTHOR_EMAIL": "x@x",
+        "GIT_COMMITTER_NAME": "x",
+        "GIT_COMMITTER_EMAIL": "x@x",
+        "COLUMNS": "120",
+    }
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
 
@@ -36,7 +42,9 @@ def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
 def render() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "weather"
-        shutil.copytree(ROOT / "examples" / "weather", repo, ignore=shutil.ignore_patterns(".toolselect-cache", "__pycache__"))
+        shutil.copytree(
+            ROOT / "examples" / "weather", repo, ignore=shutil.ignore_patterns(".toolselect-cache", "__pycache__")
+        )
         run("git", "init", "-q", "-b", "main", cwd=repo)
         run("git", "add", "-A", cwd=repo)
         run("git", "commit", "-qm", "base", cwd=repo)
@@ -46,8 +54,20 @@ def render() -> str:
         server.write_text(text.replace(OLD, NEW))
         run("git", "commit", "-qam", "Reword get_forecast", cwd=repo)
         out = repo / "comment.md"
-        proc = run(sys.executable, "-m", "toolselect", "eval", "--base-ref", "HEAD~1", "--max-drop", "2",
-                   "--markdown", str(out), "-q", cwd=repo)
+        proc = run(
+            sys.executable,
+            "-m",
+            "toolselect",
+            "eval",
+            "--base-ref",
+            "HEAD~1",
+            "--max-drop",
+            "2",
+            "--markdown",
+            str(out),
+            "-q",
+            cwd=repo,
+        )
         if not out.exists():
             raise SystemExit(f"toolselect failed ({proc.returncode}): {proc.stderr}")
         return out.read_text()

@@ -18,8 +18,15 @@ from toolselect.gate import drop_fails
 from toolselect.stats import sign_test
 
 
-def simulate(prs: int = 1000, cases: int = 50, repeat: int = 3, shift: float = 0.0,
-             max_drop: float | None = 0.0, significance: float | None = 0.05, seed: int = 11) -> float:
+def simulate(
+    prs: int = 1000,
+    cases: int = 50,
+    repeat: int = 3,
+    shift: float = 0.0,
+    max_drop: float | None = 0.0,
+    significance: float | None = 0.05,
+    seed: int = 11,
+) -> float:
     """The share of simulated PRs on which the gate fails."""
     rng = random.Random(seed)
     fired = 0
@@ -44,12 +51,14 @@ def table() -> list[tuple[str, float, float, float]]:
         ("max-drop 0, significance 0.05", 0.0, 0.05),
         ("max-drop 3, significance 0.05", 3.0, 0.05),
     ):
-        rows.append((
-            label,
-            simulate(shift=0.0, max_drop=max_drop, significance=significance),
-            simulate(shift=0.05, max_drop=max_drop, significance=significance, seed=12),
-            simulate(shift=0.10, max_drop=max_drop, significance=significance, seed=13),
-        ))
+        rows.append(
+            (
+                label,
+                simulate(shift=0.0, max_drop=max_drop, significance=significance),
+                simulate(shift=0.05, max_drop=max_drop, significance=significance, seed=12),
+                simulate(shift=0.10, max_drop=max_drop, significance=significance, seed=13),
+            )
+        )
     return rows
 
 

@@ -32,7 +32,8 @@ class Run:
 def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
     """Run `python -m toolselect ARGS` in a subprocess, as a user would; never a traceback."""
     full_env = {
-        k: v for k, v in os.environ.items()
+        k: v
+        for k, v in os.environ.items()
         if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "INPUT_", "GITHUB_", "ANTHROPIC_", "OPENAI_"))
     }
     full_env.update({"COLUMNS": "200", "NO_COLOR": "1", "PYTHONWARNINGS": "error"})
@@ -41,7 +42,11 @@ def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout
     full_env.update(env or {})
     proc = subprocess.run(
         [sys.executable, "-m", "toolselect", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     return Run(proc.returncode, proc.stdout, proc.stderr)
@@ -56,7 +61,10 @@ class HttpServer:
 def start_http_server(argv: list[str], path: str, env: dict[str, str] | None = None) -> HttpServer:
     """Start a server that prints `PORT=<n>` and return its URL (the caller stops it)."""
     proc = subprocess.Popen(
-        [sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
         env={**os.environ, **(env or {})},
     )
     line = proc.stdout.readline().strip()

@@ -25,13 +25,38 @@ from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, EXIT_USAGE, Confi
 from .github.commands import Workflow, chown_like
 
 REPORT_DIR = "toolselect-report"
-API_KEYS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "openai": ("OPENAI_API_KEY",), "openai-responses": ("OPENAI_API_KEY",)}
+API_KEYS = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"),
+    "openai": ("OPENAI_API_KEY",),
+    "openai-responses": ("OPENAI_API_KEY",),
+}
 DEFAULTS = {
-    "config": "", "golden": "", "tools-file": "", "provider": "", "model": "", "min-accuracy": "", "max-drop": "",
-    "repeat": "", "concurrency": "", "cache-dir": ".toolselect-cache", "base-ref": "", "comment": "always",
-    "comment-id": "default", "github-token": "", "anthropic-api-key": "", "openai-api-key": "", "openai-base-url": "",
-    "working-directory": ".", "junit": "", "fail-on-fork": "false", "from-artifact": "",
-    "significance": "", "fail-on-certain-flips": "", "max-over-trigger": "", "min-tool-recall": "", "max-requests": "",
+    "config": "",
+    "golden": "",
+    "tools-file": "",
+    "provider": "",
+    "model": "",
+    "min-accuracy": "",
+    "max-drop": "",
+    "repeat": "",
+    "concurrency": "",
+    "cache-dir": ".toolselect-cache",
+    "base-ref": "",
+    "comment": "always",
+    "comment-id": "default",
+    "github-token": "",
+    "anthropic-api-key": "",
+    "openai-api-key": "",
+    "openai-base-url": "",
+    "working-directory": ".",
+    "junit": "",
+    "fail-on-fork": "false",
+    "from-artifact": "",
+    "significance": "",
+    "fail-on-certain-flips": "",
+    "max-over-trigger": "",
+    "min-tool-recall": "",
+    "max-requests": "",
 }
 
 
@@ -82,14 +107,19 @@ def read_inputs(environ: dict[str, str]) -> Inputs:
             raise ConfigError(f"input {name} must be {kind} (got {text!r})") from None
         if value < low or (high is not None and value > high):
             span = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-            unit = {"min-accuracy": "; it is a share: 0.9 means 90%", "max-drop": "; it is in points: 5 means five points"}
+            unit = {
+                "min-accuracy": "; it is a share: 0.9 means 90%",
+                "max-drop": "; it is in points: 5 means five points",
+            }
             raise ConfigError(f"input {name} must be {span} (got {text}){unit.get(name, '')}")
         return value
 
     if raw["comment"] not in ("always", "on-change", "off"):
         raise ConfigError(f"input comment must be always, on-change or off (got {raw['comment']!r})")
     if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", raw["comment-id"]):
-        raise ConfigError(f"input comment-id may use letters, digits, '.', '_' and '-' only (got {raw['comment-id']!r})")
+        raise ConfigError(
+            f"input comment-id may use letters, digits, '.', '_' and '-' only (got {raw['comment-id']!r})"
+        )
     for flag in ("fail-on-fork", "fail-on-certain-flips"):
         if raw[flag] and raw[flag].lower() not in ("true", "false"):
             raise ConfigError(f"input {flag} must be true or false (got {raw[flag]!r})")
@@ -119,9 +149,13 @@ def read_inputs(environ: dict[str, str]) -> Inputs:
         fail_on_fork=raw["fail-on-fork"].lower() == "true",
         from_artifact=raw["from-artifact"] or None,
         significance=significance,
-        fail_on_certain_flips=None if not raw["fail-on-certain-flips"] else raw["fail-on-certain-flips"].lower() == "true",
+        fail_on_certain_flips=None
+        if not raw["fail-on-certain-flips"]
+        else raw["fail-on-certain-flips"].lower() == "true",
         max_over_trigger=number("max-over-trigger", 0, 1),
-        min_tool_recall=parse_floors(raw["min-tool-recall"], "input min-tool-recall") if raw["min-tool-recall"] else None,
+        min_tool_recall=parse_floors(raw["min-tool-recall"], "input min-tool-recall")
+        if raw["min-tool-recall"]
+        else None,
         max_requests=number("max-requests", 1, None, int),
     )
 
@@ -186,8 +220,11 @@ def run_action(environ: dict[str, str]) -> int:
     for secret in (inputs.github_token, inputs.anthropic_api_key, inputs.openai_api_key):
         wf.mask(secret)
     # The SDKs read their keys from the usual variables.
-    for value, name in ((inputs.anthropic_api_key, "ANTHROPIC_API_KEY"), (inputs.openai_api_key, "OPENAI_API_KEY"),
-                        (inputs.openai_base_url, "OPENAI_BASE_URL")):
+    for value, name in (
+        (inputs.anthropic_api_key, "ANTHROPIC_API_KEY"),
+        (inputs.openai_api_key, "OPENAI_API_KEY"),
+        (inputs.openai_base_url, "OPENAI_BASE_URL"),
+    ):
         if value:
             os.environ[name] = value
             environ[name] = value
@@ -196,7 +233,9 @@ def run_action(environ: dict[str, str]) -> int:
     try:
         os.chdir(workdir)
     except OSError as exc:
-        wf.annotate("error", f"working-directory {inputs.working_directory}: {exc.strerror}", title="toolselect: invalid input")
+        wf.annotate(
+            "error", f"working-directory {inputs.working_directory}: {exc.strerror}", title="toolselect: invalid input"
+        )
         return EXIT_USAGE
     try:
         event = read_event(environ)
@@ -204,13 +243,17 @@ def run_action(environ: dict[str, str]) -> int:
             return post_from_artifact(inputs, event, environ, wf, workspace)
         return evaluate(inputs, event, environ, wf, workspace, workdir)
     except ToolselectError as exc:
-        title = "toolselect: configuration error" if exc.exit_code == EXIT_USAGE else "toolselect: infrastructure failure"
+        title = (
+            "toolselect: configuration error" if exc.exit_code == EXIT_USAGE else "toolselect: infrastructure failure"
+        )
         wf.annotate("error", str(exc), title=title)
         wf.write_summary(f"### ❌ toolselect could not run\n\n```\n{exc}\n```\n")
         return exc.exit_code
 
 
-def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow, workspace: Path, workdir: Path) -> int:
+def evaluate(
+    inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow, workspace: Path, workdir: Path
+) -> int:
     from .cache import prune
     from .cli import exit_code, run_async
     from .config import Overrides, find_config, load_config, resolve_settings
@@ -224,11 +267,21 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
     pr = event.pull_request
     notes: list[str] = []
     over = Overrides(
-        config=inputs.config, tools_file=inputs.tools_file, golden=inputs.golden, provider=inputs.provider,
-        model=inputs.model, min_accuracy=inputs.min_accuracy, repeat=inputs.repeat, concurrency=inputs.concurrency,
-        cache_dir=inputs.cache_dir, max_drop=inputs.max_drop, significance=inputs.significance,
-        fail_on_certain_flips=inputs.fail_on_certain_flips, max_over_trigger=inputs.max_over_trigger,
-        min_tool_recall=inputs.min_tool_recall, max_requests=inputs.max_requests,
+        config=inputs.config,
+        tools_file=inputs.tools_file,
+        golden=inputs.golden,
+        provider=inputs.provider,
+        model=inputs.model,
+        min_accuracy=inputs.min_accuracy,
+        repeat=inputs.repeat,
+        concurrency=inputs.concurrency,
+        cache_dir=inputs.cache_dir,
+        max_drop=inputs.max_drop,
+        significance=inputs.significance,
+        fail_on_certain_flips=inputs.fail_on_certain_flips,
+        max_over_trigger=inputs.max_over_trigger,
+        min_tool_recall=inputs.min_tool_recall,
+        max_requests=inputs.max_requests,
     )
     path = find_config(inputs.config, workdir)
     if path is None and not inputs.tools_file:
@@ -248,13 +301,19 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
                 + ("" if inputs.fail_on_fork else ", and this check does not fail on the gate")
             )
         elif settings.provider in API_KEYS:
-            wf.annotate("warning", f"no API key for {settings.provider}: evaluating cached answers only "
-                        f"(pass {'anthropic' if settings.provider == 'anthropic' else 'openai'}-api-key)", title="toolselect")
+            wf.annotate(
+                "warning",
+                f"no API key for {settings.provider}: evaluating cached answers only "
+                f"(pass {'anthropic' if settings.provider == 'anthropic' else 'openai'}-api-key)",
+                title="toolselect",
+            )
     view = ConsoleView()
     base_ref = inputs.base_ref or ((pr.get("base") or {}).get("sha") if pr else None)
     with wf.group("toolselect: evaluating the head" + (f" and the base {base_ref[:12]}" if base_ref else "")):
         if base_ref:
-            result = run_async(run_compare(loaded, settings, over, base_ref, workdir, environ, view.hooks(), Hooks()), view)
+            result = run_async(
+                run_compare(loaded, settings, over, base_ref, workdir, environ, view.hooks(), Hooks()), view
+            )
             if result is None:
                 return 130
             head, base, diff, base_note = result.head, result.base, result.diff, result.base_note
@@ -276,12 +335,30 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
     write_report(head, out_dir / "report.json")
     if base is not None:
         write_report(base, out_dir / "base.json")
-    comment = render_comment(head, verdict, base=base, diff=diff, base_note=base_note, comment_id=inputs.comment_id, run_url=url)
-    summary = render_comment(head, verdict, base=base, diff=diff, base_note=base_note, comment_id=None, run_url=url,
-                             limit=SUMMARY_LIMIT, summary_hint=False)
+    comment = render_comment(
+        head, verdict, base=base, diff=diff, base_note=base_note, comment_id=inputs.comment_id, run_url=url
+    )
+    summary = render_comment(
+        head,
+        verdict,
+        base=base,
+        diff=diff,
+        base_note=base_note,
+        comment_id=None,
+        run_url=url,
+        limit=SUMMARY_LIMIT,
+        summary_hint=False,
+    )
     (out_dir / "comment.md").write_text(comment, encoding="utf-8")
-    meta = Meta(event=event.name, pr=(pr or {}).get("number"), head_sha=((pr or {}).get("head") or {}).get("sha"),
-                base_sha=base_ref, fork=event.fork, base_note=base_note, run_url=url)
+    meta = Meta(
+        event=event.name,
+        pr=(pr or {}).get("number"),
+        head_sha=((pr or {}).get("head") or {}).get("sha"),
+        base_sha=base_ref,
+        fork=event.fork,
+        base_note=base_note,
+        run_url=url,
+    )
     (out_dir / "meta.json").write_text(meta.model_dump_json(indent=2) + "\n", encoding="utf-8")
     written = [out_dir]
     if inputs.junit:
@@ -305,23 +382,38 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
     wf.write_summary(summary)
     comment_url = ""
     if pr and inputs.comment != "off" and not event.fork:
-        comment_url = post(inputs, environ, wf, pr["number"], comment, create=inputs.comment == "always" or bool(diff and diff.has_changes))
+        comment_url = post(
+            inputs,
+            environ,
+            wf,
+            pr["number"],
+            comment,
+            create=inputs.comment == "always" or bool(diff and diff.has_changes),
+        )
     elif event.fork:
-        wf.annotate("notice", "fork PR: the comment is left to the workflow_run workflow (examples/workflows/toolselect-comment.yml); "
-                    f"the report is in {REPORT_DIR}/", title="toolselect")
+        wf.annotate(
+            "notice",
+            "fork PR: the comment is left to the workflow_run workflow (examples/workflows/toolselect-comment.yml); "
+            f"the report is in {REPORT_DIR}/",
+            title="toolselect",
+        )
 
     acc = head.metrics["accuracy"]
-    wf.set_outputs({
-        "accuracy": _share(acc.value),
-        "tool-accuracy": _share(head.metrics["tool_accuracy"].value),
-        "arg-accuracy": _share(head.metrics["arg_accuracy"].value),
-        "base-accuracy": _share(base.metrics["accuracy"].value) if base else "",
-        "accuracy-delta": f"{diff.metrics['accuracy'].delta_pt:.2f}" if diff and diff.metrics["accuracy"].delta_pt is not None else "",
-        "passed": "true" if verdict.passed else "false",
-        "report": f"{REPORT_DIR}/report.json",
-        "comment-url": comment_url,
-        "cache-dirty": "true" if dirty else "false",
-    })
+    wf.set_outputs(
+        {
+            "accuracy": _share(acc.value),
+            "tool-accuracy": _share(head.metrics["tool_accuracy"].value),
+            "arg-accuracy": _share(head.metrics["arg_accuracy"].value),
+            "base-accuracy": _share(base.metrics["accuracy"].value) if base else "",
+            "accuracy-delta": f"{diff.metrics['accuracy'].delta_pt:.2f}"
+            if diff and diff.metrics["accuracy"].delta_pt is not None
+            else "",
+            "passed": "true" if verdict.passed else "false",
+            "report": f"{REPORT_DIR}/report.json",
+            "comment-url": comment_url,
+            "cache-dirty": "true" if dirty else "false",
+        }
+    )
     chown_like(written, workspace)
 
     code = exit_code(head)
@@ -329,7 +421,11 @@ def evaluate(inputs: Inputs, event: Event, environ: dict[str, str], wf: Workflow
         return code
     if not verdict.passed:
         if event.fork and not inputs.fail_on_fork:
-            wf.annotate("notice", "the gate failed on the cached answers of a fork PR; not failing the check (set fail-on-fork: true to fail)", title="toolselect")
+            wf.annotate(
+                "notice",
+                "the gate failed on the cached answers of a fork PR; not failing the check (set fail-on-fork: true to fail)",
+                title="toolselect",
+            )
             return EXIT_PASSED
         return EXIT_GATE_FAILED
     return EXIT_PASSED
@@ -378,7 +474,13 @@ def annotate_lint(head, wf: Workflow, workdir: Path, workspace: Path, limit: int
     shown = [f for f in sorted_findings(head.lint) if f.severity in ("error", "warning")]
     for f in shown[:limit]:
         message = f.message + (f" — fix: {f.fix}" if f.fix else "")
-        wf.annotate(f.severity, message, file=_repo_path(f.file, workdir, workspace), line=f.line, title=f"toolselect lint {f.code}")
+        wf.annotate(
+            f.severity,
+            message,
+            file=_repo_path(f.file, workdir, workspace),
+            line=f.line,
+            title=f"toolselect lint {f.code}",
+        )
 
 
 def post(inputs: Inputs, environ: dict[str, str], wf: Workflow, number: int, body: str, create: bool) -> str:
@@ -391,7 +493,9 @@ def post(inputs: Inputs, environ: dict[str, str], wf: Workflow, number: int, bod
 
     repo = environ.get("GITHUB_REPOSITORY")
     if not inputs.github_token or not repo:
-        wf.annotate("warning", "no github-token (or GITHUB_REPOSITORY): the PR comment was not posted", title="toolselect")
+        wf.annotate(
+            "warning", "no github-token (or GITHUB_REPOSITORY): the PR comment was not posted", title="toolselect"
+        )
         return ""
     gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), inputs.github_token)
     try:
@@ -401,7 +505,11 @@ def post(inputs: Inputs, environ: dict[str, str], wf: Workflow, number: int, bod
     except GithubException as exc:
         message = (exc.data or {}).get("message") if isinstance(exc.data, dict) else None
         hint = " (the job needs `permissions: pull-requests: write`)" if exc.status == 403 else ""
-        wf.annotate("warning", f"could not post the PR comment: GitHub answered {exc.status} {message or ''}{hint}".strip(), title="toolselect")
+        wf.annotate(
+            "warning",
+            f"could not post the PR comment: GitHub answered {exc.status} {message or ''}{hint}".strip(),
+            title="toolselect",
+        )
     except (RequestException, AssertionError) as exc:
         wf.annotate("warning", f"could not post the PR comment: {exc}", title="toolselect")
     finally:
@@ -440,7 +548,11 @@ def post_from_artifact(inputs: Inputs, event: Event, environ: dict[str, str], wf
         wf.annotate("notice", "the triggering run was not a pull_request run: nothing to post", title="toolselect")
         return EXIT_PASSED
     if meta.head_sha and meta.head_sha != head_sha:
-        wf.annotate("warning", "the artifact was made for another commit than the triggering run: not posting", title="toolselect")
+        wf.annotate(
+            "warning",
+            "the artifact was made for another commit than the triggering run: not posting",
+            title="toolselect",
+        )
         return EXIT_PASSED
     repo = environ.get("GITHUB_REPOSITORY", "")
     from github import GithubException
@@ -451,20 +563,38 @@ def post_from_artifact(inputs: Inputs, event: Event, environ: dict[str, str], wf
         number = find_pull_request(gh, repo, owner, branch, head_sha)
     except (GithubException, RequestException) as exc:
         status = getattr(exc, "status", "")
-        wf.annotate("warning", f"could not look up the pull request: GitHub answered {status or type(exc).__name__}", title="toolselect")
+        wf.annotate(
+            "warning",
+            f"could not look up the pull request: GitHub answered {status or type(exc).__name__}",
+            title="toolselect",
+        )
         return EXIT_PASSED
     finally:
         gh.close()
     if number is None:
-        wf.annotate("notice", f"no open pull request has {owner}:{branch} at {head_sha[:12]}: nothing to post", title="toolselect")
+        wf.annotate(
+            "notice",
+            f"no open pull request has {owner}:{branch} at {head_sha[:12]}: nothing to post",
+            title="toolselect",
+        )
         return EXIT_PASSED
     verdict = judge(head, diff, Comparing(inputs.max_drop, inputs.significance, inputs.fail_on_certain_flips))
     # Whether the PR came from a fork is read from the event, never from the artifact.
     fork = (run.get("head_repository") or {}).get("full_name") != repo
-    notes = ("posted from the PR run's artifact" + (": a fork PR, so only answers already in the cache were evaluated" if fork else ""),)
+    notes = (
+        "posted from the PR run's artifact"
+        + (": a fork PR, so only answers already in the cache were evaluated" if fork else ""),
+    )
     verdict = Verdict(verdict.passed, verdict.reasons, (*notes, *verdict.notes))
-    body = render_comment(head, verdict, base=base, diff=diff, base_note=None if diff else "no baseline in the PR's run",
-                          comment_id=inputs.comment_id, run_url=run.get("html_url"))
+    body = render_comment(
+        head,
+        verdict,
+        base=base,
+        diff=diff,
+        base_note=None if diff else "no baseline in the PR's run",
+        comment_id=inputs.comment_id,
+        run_url=run.get("html_url"),
+    )
     url = post(inputs, environ, wf, number, body, create=True)
     wf.set_outputs({"comment-url": url, "passed": "true" if verdict.passed else "false"})
     return EXIT_PASSED

@@ -36,7 +36,11 @@ class Budget:
 
 
 def estimate(
-    provider: Provider, jobs: Sequence[Job], tools: tuple[WireTool, ...], settings: Settings, planned: set[str] | None = None
+    provider: Provider,
+    jobs: Sequence[Job],
+    tools: tuple[WireTool, ...],
+    settings: Settings,
+    planned: set[str] | None = None,
 ) -> Budget:
     """`planned`: keys another side of the run will already have asked (counted as cached here);
     this side's uncached keys are added to it."""
@@ -53,15 +57,26 @@ def estimate(
                 continue
             planned.add(key)
         uncached += 1
-        text = json.dumps([[t.name, t.description, t.input_schema] for t in offered]) + request.prompt + (request.system or "")
+        text = (
+            json.dumps([[t.name, t.description, t.input_schema] for t in offered])
+            + request.prompt
+            + (request.system or "")
+        )
         tokens += len(text) // 4 + 20
     only = settings.cache_mode == "only"
     requests = 0 if local or only else uncached
     out = ANSWER_TOKENS * requests
     return Budget(
-        provider=settings.provider, model=settings.model, samples=len(jobs), cached=cached, requests=requests,
-        not_evaluated=uncached if only and not local else 0, input_tokens=tokens if requests else 0, output_tokens=out,
-        cost_usd=cost_usd(settings.model, tokens, out, settings.price) if requests else 0.0, local=local,
+        provider=settings.provider,
+        model=settings.model,
+        samples=len(jobs),
+        cached=cached,
+        requests=requests,
+        not_evaluated=uncached if only and not local else 0,
+        input_tokens=tokens if requests else 0,
+        output_tokens=out,
+        cost_usd=cost_usd(settings.model, tokens, out, settings.price) if requests else 0.0,
+        local=local,
     )
 
 

@@ -69,7 +69,9 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
         **identity,
         "system": request.system,
         "prompt": request.prompt,
-        "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools],
+        "tools": [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
+        ],
         "sample": request.sample,
     }
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
@@ -93,24 +95,45 @@ class AnswerCache:
         p = entry.pick
         usage = Usage(p.usage.input_tokens, p.usage.output_tokens) if p.usage else None
         return Pick(
-            tool=p.tool, args=p.args, raw_args=p.raw_args, text=p.text, calls=p.calls,
-            stop_reason=p.stop_reason, usage=usage, latency_ms=p.latency_ms, cached=True,
+            tool=p.tool,
+            args=p.args,
+            raw_args=p.raw_args,
+            text=p.text,
+            calls=p.calls,
+            stop_reason=p.stop_reason,
+            usage=usage,
+            latency_ms=p.latency_ms,
+            cached=True,
         )
 
     def put(self, key: str, provider: str, model: str, request: Request, pick: Pick) -> None:
         entry = Entry(
-            format=FORMAT, key=key, provider=provider, model=model, prompt=request.prompt, sample=request.sample,
+            format=FORMAT,
+            key=key,
+            provider=provider,
+            model=model,
+            prompt=request.prompt,
+            sample=request.sample,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             pick=CachedPick(
-                tool=pick.tool, args=pick.args, raw_args=pick.raw_args, text=pick.text, calls=pick.calls,
-                stop_reason=pick.stop_reason, latency_ms=pick.latency_ms,
+                tool=pick.tool,
+                args=pick.args,
+                raw_args=pick.raw_args,
+                text=pick.text,
+                calls=pick.calls,
+                stop_reason=pick.stop_reason,
+                latency_ms=pick.latency_ms,
                 usage=CachedUsage(**vars(pick.usage)) if pick.usage else None,
             ),
         )
         write_atomic(self.path(key), entry.model_dump_json(indent=1))
 
     def write_manifest(self, keys: set[str]) -> None:
-        manifest = {"format": FORMAT, "written_at": datetime.now(UTC).isoformat(timespec="seconds"), "keys": sorted(keys)}
+        manifest = {
+            "format": FORMAT,
+            "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "keys": sorted(keys),
+        }
         write_atomic(self.root / "manifest.json", json.dumps(manifest, indent=1))
 
     def entries(self) -> list[Path]:
@@ -184,7 +207,9 @@ class CachedProvider:
                 self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
                 self.spend.cache_writes += 1
             except OSError as exc:  # a full disk mid-run: keep the answer, stop caching, say so
-                self.problems.append(f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})")
+                self.problems.append(
+                    f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})"
+                )
         return pick
 
     def check_writable(self) -> None:
@@ -247,7 +272,13 @@ def cache_stats(root: Path) -> dict[str, Any]:
             broken += 1
     keys = cache.manifest_keys()
     unused = None if keys is None else sum(p.stem not in keys for p in files)
-    return {"entries": len(files), "bytes": size, "by_model": dict(by_model), "unreadable": broken, "unused_by_last_run": unused}
+    return {
+        "entries": len(files),
+        "bytes": size,
+        "by_model": dict(by_model),
+        "unreadable": broken,
+        "unused_by_last_run": unused,
+    }
 
 
 def prune(root: Path, dry_run: bool = False) -> tuple[int, int]:

@@ -64,9 +64,25 @@ def _later(name: str):
 
 def gate_flags(p: argparse.ArgumentParser) -> None:
     """The comparison gate's options (the same names as in the config and the Action's inputs)."""
-    p.add_argument("--max-drop", type=_points, metavar="PTS", help="fail when accuracy drops more than this many points vs the base (0: any drop)")
-    p.add_argument("--significance", type=_alpha, metavar="ALPHA", help="a drop fails only when it is also significant (p < ALPHA, e.g. 0.05)")
-    p.add_argument("--fail-on-certain-flips", action="store_const", const=True, default=None, help="fail when a case certainly flipped to failing (Fisher's exact test)")
+    p.add_argument(
+        "--max-drop",
+        type=_points,
+        metavar="PTS",
+        help="fail when accuracy drops more than this many points vs the base (0: any drop)",
+    )
+    p.add_argument(
+        "--significance",
+        type=_alpha,
+        metavar="ALPHA",
+        help="a drop fails only when it is also significant (p < ALPHA, e.g. 0.05)",
+    )
+    p.add_argument(
+        "--fail-on-certain-flips",
+        action="store_const",
+        const=True,
+        default=None,
+        help="fail when a case certainly flipped to failing (Fisher's exact test)",
+    )
 
 
 def _alpha(text: str) -> float:
@@ -96,33 +112,91 @@ def build_parser() -> argparse.ArgumentParser:
         usage="toolselect eval [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [options]",
     )
     surface_flags(ev)
-    ev.add_argument("--golden", action="append", default=[], metavar="FILE", help="golden file (.jsonl/.yaml); repeatable; replaces evals.golden")
+    ev.add_argument(
+        "--golden",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="golden file (.jsonl/.yaml); repeatable; replaces evals.golden",
+    )
     ev.add_argument("--provider", help="bm25 (offline), command, anthropic, openai, openai-responses")
     ev.add_argument("--model", help="model name passed to the provider")
     ev.add_argument("--min-accuracy", type=_share, metavar="X", help="fail below this share of correct samples (0..1)")
     ev.add_argument("--repeat", type=_count, metavar="N", help="samples per case")
     ev.add_argument("--concurrency", type=_count, metavar="N", help="requests in flight (default 8)")
-    ev.add_argument("--temperature", type=lambda t: _number(t, "a temperature, e.g. 0.7"), metavar="T", help="sampling temperature, where the API supports it")
+    ev.add_argument(
+        "--temperature",
+        type=lambda t: _number(t, "a temperature, e.g. 0.7"),
+        metavar="T",
+        help="sampling temperature, where the API supports it",
+    )
     ev.add_argument("--seed", type=_count, metavar="N", help="sampling seed, where the API supports it")
-    ev.add_argument("--timeout", type=lambda t: _number(t, "seconds, e.g. 30"), metavar="SECONDS", dest="timeout_s", help="per-request timeout (a stalled answer is cut off and retried)")
+    ev.add_argument(
+        "--timeout",
+        type=lambda t: _number(t, "seconds, e.g. 30"),
+        metavar="SECONDS",
+        dest="timeout_s",
+        help="per-request timeout (a stalled answer is cut off and retried)",
+    )
     ev.add_argument("--max-retries", type=_count, metavar="N", help="retries of a transient API failure (default 5)")
-    ev.add_argument("--max-error-rate", type=_share, metavar="X", help="exit 3 when more samples than this share fail at the provider (default 0.1)")
+    ev.add_argument(
+        "--max-error-rate",
+        type=_share,
+        metavar="X",
+        help="exit 3 when more samples than this share fail at the provider (default 0.1)",
+    )
     ev.add_argument("--base-url", metavar="URL", help="an OpenAI-compatible (or Anthropic) endpoint")
     cache = ev.add_mutually_exclusive_group()
     cache.add_argument("--no-cache", action="store_true", help="ask again and refresh the answer cache")
-    cache.add_argument("--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED")
-    ev.add_argument("--cache-dir", metavar="DIR", help="the answer cache's folder (default .toolselect-cache beside the config)")
+    cache.add_argument(
+        "--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED"
+    )
+    ev.add_argument(
+        "--cache-dir", metavar="DIR", help="the answer cache's folder (default .toolselect-cache beside the config)"
+    )
     ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report")
     ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as GitHub-flavoured Markdown")
-    ev.add_argument("--junit", type=Path, metavar="PATH", help="write JUnit XML (each missed case is a failing testcase)")
+    ev.add_argument(
+        "--junit", type=Path, metavar="PATH", help="write JUnit XML (each missed case is a failing testcase)"
+    )
     shuffle = ev.add_mutually_exclusive_group()
-    shuffle.add_argument("--shuffle", dest="shuffle", action="store_const", const=True, help="each sample sees the tools in its own seeded order (default when --repeat > 1)")
-    shuffle.add_argument("--no-shuffle", dest="shuffle", action="store_const", const=False, help="always the server's tool order")
-    ev.add_argument("--max-over-trigger", type=_share, metavar="X", help="fail when more than this share of no-tool samples call a tool")
-    ev.add_argument("--min-tool-recall", action="append", default=[], metavar="TOOL=X", help="fail when a tool's recall is below X; repeatable")
-    ev.add_argument("--dry-run", action="store_true", help="say how many requests, tokens and dollars the run would take, and stop")
-    ev.add_argument("--max-requests", type=_count, metavar="N", help="refuse to start a run that would make more than N uncached requests")
-    ev.add_argument("--base-ref", metavar="REF", help="also evaluate this git ref (in a worktree) and compare: --markdown then previews the PR comment")
+    shuffle.add_argument(
+        "--shuffle",
+        dest="shuffle",
+        action="store_const",
+        const=True,
+        help="each sample sees the tools in its own seeded order (default when --repeat > 1)",
+    )
+    shuffle.add_argument(
+        "--no-shuffle", dest="shuffle", action="store_const", const=False, help="always the server's tool order"
+    )
+    ev.add_argument(
+        "--max-over-trigger",
+        type=_share,
+        metavar="X",
+        help="fail when more than this share of no-tool samples call a tool",
+    )
+    ev.add_argument(
+        "--min-tool-recall",
+        action="append",
+        default=[],
+        metavar="TOOL=X",
+        help="fail when a tool's recall is below X; repeatable",
+    )
+    ev.add_argument(
+        "--dry-run", action="store_true", help="say how many requests, tokens and dollars the run would take, and stop"
+    )
+    ev.add_argument(
+        "--max-requests",
+        type=_count,
+        metavar="N",
+        help="refuse to start a run that would make more than N uncached requests",
+    )
+    ev.add_argument(
+        "--base-ref",
+        metavar="REF",
+        help="also evaluate this git ref (in a worktree) and compare: --markdown then previews the PR comment",
+    )
     gate_flags(ev)
     ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     ev.set_defaults(func=_cmd_eval)
@@ -145,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     surface_flags(snap)
     snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
-    snap.set_defaults(func=_later('cmd_snapshot'))
+    snap.set_defaults(func=_later("cmd_snapshot"))
 
     lint = sub.add_parser(
         "lint",
@@ -153,12 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
         usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… [--strict] [options]",
     )
     surface_flags(lint)
-    lint.add_argument("--golden", action="append", default=[], metavar="FILE", help="golden file (.jsonl/.yaml); repeatable")
+    lint.add_argument(
+        "--golden", action="append", default=[], metavar="FILE", help="golden file (.jsonl/.yaml); repeatable"
+    )
     lint.add_argument("--strict", action="store_true", help="warnings fail too")
     lint.add_argument("--json", type=Path, metavar="PATH", help="write the findings as JSON")
     lint.add_argument("--markdown", type=Path, metavar="PATH", help="write the findings as Markdown")
     lint.add_argument("--annotate", action="store_true", help="also print GitHub workflow annotations (file:line)")
-    lint.set_defaults(func=_later('cmd_lint'))
+    lint.set_defaults(func=_later("cmd_lint"))
 
     init = sub.add_parser(
         "init",
@@ -166,20 +242,29 @@ def build_parser() -> argparse.ArgumentParser:
         usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] [--draft --provider P --model M]",
     )
     surface_flags(init)
-    init.add_argument("-o", "--output", type=Path, default=Path("."), metavar="DIR", help="where to write toolselect.yaml and golden.yaml")
+    init.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("."),
+        metavar="DIR",
+        help="where to write toolselect.yaml and golden.yaml",
+    )
     init.add_argument("--force", action="store_true", help="overwrite existing files")
-    init.add_argument("--draft", action="store_true", help="ask the model to write the prompts (they still need review)")
+    init.add_argument(
+        "--draft", action="store_true", help="ask the model to write the prompts (they still need review)"
+    )
     init.add_argument("--provider", help="for --draft: anthropic, openai or openai-responses")
     init.add_argument("--model", help="for --draft: the model that writes the prompts")
     init.add_argument("--base-url", metavar="URL", help="for --draft: an OpenAI-compatible (or Anthropic) endpoint")
-    init.set_defaults(func=_later('cmd_init'))
+    init.set_defaults(func=_later("cmd_init"))
 
     cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
     cache_cmd.add_argument("action", choices=["stats", "prune"])
     cache_cmd.add_argument("-c", "--config", help="config file whose cache_dir to use")
     cache_cmd.add_argument("--cache-dir", metavar="DIR", help="the cache folder (overrides the config)")
     cache_cmd.add_argument("--dry-run", action="store_true", help="prune: only say what would go")
-    cache_cmd.set_defaults(func=_later('cmd_cache'), tools=None, url=None)
+    cache_cmd.set_defaults(func=_later("cmd_cache"), tools=None, url=None)
     return parser
 
 
@@ -210,14 +295,19 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TOOLSELECT_DEBUG"):
             raise
         print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr)
+        print(
+            "  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr
+        )
         return EXIT_INFRA
 
 
 def _print_error(exc: ToolselectError) -> None:
     """`error: ` before each problem; indented detail lines (hints, server stderr) as they are."""
     for line in str(exc).splitlines() or ["unknown error"]:
-        print(line if line.startswith(" ") or line.endswith(":") and "stderr" in line else f"error: {line}", file=sys.stderr)
+        print(
+            line if line.startswith(" ") or (line.endswith(":") and "stderr" in line) else f"error: {line}",
+            file=sys.stderr,
+        )
 
 
 def _overrides(args: argparse.Namespace):
@@ -289,7 +379,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.max_drop is not None or args.significance is not None or args.fail_on_certain_flips:
         from .errors import ConfigError
 
-        raise ConfigError("--max-drop, --significance and --fail-on-certain-flips compare against a base: add --base-ref REF (e.g. origin/main)")
+        raise ConfigError(
+            "--max-drop, --significance and --fail-on-certain-flips compare against a base: add --base-ref REF (e.g. origin/main)"
+        )
     report = run_async(run_eval(loaded, settings, view.hooks()), view)
     if report is None:
         return 130
@@ -320,7 +412,10 @@ def _dry_run(args, loaded, over, settings) -> int:
     total = sum(b.requests for b in budgets)
     costs = [b.cost_usd for b in budgets]
     money = "" if any(c is None for c in costs) else f", ≈ ${sum(costs):.4f}"
-    print(f"total: {total} requests{money}" + (f" (max_requests {settings.max_requests})" if settings.max_requests else ""))
+    print(
+        f"total: {total} requests{money}"
+        + (f" (max_requests {settings.max_requests})" if settings.max_requests else "")
+    )
     check_budget(budgets, settings.max_requests)
     return 0
 
@@ -345,8 +440,16 @@ def _eval_against_base(args, loaded, over, settings, view) -> int:
         if compared.base is not None:
             write_report(compared.base, args.json.with_suffix(".base.json"))
     if args.markdown:
-        body = render_comment(compared.head, verdict, base=compared.base, diff=compared.diff,
-                              base_note=compared.base_note, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False)
+        body = render_comment(
+            compared.head,
+            verdict,
+            base=compared.base,
+            diff=compared.diff,
+            base_note=compared.base_note,
+            comment_id=None,
+            limit=SUMMARY_LIMIT,
+            summary_hint=False,
+        )
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(body, encoding="utf-8")
         view.note(f"PR comment preview written to {args.markdown}")
@@ -383,7 +486,9 @@ def _cmd_diff(args: argparse.Namespace) -> int:
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(
-            render_comment(head, verdict, base=base, diff=diff, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False),
+            render_comment(
+                head, verdict, base=base, diff=diff, comment_id=None, limit=SUMMARY_LIMIT, summary_hint=False
+            ),
             encoding="utf-8",
         )
     if args.json:
@@ -419,7 +524,10 @@ def run_async(coro, view=None):
     except (KeyboardInterrupt, asyncio.CancelledError):
         if view is not None and view.progress is not None:
             view.progress.stop()
-        print("interrupted: the answers received so far are kept in the answer cache; run again to continue", file=sys.stderr)
+        print(
+            "interrupted: the answers received so far are kept in the answer cache; run again to continue",
+            file=sys.stderr,
+        )
         return None
     finally:
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]

@@ -45,7 +45,9 @@ def _surface_only(args: argparse.Namespace):
 
     cwd = Path.cwd()
     over = replace(_overrides(args), provider="bm25", model=None)
-    path = find_config(args.config, cwd) if (args.config or not (args.tools or args.url or args.server_command)) else None
+    path = (
+        find_config(args.config, cwd) if (args.config or not (args.tools or args.url or args.server_command)) else None
+    )
     if path is None and not (args.tools or args.url or args.server_command):
         from .errors import ConfigError
 
@@ -62,9 +64,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from .errors import EXIT_PASSED, EXIT_USAGE, ConfigError
     from .lint import lint_golden, lint_surface
     from .pipeline import load_surface, surface_place
+    from .render.common import lint_summary
     from .render.console import ConsoleView
     from .render.markdown import lint_list
-    from .render.common import lint_summary
     from .report import FindingOut
 
     loaded, settings = _surface_only(args)
@@ -85,10 +87,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
     out = [FindingOut(**vars(f)).model_dump() for f in findings]
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"schema_version": 1, "surface_hash": surface.hash, "findings": out}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps({"schema_version": 1, "surface_hash": surface.hash, "findings": out}, indent=2) + "\n"
+        )
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        body = "\n".join([f"### Lint: {lint_summary(findings) or 'no findings'}", ""] + lint_list(findings, limit=len(findings) or 1))
+        body = "\n".join(
+            [f"### Lint: {lint_summary(findings) or 'no findings'}", "", *lint_list(findings, limit=len(findings) or 1)]
+        )
         args.markdown.write_text(body + "\n", encoding="utf-8")
     if args.annotate:
         from .github.commands import Workflow
@@ -96,7 +102,13 @@ def cmd_lint(args: argparse.Namespace) -> int:
         wf = Workflow(os.environ)
         for f in findings:
             level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
-            wf.annotate(level, f"{f.message}" + (f" — fix: {f.fix}" if f.fix else ""), file=f.file, line=f.line, title=f"toolselect lint {f.code}")
+            wf.annotate(
+                level,
+                f"{f.message}" + (f" — fix: {f.fix}" if f.fix else ""),
+                file=f.file,
+                line=f.line,
+                title=f"toolselect lint {f.code}",
+            )
     failing = [f for f in findings if f.severity == "error" or (args.strict and f.severity == "warning")]
     return EXIT_USAGE if failing else EXIT_PASSED
 
@@ -112,11 +124,15 @@ def cmd_init(args: argparse.Namespace) -> int:
     targets = [out / "toolselect.yaml", out / "golden.yaml"]
     existing = [p for p in targets if p.exists()]
     if existing and not args.force:
-        raise ConfigError(f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere")
+        raise ConfigError(
+            f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere"
+        )
     if not (args.tools or args.url or args.server_command):
         raise ConfigError("init needs a tool surface: --tools FILE, --url URL, or -- SERVER COMMAND")
     if args.draft and args.provider not in ("anthropic", "openai", "openai-responses"):
-        raise ConfigError("--draft asks a model to write the prompts: add --provider anthropic|openai|openai-responses and --model M")
+        raise ConfigError(
+            "--draft asks a model to write the prompts: add --provider anthropic|openai|openai-responses and --model M"
+        )
     _, settings = _surface_only(args)
     surface = asyncio.run(load_surface(settings))
     drafts = None
@@ -129,8 +145,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")
     targets[1].write_text(golden, encoding="utf-8")
     cases = sum(line.startswith("- name: ") for line in golden.splitlines())
-    print(f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review")
-    print("next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect eval`")
+    print(
+        f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"
+    )
+    print(
+        "next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect eval`"
+    )
     return 0
 
 
@@ -140,8 +160,16 @@ async def _draft(args, surface):
     from .pool import Pool
     from .providers import make_provider
 
-    settings = Settings(config_file=None, base_dir=Path.cwd(), server=None, tools_file=None, golden=(),
-                        provider=args.provider, model=args.model or "", base_url=args.base_url)
+    settings = Settings(
+        config_file=None,
+        base_dir=Path.cwd(),
+        server=None,
+        tools_file=None,
+        golden=(),
+        provider=args.provider,
+        model=args.model or "",
+        base_url=args.base_url,
+    )
     if not settings.model:
         from .errors import ConfigError
 
@@ -162,6 +190,7 @@ def _init_source(args, out: Path) -> str:
         return f"tools_file: {json.dumps(os.path.relpath(Path(args.tools).resolve(), out.resolve()))}"
     if args.url:
         return f"server:\n  url: {json.dumps(args.url)}"
+
     def portable(arg: str) -> str:  # a file argument, as the server (run in the config's folder) will see it
         path = Path(arg)
         if not path.exists() or path.is_absolute():

@@ -141,7 +141,9 @@ class ServerSpec:
         """For reports and messages: the URL without its query or user info, which can hold keys."""
         if self.command:
             return "stdio: " + " ".join(self.command)
-        kind = self.transport or ("sse" if (self.url or "").split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
+        kind = self.transport or (
+            "sse" if (self.url or "").split("?")[0].rstrip("/").endswith("/sse") else "streamable-http"
+        )
         return f"{kind}: {public_url(self.url or '')}"
 
 
@@ -267,7 +269,9 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{where(shown, 1)}a config file must be a mapping with an evals: section (got {type(data).__name__})")
+        raise ConfigError(
+            f"{where(shown, 1)}a config file must be a mapping with an evals: section (got {type(data).__name__})"
+        )
     if isinstance(data.get("server"), dict):
         data = dict(data, server=_expand(data["server"], ("server",), doc, environ))
     try:
@@ -301,9 +305,9 @@ def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> A
 
         return _VAR.sub(sub, value)
     if isinstance(value, list):
-        return [_expand(v, loc + (i,), doc, environ) for i, v in enumerate(value)]
+        return [_expand(v, (*loc, i), doc, environ) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: _expand(v, loc + (k,), doc, environ) for k, v in value.items()}
+        return {k: _expand(v, (*loc, k), doc, environ) for k, v in value.items()}
     return value
 
 
@@ -348,9 +352,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             hint="pick the model your users' clients actually use",
         )
     if provider == "command" and not ev.command:
-        raise ConfigError(
-            f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]"
-        )
+        raise ConfigError(f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]")
 
     for flag, value in (("--min-accuracy", over.min_accuracy), ("--max-error-rate", over.max_error_rate)):
         if value is not None and not 0 <= value <= 1:
@@ -373,7 +375,9 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             raise ConfigError(f"--min-tool-recall {tool}={floor:g}: the floor must be between 0 and 1")
     for name, floor in ev.min_tool_recall.items():
         if not 0 <= floor <= 1:
-            raise ConfigError(f"{at('evals', 'min_tool_recall', name)}evals.min_tool_recall.{name} must be between 0 and 1 (got {show(floor)})")
+            raise ConfigError(
+                f"{at('evals', 'min_tool_recall', name)}evals.min_tool_recall.{name} must be between 0 and 1 (got {show(floor)})"
+            )
     if over.cache_only and over.no_cache:
         raise ConfigError("--cache-only and --no-cache contradict each other: pick one")
 
@@ -422,7 +426,9 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         max_retries=_given(over.max_retries, ev.max_retries),
         max_tokens=ev.max_tokens,
         price=ev.price.model_dump() if ev.price else None,
-        shuffle=_given(over.shuffle, ev.shuffle) if _given(over.shuffle, ev.shuffle) is not None else (over.repeat or ev.repeat) > 1,
+        shuffle=_given(over.shuffle, ev.shuffle)
+        if _given(over.shuffle, ev.shuffle) is not None
+        else (over.repeat or ev.repeat) > 1,
         max_requests=_given(over.max_requests, ev.max_requests),
         max_drop=_given(over.max_drop, ev.max_drop),
         significance=_given(over.significance, ev.significance),
@@ -437,7 +443,9 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
 def _origins(doc: Located | None) -> dict[str, tuple[str, int | None]]:
     if doc is None:
         return {}
-    out: dict[str, tuple[str, int | None]] = {key: (doc.file, doc.line(("evals", key))) for key in EvalsModel.model_fields}
+    out: dict[str, tuple[str, int | None]] = {
+        key: (doc.file, doc.line(("evals", key))) for key in EvalsModel.model_fields
+    }
     for key in ("server", "tools_file"):
         out[key] = (doc.file, doc.line((key,), key=True))
     return out
@@ -523,5 +531,3 @@ def load_cases(loaded: Loaded, settings: Settings) -> list[Case]:
             hint="`toolselect init` writes a starter golden set",
         )
     return cases  # names, tools and arguments are checked against the surface by lint
-
-

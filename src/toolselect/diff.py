@@ -75,6 +75,7 @@ class Paired(_Strict):
     ci_pt: tuple[float, float] | None  # its 95% interval (paired bootstrap over cases)
     alpha: float  # the level `certain` and "significant" use
 
+
 class ToolChange(_Strict):
     name: str
     kind: Literal["added", "removed", "description", "schema"]
@@ -108,8 +109,14 @@ class Diff(_Strict):
     def has_changes(self) -> bool:
         deltas = [m.delta_pt for m in self.metrics.values() if m.delta_pt]
         return bool(
-            deltas or self.cells or self.to_failing or self.to_passing or self.changed
-            or self.new_cases or self.removed_cases or self.tools
+            deltas
+            or self.cells
+            or self.to_failing
+            or self.to_passing
+            or self.changed
+            or self.new_cases
+            or self.removed_cases
+            or self.tools
         )
 
 
@@ -137,7 +144,9 @@ def _side(case: CaseOut) -> CaseSide:
     )
 
 
-def pair_cases(base: list[CaseOut], head: list[CaseOut]) -> tuple[list[tuple[CaseOut, CaseOut]], list[CaseOut], list[CaseOut]]:
+def pair_cases(
+    base: list[CaseOut], head: list[CaseOut]
+) -> tuple[list[tuple[CaseOut, CaseOut]], list[CaseOut], list[CaseOut]]:
     """Pair by name, then the rest by prompt: (pairs, only in head, only in base)."""
     by_name = {c.name: c for c in base}
     pairs, unpaired = [], []
@@ -170,7 +179,13 @@ def surface_changes(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> l
         if _text(a) != _text(b):
             out.append(ToolChange(name=name, kind="description", diff=_unified(_text(a), _text(b), name)))
         if a.get("inputSchema") != b.get("inputSchema"):
-            out.append(ToolChange(name=name, kind="schema", diff=_unified(_json(a.get("inputSchema")), _json(b.get("inputSchema")), name)))
+            out.append(
+                ToolChange(
+                    name=name,
+                    kind="schema",
+                    diff=_unified(_json(a.get("inputSchema")), _json(b.get("inputSchema")), name),
+                )
+            )
     order = {"removed": 0, "added": 1, "description": 2, "schema": 3}
     return sorted(out, key=lambda t: (order[t.kind], t.name))
 
@@ -193,9 +208,12 @@ def _unified(a: str, b: str, name: str) -> str:
 
 def _stats(report: Report) -> SideStats:
     return SideStats(
-        surface_hash=report.surface.hash, cases=report.counts.cases, samples=report.counts.samples,
+        surface_hash=report.surface.hash,
+        cases=report.counts.cases,
+        samples=report.counts.samples,
         counted_cases=sum(1 for c in report.cases if c.evaluated and c.status != "needs_review"),
-        cache_hits=report.run.cache_hits, api_calls=report.run.api_calls,
+        cache_hits=report.run.cache_hits,
+        api_calls=report.run.api_calls,
     )
 
 
@@ -216,9 +234,15 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
         worsened += now.pass_rate < old.pass_rate
         p = fisher_exact(old.passed, old.evaluated - old.passed, now.passed, now.evaluated - now.passed)
         delta = CaseDelta(
-            name=now.name, expect_tool=now.expect_tool, holdout=now.split == "holdout",
-            file=now.source.file, line=now.source.line, base=_side(old), head=_side(now),
-            p_value=p, certain=p < alpha,
+            name=now.name,
+            expect_tool=now.expect_tool,
+            holdout=now.split == "holdout",
+            file=now.source.file,
+            line=now.source.line,
+            base=_side(old),
+            head=_side(now),
+            p_value=p,
+            certain=p < alpha,
         )
         if (before and not after) or (delta.certain and now.pass_rate < old.pass_rate):
             to_failing.append(delta)
@@ -229,7 +253,9 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
     certain_first = lambda d: (not d.certain, d.p_value)  # noqa: E731
     ci = paired_bootstrap(differences)
     paired = Paired(
-        cases=len(differences), improved=improved, worsened=worsened,
+        cases=len(differences),
+        improved=improved,
+        worsened=worsened,
         test="McNemar's exact test" if single else "exact sign test over cases",
         p_value=sign_test(improved, worsened),
         delta_pt=round(sum(differences) / len(differences) * 100, 6) if differences else None,
@@ -254,9 +280,16 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
 def incomparable(base: Report, head: Report) -> list[str]:
     """Why two reports can't be compared fairly (different model, provider or settings)."""
     reasons = []
-    for field, label in (("provider", "provider"), ("model", "model"), ("repeat", "repeat"),
-                         ("temperature", "temperature"), ("seed", "seed"), ("endpoint", "endpoint"),
-                         ("shuffle", "tool-order shuffling"), ("system", "system prompt")):
+    for field, label in (
+        ("provider", "provider"),
+        ("model", "model"),
+        ("repeat", "repeat"),
+        ("temperature", "temperature"),
+        ("seed", "seed"),
+        ("endpoint", "endpoint"),
+        ("shuffle", "tool-order shuffling"),
+        ("system", "system prompt"),
+    ):
         a, b = getattr(base.run, field), getattr(head.run, field)
         if a != b:
             reasons.append(f"different {label}: base {a!r}, head {b!r}")

@@ -125,7 +125,9 @@ def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[st
     if kind == "missing":
         parent = loc[:-1]
         hint = hints.get(field, "")
-        text = f"{_join(label, dotted(parent)) or 'the file'}: missing required key '{field}'" + (f" ({hint})" if hint else "")
+        text = f"{_join(label, dotted(parent)) or 'the file'}: missing required key '{field}'" + (
+            f" ({hint})" if hint else ""
+        )
         return where(doc.file, doc.line(parent)) + text
     line = doc.line(loc)
     if kind in _TYPE_WORDS:
@@ -134,8 +136,12 @@ def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[st
         bounds = _BOUNDS.get(field)
         if bounds:
             return where(doc.file, line) + f"{name} must be {bounds} (got {show(value)})"
-        op = {"greater_than_equal": "at least", "less_than_equal": "at most",
-              "greater_than": "more than", "less_than": "less than"}[kind]
+        op = {
+            "greater_than_equal": "at least",
+            "less_than_equal": "at most",
+            "greater_than": "more than",
+            "less_than": "less than",
+        }[kind]
         limit = next(iter(ctx.values()), "")
         return where(doc.file, line) + f"{name} must be {op} {limit} (got {show(value)})"
     if kind == "literal_error":

@@ -60,10 +60,14 @@ def compare(diff: Diff | None, options: Comparing) -> tuple[list[str], list[str]
     dropped = f"accuracy dropped {-(delta or 0):.1f} pt vs the base"
     bound = f", more than max-drop {options.max_drop:g} pt" if options.max_drop is not None else ""
     if drop_fails(delta, p, options.max_drop, options.significance):
-        significant = f", and the drop is significant (p = {p:.2g} < {options.significance:g})" if options.significance else ""
+        significant = (
+            f", and the drop is significant (p = {p:.2g} < {options.significance:g})" if options.significance else ""
+        )
         reasons.append(dropped + bound + significant)
     elif options.significance is not None and drop_fails(delta, p, options.max_drop, None):
-        notes.append(f"{dropped}{bound}, but it is not significant (p = {p:.2g} ≥ {options.significance:g}): not failing")
+        notes.append(
+            f"{dropped}{bound}, but it is not significant (p = {p:.2g} ≥ {options.significance:g}): not failing"
+        )
     if options.fail_on_certain_flips:
         certain = [c.name if not c.holdout else "a holdout case" for c in diff.to_failing if c.certain]
         if certain:

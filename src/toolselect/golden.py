@@ -170,11 +170,15 @@ def _load_yaml_list(path: Path, shown: str, forbid_extra_args: bool) -> list[Cas
     except ValidationError as exc:
         raise ConfigErrors(
             explain_errors(
-                exc, doc, prefix=prefix, model_at=lambda loc: YamlCase, hints={"expect_tool": EXPECT_TOOL_HINT},
+                exc,
+                doc,
+                prefix=prefix,
+                model_at=lambda loc: YamlCase,
+                hints={"expect_tool": EXPECT_TOOL_HINT},
                 label="" if prefix else "cases",
             )
         ) from None
-    return [_from_yaml(m, doc, prefix + (i,), forbid_extra_args) for i, m in enumerate(models)]
+    return [_from_yaml(m, doc, (*prefix, i), forbid_extra_args) for i, m in enumerate(models)]
 
 
 def _from_yaml(model: YamlCase, doc: Located, loc: Loc, forbid_extra_args: bool) -> Case:
@@ -243,14 +247,16 @@ def _tool_value(value: Any) -> str | tuple[str, ...] | None:
 def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc: Loc, args_key: str) -> None:
     """A match mode must name an expected key, and the expected value must suit the mode."""
     for key, mode in match.items():
-        line = doc.line(loc + ("match", key))
+        line = doc.line((*loc, "match", key))
         place = where(doc.file, line)
         if key not in args:
             raise ConfigError(f"{place}match names '{key}' but {args_key} has no '{key}'{did_you_mean(key, args)}")
         expected = args[key]
         if mode == "regex":
             if not isinstance(expected, str):
-                raise ConfigError(f"{place}'{key}' uses regex, so its expected value must be a string (got {show(expected)})")
+                raise ConfigError(
+                    f"{place}'{key}' uses regex, so its expected value must be a string (got {show(expected)})"
+                )
             try:
                 re.compile(expected)
             except re.error as exc:
@@ -262,7 +268,11 @@ def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc:
                 )
         elif mode == "contains":
             if not isinstance(expected, str):
-                raise ConfigError(f"{place}'{key}' uses contains, so its expected value must be a string (got {show(expected)})")
+                raise ConfigError(
+                    f"{place}'{key}' uses contains, so its expected value must be a string (got {show(expected)})"
+                )
         elif isinstance(mode, dict):
             if not isinstance(expected, (int, float)) or isinstance(expected, bool):
-                raise ConfigError(f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})")
+                raise ConfigError(
+                    f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})"
+                )

@@ -116,7 +116,9 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
         right = written.get("tool") if written.get("tool") in (a, b) else a
         out.append(f"# --- the boundary between {a} and {b} (likely confusable, similarity {score:.2f})")
         out.append(f"- name: {_q(f'boundary-{a}-{b}')}")
-        out.append(f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}")
+        out.append(
+            f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}"
+        )
         out.append(f"  expect_tool: {_q(right)}  # TODO: the right one, or [{_q(a)}, {_q(b)}] when both are fine")
         out.append("  status: needs_review")
         out.append("  tags: [confusable]")
@@ -195,7 +197,9 @@ async def draft(provider: Any, surface: Surface) -> Drafts:
     drafts = Drafts()
     for tool, text in zip(tools, answers[: len(tools)], strict=True):
         value = parse_json_object(text)
-        drafts.tools[tool.name] = {k: v for k, v in value.items() if k in ("direct", "paraphrase", "arguments") and isinstance(v, str)}
+        drafts.tools[tool.name] = {
+            k: v for k, v in value.items() if k in ("direct", "paraphrase", "arguments") and isinstance(v, str)
+        }
     for pair, text in zip(pairs, answers[len(tools) : len(tools) + len(pairs)], strict=True):
         value = parse_json_object(text)
         drafts.pairs[pair] = {k: v for k, v in value.items() if k in ("prompt", "tool") and isinstance(v, str)}

@@ -77,26 +77,48 @@ def lint_surface(surface: Surface, file: str | None = None, line: int | None = N
             continue
         names[name] += 1
         if names[name] == 2:
-            add("name-duplicate", "error", f"two tools are named {name}: the second is left out", "rename one of them", name)
+            add(
+                "name-duplicate",
+                "error",
+                f"two tools are named {name}: the second is left out",
+                "rename one of them",
+                name,
+            )
         if names[name] > 1:
             continue
         description = raw.get("description") or ""
         if not isinstance(description, str):
             description = ""  # reported below: the tool is left out
         elif not description.strip():
-            add("description-missing", "error", f"{name} has no description: the model has only its name to go on",
-                "say what it does, when to use it, and which tool to use instead when it's the wrong one", name)
+            add(
+                "description-missing",
+                "error",
+                f"{name} has no description: the model has only its name to go on",
+                "say what it does, when to use it, and which tool to use instead when it's the wrong one",
+                name,
+            )
         elif len(description) > MAX_DESCRIPTION:
-            add("description-long", "warning", f"{name}'s description is {len(description)} characters (over {MAX_DESCRIPTION})",
-                "tighten it: it is sent with every request, and a long one buries the trigger", name)
+            add(
+                "description-long",
+                "warning",
+                f"{name}'s description is {len(description)} characters (over {MAX_DESCRIPTION})",
+                "tighten it: it is sent with every request, and a long one buries the trigger",
+                name,
+            )
         if not SAFE_NAME.match(name):
             tool = surface.get(name)
             sent = f"; it is sent as {tool.wire_name}" if tool else ""
-            add("name-unsafe", "warning", f"{name}: model APIs reject tool names outside [A-Za-z0-9_-] or over 64 characters{sent}",
-                "rename it to match ^[A-Za-z0-9_-]{1,64}$ so every client sees the same name", name)
+            add(
+                "name-unsafe",
+                "warning",
+                f"{name}: model APIs reject tool names outside [A-Za-z0-9_-] or over 64 characters{sent}",
+                "rename it to match ^[A-Za-z0-9_-]{1,64}$ so every client sees the same name",
+                name,
+            )
         schema = raw.get("inputSchema")
         left_out = next(
-            (lo.reason for lo in surface.left_out if lo.name == name and not lo.reason.startswith("duplicate name")), None
+            (lo.reason for lo in surface.left_out if lo.name == name and not lo.reason.startswith("duplicate name")),
+            None,
         )
         if left_out:
             if left_out.startswith("description"):
@@ -106,24 +128,42 @@ def lint_surface(surface: Surface, file: str | None = None, line: int | None = N
                 fix = "fix the input schema (valid JSON Schema, root `type: object`)"
             add(code, "error", f"{name}: {left_out}; it is left out of what the model sees", fix, name)
         if isinstance(schema, dict):
-            out += [Finding(f.code, f.severity, f.message, f.fix, "surface", name, None, file, line) for f in _schema_findings(name, schema, left_out is None)]
+            out += [
+                Finding(f.code, f.severity, f.message, f.fix, "surface", name, None, file, line)
+                for f in _schema_findings(name, schema, left_out is None)
+            ]
         output = raw.get("outputSchema")
         if output is not None:
             problem = _schema_problem(output)
             if problem:
-                add("output-schema-invalid", "error", f"{name}: output schema is not valid JSON Schema: {problem}",
-                    "fix the output schema (clients validate results against it)", name)
+                add(
+                    "output-schema-invalid",
+                    "error",
+                    f"{name}: output schema is not valid JSON Schema: {problem}",
+                    "fix the output schema (clients validate results against it)",
+                    name,
+                )
     by_description: dict[str, list[str]] = {}
     for tool in surface.tools:
         if tool.description.strip():
             by_description.setdefault(tool.description, []).append(tool.name)
     for group in by_description.values():
         if len(group) > 1:
-            add("description-identical", "error", f"{', '.join(group)} have byte-identical descriptions: a model can't tell them apart",
-                "say what each one is for, and when to use the other", group[0])
+            add(
+                "description-identical",
+                "error",
+                f"{', '.join(group)} have byte-identical descriptions: a model can't tell them apart",
+                "say what each one is for, and when to use the other",
+                group[0],
+            )
     for score, a, b in confusable_pairs(surface):
-        add("confusable", "warning", f"{a} and {b} are likely confusable (similarity {score:.2f})",
-            f"add boundary cases to the golden set, and a 'use {b} instead when…' line to {a} (and the reverse)", a)
+        add(
+            "confusable",
+            "warning",
+            f"{a} and {b} are likely confusable (similarity {score:.2f})",
+            f"add boundary cases to the golden set, and a 'use {b} instead when…' line to {a} (and the reverse)",
+            a,
+        )
     return out
 
 
@@ -142,11 +182,19 @@ def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable
     required = schema.get("required") if isinstance(schema.get("required"), list) else []
     missing = [r for r in required if r not in properties]
     if missing and properties is not None and not schema.get("additionalProperties"):
-        yield Finding("required-not-in-properties", "error", f"{name}: required field(s) {', '.join(map(str, missing))} are not in properties",
-                      "declare them under properties, or drop them from required")
+        yield Finding(
+            "required-not-in-properties",
+            "error",
+            f"{name}: required field(s) {', '.join(map(str, missing))} are not in properties",
+            "declare them under properties, or drop them from required",
+        )
     if properties and "required" not in schema:
-        yield Finding("no-required", "warning", f"{name}: the input schema has properties but marks none as required",
-                      "list the arguments the tool can't work without under required")
+        yield Finding(
+            "no-required",
+            "warning",
+            f"{name}: the input schema has properties but marks none as required",
+            "list the arguments the tool can't work without under required",
+        )
     if not valid:
         return
     for param, spec in properties.items():
@@ -154,15 +202,23 @@ def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable
             continue
         described = isinstance(spec.get("description"), str) and spec["description"].strip()
         if not described and "$ref" not in spec:
-            yield Finding("param-no-description", "warning", f"{name}.{param} has no description",
-                          "say what the value is, its unit or format, and where it comes from")
+            yield Finding(
+                "param-no-description",
+                "warning",
+                f"{name}.{param} has no description",
+                "say what the value is, its unit or format, and where it comes from",
+            )
         enum = spec.get("enum")
         if isinstance(enum, list) and len(enum) > 1:
             words = set(re.findall(r"[\w.+-]+", (spec.get("description") or "").lower()))
             if not described or not all(str(v).lower() in words for v in enum):
                 values = ", ".join(map(str, enum[:6])) + ("…" if len(enum) > 6 else "")
-                yield Finding("enum-unexplained", "warning", f"{name}.{param} is an enum ({values}) whose description doesn't explain the values",
-                              "say what each value means, e.g. 'metric: °C and km/h; imperial: °F and mph'")
+                yield Finding(
+                    "enum-unexplained",
+                    "warning",
+                    f"{name}.{param} is an enum ({values}) whose description doesn't explain the values",
+                    "say what each value means, e.g. 'metric: °C and km/h; imperial: °F and mph'",
+                )
 
 
 # --------------------------------------------------------------------------- the golden set
@@ -171,61 +227,111 @@ def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable
 def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     out: list[Finding] = []
 
-    def add(case: Case | None, code: str, severity: Severity, message: str, fix: str = "", tool: str | None = None) -> None:
+    def add(
+        case: Case | None, code: str, severity: Severity, message: str, fix: str = "", tool: str | None = None
+    ) -> None:
         if case is not None and case.holdout:  # a holdout case's name may be its prompt: don't repeat it
             message = message.replace(f"'{case.name}'", "(a holdout case)")
-        out.append(Finding(code, severity, message, fix, "golden", tool, case.name if case else None,
-                           case.source.file if case else None, case.source.line if case else None))
+        out.append(
+            Finding(
+                code,
+                severity,
+                message,
+                fix,
+                "golden",
+                tool,
+                case.name if case else None,
+                case.source.file if case else None,
+                case.source.line if case else None,
+            )
+        )
 
     listed = set(surface.all_names)
     for case in cases:
         for tool_name in case.expected:
             if tool_name not in listed:
-                add(case, "case-unknown-tool", "error",
+                add(
+                    case,
+                    "case-unknown-tool",
+                    "error",
                     f"case '{case.name}' expects tool '{tool_name}', which the tool surface does not have{did_you_mean(tool_name, listed)}",
-                    "fix the name, or add the tool to the server", tool_name)
+                    "fix the name, or add the tool to the server",
+                    tool_name,
+                )
                 continue
             if surface.is_left_out(tool_name):
-                add(case, "case-expects-left-out", "warning",
+                add(
+                    case,
+                    "case-expects-left-out",
+                    "warning",
                     f"case '{case.name}' expects '{tool_name}', which was left out (invalid input schema): the model can't pick it",
-                    "fix the tool's input schema", tool_name)
+                    "fix the tool's input schema",
+                    tool_name,
+                )
                 continue
             tool = surface.get(tool_name)
             declared = declared_keys(tool.input_schema)
             for key, value in case.expect_args.items():
                 if declared is not None and key not in declared:
-                    add(case, "arg-undeclared", "error",
+                    add(
+                        case,
+                        "arg-undeclared",
+                        "error",
                         f"case '{case.name}': expect_args key '{key}' is not a parameter of {tool_name}{did_you_mean(key, declared)}",
-                        "use the parameter's name as the schema declares it", tool_name)
+                        "use the parameter's name as the schema declares it",
+                        tool_name,
+                    )
                     continue
                 problem = _value_problem(tool, key, value, case.match.get(key, "loose"))
                 if problem:
-                    add(case, "arg-invalid-value", "error",
+                    add(
+                        case,
+                        "arg-invalid-value",
+                        "error",
                         f"case '{case.name}': expected {key}={_short(value)} is not a valid {tool_name} argument: {problem}",
-                        "the tool itself would reject this value: fix the expected value", tool_name)
+                        "the tool itself would reject this value: fix the expected value",
+                        tool_name,
+                    )
     seen_names: dict[str, Case] = {}
     seen_prompts: dict[str, Case] = {}
     for case in cases:
         if case.name in seen_names:
             other = seen_names[case.name].source
-            add(case, "case-duplicate-name", "error",
+            add(
+                case,
+                "case-duplicate-name",
+                "error",
                 f"duplicate case name '{case.name}' (also at {other.file}:{other.line}); give one of them a distinct name",
-                "cases are paired with the base branch by name")
+                "cases are paired with the base branch by name",
+            )
         seen_names.setdefault(case.name, case)
         key = " ".join(case.prompt.lower().split())
         if key in seen_prompts:
             other = seen_prompts[key].source
-            add(case, "prompt-duplicate", "warning", f"case '{case.name}' has the same prompt as the case at {other.file}:{other.line}",
-                "drop one, or make it a real paraphrase")
+            add(
+                case,
+                "prompt-duplicate",
+                "warning",
+                f"case '{case.name}' has the same prompt as the case at {other.file}:{other.line}",
+                "drop one, or make it a real paraphrase",
+            )
         seen_prompts.setdefault(key, case)
         for tool_name in case.expected:
             tool = surface.get(tool_name)
             if tool and _copies(case.prompt, tool.description):
-                add(case, "prompt-copies-description", "warning",
+                add(
+                    case,
+                    "prompt-copies-description",
+                    "warning",
                     f"case '{case.name}': the prompt repeats {tool_name}'s description almost word for word; it proves little",
-                    "write it the way a user would ask", tool_name)
+                    "write it the way a user would ask",
+                    tool_name,
+                )
     home = cases[0].source.file if cases else None  # set-wide findings point at the (first) golden file
-    out += [f if f.file else Finding(f.code, f.severity, f.message, f.fix, f.scope, f.tool, f.case, home, None) for f in _coverage(cases, surface)]
+    out += [
+        f if f.file else Finding(f.code, f.severity, f.message, f.fix, f.scope, f.tool, f.case, home, None)
+        for f in _coverage(cases, surface)
+    ]
     return out
 
 
@@ -237,7 +343,14 @@ def _short(value: Any) -> str:
 
 # What toolproof's loose rule forgives, so a schema complaint about it is no reason the case can't pass:
 # objects match key by key (a partial expected object is fine) and strings ignore case and spaces.
-_PARTIAL_OBJECT = {"required", "additionalProperties", "minProperties", "dependentRequired", "dependencies", "unevaluatedProperties"}
+_PARTIAL_OBJECT = {
+    "required",
+    "additionalProperties",
+    "minProperties",
+    "dependentRequired",
+    "dependencies",
+    "unevaluatedProperties",
+}
 _RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 
 
@@ -287,31 +400,64 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     for tool in surface.tools:
         n = counts.get(tool.name, 0)
         if n == 0:
-            out.append(Finding("coverage-no-case", "warning", f"no case expects {tool.name}",
-                               "add 3–5 cases: a direct ask, paraphrases in users' own words, an argument-extraction ask",
-                               "golden", tool.name))
+            out.append(
+                Finding(
+                    "coverage-no-case",
+                    "warning",
+                    f"no case expects {tool.name}",
+                    "add 3–5 cases: a direct ask, paraphrases in users' own words, an argument-extraction ask",
+                    "golden",
+                    tool.name,
+                )
+            )
         elif n < MIN_CASES_PER_TOOL:
-            out.append(Finding("coverage-few-cases", "warning", f"only {n} case(s) expect {tool.name}",
-                               "aim for at least 3: a direct ask, a paraphrase, an argument-extraction ask", "golden", tool.name))
+            out.append(
+                Finding(
+                    "coverage-few-cases",
+                    "warning",
+                    f"only {n} case(s) expect {tool.name}",
+                    "aim for at least 3: a direct ask, a paraphrase, an argument-extraction ask",
+                    "golden",
+                    tool.name,
+                )
+            )
     if reviewed:
         negatives = sum(not c.expected for c in reviewed)
         share = negatives / len(reviewed)
         if share < MIN_NEGATIVE_SHARE:
-            out.append(Finding("coverage-negatives", "warning",
-                               f"{negatives} of {len(reviewed)} cases ({share:.0%}) expect no tool; aim for at least {MIN_NEGATIVE_SHARE:.0%}",
-                               "add prompts no tool should answer: small talk, general knowledge, follow-ups answered from context",
-                               "golden"))
+            out.append(
+                Finding(
+                    "coverage-negatives",
+                    "warning",
+                    f"{negatives} of {len(reviewed)} cases ({share:.0%}) expect no tool; aim for at least {MIN_NEGATIVE_SHARE:.0%}",
+                    "add prompts no tool should answer: small talk, general knowledge, follow-ups answered from context",
+                    "golden",
+                )
+            )
     boundary = BoundaryIndex(surface)
     for score, a, b in confusable_pairs(surface):
         if not any(boundary.on(case, a, b) for case in reviewed):
-            out.append(Finding("coverage-boundary", "warning", f"no case sits on the boundary between {a} and {b} (similarity {score:.2f})",
-                               f"add a prompt that could go either way (e.g. tagged 'confusable') and label which of {a} and {b} is right",
-                               "golden", a))
+            out.append(
+                Finding(
+                    "coverage-boundary",
+                    "warning",
+                    f"no case sits on the boundary between {a} and {b} (similarity {score:.2f})",
+                    f"add a prompt that could go either way (e.g. tagged 'confusable') and label which of {a} and {b} is right",
+                    "golden",
+                    a,
+                )
+            )
     pending = sum(c.status == "needs_review" for c in cases)
     if pending:
-        out.append(Finding("pending-review", "info",
-                           f"{pending} of {len(cases)} cases ({pending / len(cases):.0%}) still need review: scored and shown, not counted by the gate",
-                           "have a domain owner confirm each label, then set status: reviewed", "golden"))
+        out.append(
+            Finding(
+                "pending-review",
+                "info",
+                f"{pending} of {len(cases)} cases ({pending / len(cases):.0%}) still need review: scored and shown, not counted by the gate",
+                "have a domain owner confirm each label, then set status: reviewed",
+                "golden",
+            )
+        )
     return out
 
 
@@ -331,7 +477,7 @@ class BoundaryIndex:
             return True
         other = b if a in expected else a
         scores = self.bm25.scores(tokenize(case.prompt))
-        top = sorted(zip(scores, self.names), reverse=True)[:2]
+        top = sorted(zip(scores, self.names, strict=False), reverse=True)[:2]
         return any(name == other and score > 0 for score, name in top)
 
 
@@ -352,5 +498,6 @@ def check_tool_names(names: Iterable[str], surface: Surface, where_: str) -> Non
     listed = set(surface.all_names)
     unknown = [n for n in names if n not in listed]
     if unknown:
-        raise ConfigErrors([f"{where_} names '{n}', which the tool surface does not have{did_you_mean(n, listed)}" for n in unknown])
-
+        raise ConfigErrors(
+            [f"{where_} names '{n}', which the tool surface does not have{did_you_mean(n, listed)}" for n in unknown]
+        )

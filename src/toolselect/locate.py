@@ -68,7 +68,7 @@ def load_yaml(path: Path, shown: str, what: str = "file") -> Located:
     text = read_text(path, shown, what)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.load(text, Loader=yaml.SafeLoader)  # noqa: S506 - SafeLoader
+        data = yaml.load(text, Loader=yaml.SafeLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -92,15 +92,13 @@ def _walk(node: yaml.Node, loc: Loc, doc: Located) -> None:
             key = key_node.value
             line = key_node.start_mark.line + 1
             if key in seen:
-                raise ConfigError(
-                    f"{where(doc.file, line)}duplicate key '{key}' (first set on line {seen[key]})"
-                )
+                raise ConfigError(f"{where(doc.file, line)}duplicate key '{key}' (first set on line {seen[key]})")
             seen[key] = line
-            doc.keys[loc + (key,)] = line
-            _walk(value_node, loc + (key,), doc)
+            doc.keys[(*loc, key)] = line
+            _walk(value_node, (*loc, key), doc)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, loc + (index,), doc)
+            _walk(item, (*loc, index), doc)
 
 
 def load_jsonl(path: Path, shown: str, what: str = "golden file") -> list[tuple[int, Any]]:
@@ -115,9 +113,7 @@ def load_jsonl(path: Path, shown: str, what: str = "golden file") -> list[tuple[
         try:
             rows.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
         except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"{where(shown, number)}invalid JSON: {exc.msg} (column {exc.colno})"
-            ) from None
+            raise ConfigError(f"{where(shown, number)}invalid JSON: {exc.msg} (column {exc.colno})") from None
         except _DuplicateKey as exc:
             raise ConfigError(f"{where(shown, number)}duplicate key '{exc.args[0]}'") from None
     return rows

@@ -79,7 +79,9 @@ class Prepared:
         await self.provider.aclose()
 
 
-async def prepare(loaded: Loaded, settings: Settings, *, connect: bool = True, planned: set[str] | None = None) -> Prepared:
+async def prepare(
+    loaded: Loaded, settings: Settings, *, connect: bool = True, planned: set[str] | None = None
+) -> Prepared:
     """Everything before the first request. `connect`: check the key and build the client (only when
     the plan needs the API: a fully cached run needs no key). `planned`: cache keys earlier sides will
     ask for, counted as cached here (and this side's are added)."""
@@ -91,12 +93,18 @@ async def prepare(loaded: Loaded, settings: Settings, *, connect: bool = True, p
     try:
         # the SDK is imported while the MCP server starts
         preload = getattr(provider, "preload", lambda: None)
-        loaded_sdk, surface = await asyncio.gather(asyncio.to_thread(preload), load_surface(settings), return_exceptions=True)
+        loaded_sdk, surface = await asyncio.gather(
+            asyncio.to_thread(preload), load_surface(settings), return_exceptions=True
+        )
         for outcome in (loaded_sdk, surface):
             if isinstance(outcome, BaseException):
                 raise outcome
-        findings = lint_surface(surface, *surface_place(settings)) + check_cases(cases, surface)  # impossible cases stop here
-        check_tool_names(settings.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall")
+        findings = lint_surface(surface, *surface_place(settings)) + check_cases(
+            cases, surface
+        )  # impossible cases stop here
+        check_tool_names(
+            settings.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall"
+        )
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
         budget = estimate(provider, jobs, wire_tools(surface), settings, planned)
         if isinstance(provider, CachedProvider) and budget.requests:
@@ -115,7 +123,9 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
     try:
-        asked = await ask_all(provider, surface, prep.jobs, system=settings.system, pool=prep.pool, on_done=hooks.on_sample)
+        asked = await ask_all(
+            provider, surface, prep.jobs, system=settings.system, pool=prep.pool, on_done=hooks.on_sample
+        )
         finished = True
     finally:
         await prep.aclose()
@@ -151,19 +161,29 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         cache_writes=spend.cache_writes,
         input_tokens=spend.input_tokens,
         output_tokens=spend.output_tokens,
-        cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price) if spend.api_calls else 0.0,
+        cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price)
+        if spend.api_calls
+        else 0.0,
         pool_shrinks=prep.pool.shrinks,
     )
     return build_report(  # report
-        prep.cases, results, surface, run,
-        min_accuracy=settings.min_accuracy, max_error_rate=settings.max_error_rate,
-        max_over_trigger=settings.max_over_trigger, min_tool_recall=dict(settings.min_tool_recall),
-        stopped=asked.stopped, lint=prep.findings,
+        prep.cases,
+        results,
+        surface,
+        run,
+        min_accuracy=settings.min_accuracy,
+        max_error_rate=settings.max_error_rate,
+        max_over_trigger=settings.max_over_trigger,
+        min_tool_recall=dict(settings.min_tool_recall),
+        stopped=asked.stopped,
+        lint=prep.findings,
         warnings=[*settings.notes, *(provider.problems if isinstance(provider, CachedProvider) else [])],
     )
 
 
-async def run_eval(loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
+async def run_eval(
+    loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None
+) -> Report:
     prep = await prepare(loaded, settings)
     await _within_budget([prep], settings.max_requests)
     return await execute(prep, hooks, cache_keys)
@@ -196,8 +216,16 @@ class Plans:
 
 
 async def run_compare(
-    loaded: Loaded, settings: Settings, over: Overrides, base_ref: str, cwd: Path,
-    environ: Mapping[str, str], hooks: Hooks = Hooks(), base_hooks: Hooks = Hooks(), *, dry_run: bool = False,
+    loaded: Loaded,
+    settings: Settings,
+    over: Overrides,
+    base_ref: str,
+    cwd: Path,
+    environ: Mapping[str, str],
+    hooks: Hooks = Hooks(),
+    base_hooks: Hooks = Hooks(),
+    *,
+    dry_run: bool = False,
 ) -> Comparison | Plans:
     """Evaluate the head and the base commit (in a git worktree), both planned and budgeted before
     either asks anything, then diff them (pure). Anything that keeps the base from being evaluated

@@ -33,7 +33,9 @@ def price_for(model: str, override: Mapping[str, float] | None = None) -> tuple[
     return PRICES[max(matches, key=len)] if matches else None
 
 
-def cost_usd(model: str, input_tokens: int, output_tokens: int, override: Mapping[str, float] | None = None) -> float | None:
+def cost_usd(
+    model: str, input_tokens: int, output_tokens: int, override: Mapping[str, float] | None = None
+) -> float | None:
     price = price_for(model, override)
     if price is None:
         return None

@@ -198,7 +198,9 @@ def clustered(m: Metric, results: Sequence[Result], hit: Callable[[Result], bool
     if m.value is None or all(total <= 1 for _, total in per_case.values()):
         return m
     passed, totals = zip(*per_case.values(), strict=True)
-    return m.model_copy(update={"ci": cluster_bootstrap(list(passed), list(totals)), "ci_method": "cluster bootstrap over cases"})
+    return m.model_copy(
+        update={"ci": cluster_bootstrap(list(passed), list(totals)), "ci_method": "cluster bootstrap over cases"}
+    )
 
 
 def row_label(result: Result) -> str:
@@ -223,8 +225,15 @@ def counted(result: Result) -> bool:
 
 
 METRIC_NAMES = (
-    "accuracy", "tool_accuracy", "arg_accuracy", "schema_valid_rate", "no_call_precision", "no_call_recall",
-    "over_trigger_rate", "under_trigger_rate", "error_rate",
+    "accuracy",
+    "tool_accuracy",
+    "arg_accuracy",
+    "schema_valid_rate",
+    "no_call_precision",
+    "no_call_recall",
+    "over_trigger_rate",
+    "under_trigger_rate",
+    "error_rate",
 )
 
 
@@ -275,9 +284,14 @@ def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> di
 
 
 def judge(
-    metrics: dict[str, Metric], min_accuracy: float, max_error_rate: float, stopped: str | None,
-    max_over_trigger: float | None = None, min_tool_recall: dict[str, float] | None = None,
-    per_tool: dict[str, ToolStats] | None = None, unevaluated: int = 0,
+    metrics: dict[str, Metric],
+    min_accuracy: float,
+    max_error_rate: float,
+    stopped: str | None,
+    max_over_trigger: float | None = None,
+    min_tool_recall: dict[str, float] | None = None,
+    per_tool: dict[str, ToolStats] | None = None,
+    unevaluated: int = 0,
 ) -> GateOut:
     """The gate on one report: accuracy ≥ min_accuracy, errors within max_error_rate, nothing
     stopped the run, over-triggering within max_over_trigger, each tool's recall above its floor."""
@@ -295,7 +309,9 @@ def judge(
             f"nothing was evaluated: {unevaluated} samples of reviewed cases are NOT-EVALUATED (no answer in the cache)"
         )
     if accuracy.value is not None and accuracy.numerator < min_accuracy * accuracy.denominator - 1e-9:
-        reasons.append(f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) is below min_accuracy {min_accuracy:.0%}")
+        reasons.append(
+            f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) is below min_accuracy {min_accuracy:.0%}"
+        )
     over = metrics["over_trigger_rate"]
     if max_over_trigger is not None and over.value is not None and over.value > max_over_trigger + 1e-12:
         reasons.append(
@@ -308,10 +324,17 @@ def judge(
             reasons.append(f"min_tool_recall names {tool}, but no counted case expects it")
         elif recall.recall.value < floor - 1e-12:
             r = recall.recall
-            reasons.append(f"recall of {tool} is {r.value:.1%} ({r.numerator}/{r.denominator}), below its floor {floor:.0%}")
+            reasons.append(
+                f"recall of {tool} is {r.value:.1%} ({r.numerator}/{r.denominator}), below its floor {floor:.0%}"
+            )
     return GateOut(
-        passed=not reasons, min_accuracy=min_accuracy, max_error_rate=max_error_rate, reasons=reasons, stopped=stopped,
-        max_over_trigger=max_over_trigger, min_tool_recall=dict(min_tool_recall or {}),
+        passed=not reasons,
+        min_accuracy=min_accuracy,
+        max_error_rate=max_error_rate,
+        reasons=reasons,
+        stopped=stopped,
+        max_over_trigger=max_over_trigger,
+        min_tool_recall=dict(min_tool_recall or {}),
     )
 
 
@@ -391,8 +414,10 @@ def position_warning(table: dict[str, Metric] | None) -> str | None:
     if spread < 20:
         return None
     shown = ", ".join(f"{t} {v:.0%}" for t, v in values.items())
-    return (f"the expected tool's position moves accuracy by {spread:.0f} points ({shown}): the model favours tools "
-            "by where they are listed; make the descriptions carry the choice")
+    return (
+        f"the expected tool's position moves accuracy by {spread:.0f} points ({shown}): the model favours tools "
+        "by where they are listed; make the descriptions carry the choice"
+    )
 
 
 def build_report(
@@ -417,7 +442,9 @@ def build_report(
     expected_tools = {t for c in cases for t in c.expected}
     per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
     unevaluated = sum(1 for r in results if not r.evaluated and r.case.status != PENDING)
-    gate = judge(metrics, min_accuracy, max_error_rate, stopped, max_over_trigger, min_tool_recall, per_tool, unevaluated)
+    gate = judge(
+        metrics, min_accuracy, max_error_rate, stopped, max_over_trigger, min_tool_recall, per_tool, unevaluated
+    )
     position = position_table(results)
     warning = position_warning(position)
     case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
@@ -499,9 +526,7 @@ def read_report(path: Path) -> Report:
         raise ConfigError(f"{shown}: not a readable toolselect report ({exc})") from None
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         version = data.get("schema_version") if isinstance(data, dict) else None
-        raise ConfigError(
-            f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {version!r})"
-        )
+        raise ConfigError(f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {version!r})")
     try:
         report = Report.model_validate(data)
     except ValidationError as exc:

@@ -86,8 +86,13 @@ def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, a
         if pick.tool is None:
             return Result(case, sample, pick, Outcome.PASS, tool_ok=True)
         return Result(
-            case, sample, pick, Outcome.RES_UNNECESSARY, (f"expected no tool call, got {pick.tool}",),
-            tool_ok=False, schema_ok=schema_ok,
+            case,
+            sample,
+            pick,
+            Outcome.RES_UNNECESSARY,
+            (f"expected no tool call, got {pick.tool}",),
+            tool_ok=False,
+            schema_ok=schema_ok,
         )
     wanted = " or ".join(expected)
     if pick.tool is None:
@@ -96,10 +101,18 @@ def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, a
         )
     if tool is None:
         why = "it was left out (invalid input schema)" if surface.is_left_out(pick.tool) else "it is not on the surface"
-        return Result(case, sample, pick, Outcome.SEL_UNKNOWN, (f"expected {wanted}, got {pick.tool}, but {why}",), tool_ok=False)
+        return Result(
+            case, sample, pick, Outcome.SEL_UNKNOWN, (f"expected {wanted}, got {pick.tool}, but {why}",), tool_ok=False
+        )
     if pick.tool not in expected:
         return Result(
-            case, sample, pick, Outcome.SEL_WRONG, (f"expected {wanted}, got {pick.tool}",), tool_ok=False, schema_ok=schema_ok
+            case,
+            sample,
+            pick,
+            Outcome.SEL_WRONG,
+            (f"expected {wanted}, got {pick.tool}",),
+            tool_ok=False,
+            schema_ok=schema_ok,
         )
     if not args_measured:
         return Result(case, sample, pick, Outcome.PASS, tool_ok=True)
@@ -226,12 +239,16 @@ def exact_equal(actual: Any, expected: Any) -> bool:
     if isinstance(expected, (int, float)):
         return isinstance(actual, (int, float)) and actual == expected
     if isinstance(expected, dict):
-        return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
-            exact_equal(actual[k], v) for k, v in expected.items()
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(exact_equal(actual[k], v) for k, v in expected.items())
         )
     if isinstance(expected, list):
-        return isinstance(actual, list) and len(actual) == len(expected) and all(
-            exact_equal(a, e) for a, e in zip(actual, expected, strict=True)
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(exact_equal(a, e) for a, e in zip(actual, expected, strict=True))
         )
     return type(actual) is type(expected) and actual == expected
 

@@ -27,12 +27,25 @@ BASE_FORECAST = "Weather forecast for a city for the coming days, day by day."
 HEAD_FORECAST = "Daily outlook for a city."
 
 TOOLS = [
-    {"name": "get_weather", "description": "Current weather conditions in a city right now.",
-     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}},
-    {"name": "get_forecast", "description": BASE_FORECAST,
-     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]}},
-    {"name": "search_web", "description": "Search the web.",
-     "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}},
+    {
+        "name": "get_weather",
+        "description": "Current weather conditions in a city right now.",
+        "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+    {
+        "name": "get_forecast",
+        "description": BASE_FORECAST,
+        "inputSchema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "search_web",
+        "description": "Search the web.",
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
 ]
 CASES = [
     ("now-paris", "Is it raining in Paris right now?", "get_weather", {"city": "Paris"}),
@@ -66,7 +79,13 @@ SCRIPT = {
 
 
 def git(*args: str, cwd: Path) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -83,7 +102,9 @@ def make_repo(root: Path, head_description: str = HEAD_FORECAST, base_has_config
     git("init", "-q", "-b", "main", cwd=ws)
     (ws / "evals").mkdir()
     (ws / "evals" / "tools.json").write_text(json.dumps({"tools": TOOLS}, indent=1))
-    golden = "".join(json.dumps({"id": n, "question": q, "expected_tool": t, "expected_args": a}) + "\n" for n, q, t, a in CASES)
+    golden = "".join(
+        json.dumps({"id": n, "question": q, "expected_tool": t, "expected_args": a}) + "\n" for n, q, t, a in CASES
+    )
     (ws / "evals" / "golden.jsonl").write_text(golden)
     config = "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n  golden: golden.jsonl\n"
     if base_has_config:
@@ -137,36 +158,78 @@ def parse_outputs(text: str) -> dict[str, str]:
     return out
 
 
-def run_action(repo: Path, tmp: Path, *, inputs: dict[str, str], event: dict | None, event_name: str,
-               api: FakeModelAPI, github: FakeGitHub) -> ActionRun:
+def run_action(
+    repo: Path,
+    tmp: Path,
+    *,
+    inputs: dict[str, str],
+    event: dict | None,
+    event_name: str,
+    api: FakeModelAPI,
+    github: FakeGitHub,
+) -> ActionRun:
     files = tmp / "runner"
     files.mkdir(exist_ok=True)
     (files / "event.json").write_text(json.dumps(event or {}))
     for name in ("output", "summary"):
         (files / name).write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_", "TOOLSELECT_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GITHUB_", "INPUT_", "OPENAI_", "ANTHROPIC_", "TOOLSELECT_"))
+    }
     # GitHub sets every declared input: its default (expressions evaluated), or ""
     for name, spec in ACTION["inputs"].items():
         env[f"INPUT_{name.upper()}"] = str(spec.get("default", "")).replace("${{ github.token }}", TOKEN)
-    env.update({"INPUT_WORKING-DIRECTORY": "evals", "INPUT_OPENAI-API-KEY": KEY, "INPUT_OPENAI-BASE-URL": api.url + "/v1"})
+    env.update(
+        {"INPUT_WORKING-DIRECTORY": "evals", "INPUT_OPENAI-API-KEY": KEY, "INPUT_OPENAI-BASE-URL": api.url + "/v1"}
+    )
     env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
-    env.update({
-        "GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_EVENT_NAME": event_name, "GITHUB_EVENT_PATH": str(files / "event.json"),
-        "GITHUB_WORKSPACE": str(repo), "GITHUB_OUTPUT": str(files / "output"), "GITHUB_STEP_SUMMARY": str(files / "summary"),
-        "GITHUB_API_URL": github.url, "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/weather-mcp",
-        "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_SHA": "0" * 40, "GITHUB_REF": "refs/pull/7/merge",
-        "HOME": str(tmp / "github-home"), "RUNNER_TEMP": str(tmp / "runner-temp"), "PYTHONWARNINGS": "error",
-    })
-    proc = subprocess.run([sys.executable, str(ROOT / "entrypoint.py")], cwd=repo, env=env, capture_output=True, text=True, timeout=240)
+    env.update(
+        {
+            "GITHUB_ACTIONS": "true",
+            "CI": "true",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(files / "event.json"),
+            "GITHUB_WORKSPACE": str(repo),
+            "GITHUB_OUTPUT": str(files / "output"),
+            "GITHUB_STEP_SUMMARY": str(files / "summary"),
+            "GITHUB_API_URL": github.url,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_REPOSITORY": "acme/weather-mcp",
+            "GITHUB_RUN_ID": "4242",
+            "GITHUB_RUN_ATTEMPT": "1",
+            "GITHUB_SHA": "0" * 40,
+            "GITHUB_REF": "refs/pull/7/merge",
+            "HOME": str(tmp / "github-home"),
+            "RUNNER_TEMP": str(tmp / "runner-temp"),
+            "PYTHONWARNINGS": "error",
+        }
+    )
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "entrypoint.py")], cwd=repo, env=env, capture_output=True, text=True, timeout=240
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
-    return ActionRun(proc.returncode, proc.stdout, proc.stderr, parse_outputs((files / "output").read_text()),
-                     (files / "summary").read_text(), repo / "toolselect-report")
+    return ActionRun(
+        proc.returncode,
+        proc.stdout,
+        proc.stderr,
+        parse_outputs((files / "output").read_text()),
+        (files / "summary").read_text(),
+        repo / "toolselect-report",
+    )
 
 
 @pytest.fixture
 def world(tmp_path):
-    with FakeModelAPI(SCRIPT) as api, FakeGitHub({TOKEN: "github-actions[bot]", "dev": "octocat", "ro": "github-actions[bot]"},
-                                                   installation_tokens={TOKEN, "ro"}, read_only={"ro"}) as github:
+    with (
+        FakeModelAPI(SCRIPT) as api,
+        FakeGitHub(
+            {TOKEN: "github-actions[bot]", "dev": "octocat", "ro": "github-actions[bot]"},
+            installation_tokens={TOKEN, "ro"},
+            read_only={"ro"},
+        ) as github,
+    ):
         yield api, github
 
 
@@ -179,8 +242,15 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     repo = make_repo(tmp_path)
     other = github.add_comment(7, "<!-- toolselect:default -->\nnot the bot's", "octocat")
     event = pull_request_event(repo)
-    run = run_action(repo.path, tmp_path, inputs={"max-drop": "5", "junit": "out/junit.xml"}, event=event,
-                     event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"max-drop": "5", "junit": "out/junit.xml"},
+        event=event,
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
 
     # the gate: two boundary cases flipped (−25 points) with max-drop 5 → exit 1, after commenting
     assert run.code == 1, run.stderr + run.stdout
@@ -192,9 +262,11 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     lines = body.splitlines()
     assert lines[0] == "<!-- toolselect:default -->"
     # the numbers in the comment are the JSON report's
-    assert lines[1] == (f"### ❌ toolselect failed: accuracy {pct(base['metrics']['accuracy']['value'])} → "
-                        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt, 95% CI −50.3…0.0), "
-                        "not significant (p = 0.5)")  # two of eight cases flipped: a sign test can't tell
+    assert lines[1] == (
+        f"### ❌ toolselect failed: accuracy {pct(base['metrics']['accuracy']['value'])} → "
+        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt, 95% CI −50.3…0.0), "
+        "not significant (p = 0.5)"
+    )  # two of eight cases flipped: a sign test can't tell
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2" in body
     assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
@@ -209,18 +281,29 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert o["passed"] == "false" and o["report"] == "toolselect-report/report.json" and o["cache-dirty"] == "true"
     assert o["comment-url"] == ours[0]["html_url"]
     assert run.summary.startswith("### ❌ toolselect failed") and "<!-- toolselect" not in run.summary
-    assert "::error file=evals/golden.jsonl,line=3,title=toolselect SEL-WRONG::case 'fc-dublin': expected get_forecast, got get_weather" in run.stdout
+    assert (
+        "::error file=evals/golden.jsonl,line=3,title=toolselect SEL-WRONG::case 'fc-dublin': expected get_forecast, got get_weather"
+        in run.stdout
+    )
     assert f"::add-mask::{KEY}" in run.stdout and f"::add-mask::{TOKEN}" in run.stdout
     assert (repo.path / "evals" / "out" / "junit.xml").exists()
     assert "::group::toolselect: evaluating the head and the base" in run.stdout
     # lint findings: a short section in the comment, annotations at their file
     assert "<summary>Lint: 6 warnings</summary>" in body and "`coverage-few-cases`" in body
-    assert "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::only 1 case(s) expect search_web" in run.stdout
-    assert "::warning file=evals/tools.json,title=toolselect lint param-no-description::get_weather.city has no description" in run.stdout
+    assert (
+        "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::only 1 case(s) expect search_web"
+        in run.stdout
+    )
+    assert (
+        "::warning file=evals/tools.json,title=toolselect lint param-no-description::get_weather.city has no description"
+        in run.stdout
+    )
 
     # a second run edits the same comment, and the base costs nothing: every answer is cached
     requests_before = api.requests
-    again = run_action(repo.path, tmp_path, inputs={"max-drop": "5"}, event=event, event_name="pull_request", api=api, github=github)
+    again = run_action(
+        repo.path, tmp_path, inputs={"max-drop": "5"}, event=event, event_name="pull_request", api=api, github=github
+    )
     assert again.code == 1
     assert api.requests == requests_before
     assert again.report("base.json")["run"]["cache_hits"] == 8 and again.report("base.json")["run"]["api_calls"] == 0
@@ -231,10 +314,20 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
 def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
-    run = run_action(repo.path, tmp_path, inputs={"github-token": "ro", "min-accuracy": "0.5"},
-                     event=pull_request_event(repo), event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"github-token": "ro", "min-accuracy": "0.5"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 0, run.stdout + run.stderr  # 75% ≥ 50% and no max-drop: the gate passes
-    assert "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by integration" in run.stdout
+    assert (
+        "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by integration"
+        in run.stdout
+    )
     assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
     assert github.comments_on(7) == []
 
@@ -245,8 +338,15 @@ def test_300_comments_still_find_the_marker(world, tmp_path):
     for i in range(300):
         github.add_comment(7, f"review note {i}", "octocat")
     ours = github.add_comment(7, "<!-- toolselect:default -->\nstale", "github-actions[bot]")
-    run = run_action(repo.path, tmp_path, inputs={"comment": "on-change"}, event=pull_request_event(repo),
-                     event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"comment": "on-change"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 0, run.stdout + run.stderr
     assert github.comments[ours["id"]]["body"].startswith("<!-- toolselect:default -->\n### ✅ toolselect passed")
     assert len(github.comments_on(7)) == 301
@@ -255,8 +355,15 @@ def test_300_comments_still_find_the_marker(world, tmp_path):
 def test_push_evaluates_the_head_only_and_seeds_the_cache(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
-    run = run_action(repo.path, tmp_path, inputs={}, event={"ref": "refs/heads/main", "after": repo.head}, event_name="push",
-                     api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event={"ref": "refs/heads/main", "after": repo.head},
+        event_name="push",
+        api=api,
+        github=github,
+    )
     assert run.code == 0, run.stdout + run.stderr
     assert not (run.report_dir / "base.json").exists()
     assert run.outputs["base-accuracy"] == "" and run.outputs["cache-dirty"] == "true"
@@ -267,7 +374,15 @@ def test_push_evaluates_the_head_only_and_seeds_the_cache(world, tmp_path):
 def test_base_without_a_config_is_no_baseline(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path, base_has_config=False)
-    run = run_action(repo.path, tmp_path, inputs={}, event=pull_request_event(repo), event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 0, run.stdout + run.stderr
     body = github.comments_on(7)[0]["body"]
     assert "no baseline: the base commit has no evals/toolselect.yaml" in body
@@ -278,19 +393,35 @@ def test_base_without_a_config_is_no_baseline(world, tmp_path):
 def test_non_finite_numbers_are_refused(world, tmp_path, bad):
     api, github = world
     repo = make_repo(tmp_path)
-    run = run_action(repo.path, tmp_path, inputs={"max-drop": bad}, event=pull_request_event(repo),
-                     event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"max-drop": bad},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 2 and f"input max-drop must be a number (got '{bad}')" in run.stdout
 
 
 def test_invalid_inputs_are_usage_errors(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
-    run = run_action(repo.path, tmp_path, inputs={"min-accuracy": "90"}, event=pull_request_event(repo),
-                     event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"min-accuracy": "90"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 2
-    assert ("::error title=toolselect%3A invalid input::input min-accuracy must be between 0 and 1 (got 90); "
-            "it is a share: 0.9 means 90%25") in run.stdout.splitlines()
+    assert (
+        "::error title=toolselect%3A invalid input::input min-accuracy must be between 0 and 1 (got 90); "
+        "it is a share: 0.9 means 90%25"
+    ) in run.stdout.splitlines()
     assert api.requests == 0
 
 
@@ -298,13 +429,22 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
     # the default branch's run seeded the cache with the base's answers
-    seed = run_action(repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github)
+    seed = run_action(
+        repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github
+    )
     assert seed.code in (0, 1)
     api.requests = 0
     github.log.clear()
     event = pull_request_event(repo, fork=True)
-    run = run_action(repo.path, tmp_path, inputs={"openai-api-key": "", "github-token": "ro", "max-drop": "0"},
-                     event=event, event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"openai-api-key": "", "github-token": "ro", "max-drop": "0"},
+        event=event,
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 0, run.stdout + run.stderr  # the gate fails (−25 pt) but a fork PR only gets a notice
     assert api.requests == 0 and github.log == []  # no key, no model call, no comment attempt
     assert "fork PR" in run.summary and "only answers already in the cache were evaluated" in run.summary
@@ -320,18 +460,36 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     # a fork controls its artifact: it tries to pass as not-a-fork and to smuggle HTML, pings and a marker in
     meta_path = artifact / "meta.json"
     tampered = json.loads(meta_path.read_text()) | {
-        "fork": False, "pr": 1, "base_note": "ok\n<img src=https://evil.example/x.png> @acme/security <!-- toolselect:default -->"}
+        "fork": False,
+        "pr": 1,
+        "base_note": "ok\n<img src=https://evil.example/x.png> @acme/security <!-- toolselect:default -->",
+    }
     meta_path.write_text(json.dumps(tampered))
     report_path = artifact / "report.json"
     evil = json.loads(report_path.read_text())
     evil["surface"]["definitions"][0]["name"] = "x``<img src=x> @acme/maintainers <!-- toolselect:default --> ``y"
     report_path.write_text(json.dumps(evil))
-    poster_event = {"action": "completed", "workflow_run": {
-        "event": "pull_request", "head_sha": repo.head, "head_branch": "reword-forecast", "conclusion": "success",
-        "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
-        "html_url": "https://github.com/acme/weather-mcp/actions/runs/99", "pull_requests": []}}
-    posted = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "0"},
-                        event=poster_event, event_name="workflow_run", api=api, github=github)
+    poster_event = {
+        "action": "completed",
+        "workflow_run": {
+            "event": "pull_request",
+            "head_sha": repo.head,
+            "head_branch": "reword-forecast",
+            "conclusion": "success",
+            "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
+            "html_url": "https://github.com/acme/weather-mcp/actions/runs/99",
+            "pull_requests": [],
+        },
+    }
+    posted = run_action(
+        artifact.parent,
+        tmp_path,
+        inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "0"},
+        event=poster_event,
+        event_name="workflow_run",
+        api=api,
+        github=github,
+    )
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)  # on PR 7, found via the API: not the artifact's "pr": 1
     body = comment["body"]
@@ -347,10 +505,21 @@ def test_github_5xx_after_retries_is_a_warning_not_an_exit_code(world, tmp_path)
     api, github = world
     repo = make_repo(tmp_path)
     github.failures["GET"] = 50  # every listing of the comments fails, retries included
-    run = run_action(repo.path, tmp_path, inputs={"max-drop": "5"}, event=pull_request_event(repo),
-                     event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"max-drop": "5"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 1  # the gate's verdict (−25 pt > 5), unchanged by GitHub's outage
     assert "::warning title=toolselect::could not post the PR comment: GitHub answered 502" in run.stdout
     assert run.summary.startswith("### ❌ toolselect failed")
-    listings = [path for method, path in github.log if method == "GET" and path.startswith("/repos/acme/weather-mcp/issues/7/comments")]
+    listings = [
+        path
+        for method, path in github.log
+        if method == "GET" and path.startswith("/repos/acme/weather-mcp/issues/7/comments")
+    ]
     assert len(listings) == 4  # PyGithub's retries (3), then a warning

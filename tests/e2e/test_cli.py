@@ -37,8 +37,14 @@ CASES = """  cases:
 
 def test_example_writes_json_markdown_and_junit(tmp_path):
     run = toolselect(
-        "eval", "--json", str(tmp_path / "r" / "report.json"), "--markdown", str(tmp_path / "r" / "report.md"),
-        "--junit", str(tmp_path / "r" / "junit.xml"), cwd=EXAMPLE,
+        "eval",
+        "--json",
+        str(tmp_path / "r" / "report.json"),
+        "--markdown",
+        str(tmp_path / "r" / "report.md"),
+        "--junit",
+        str(tmp_path / "r" / "junit.xml"),
+        cwd=EXAMPLE,
     )
     assert run.code == 0, run.err
     report = json.loads((tmp_path / "r" / "report.json").read_text())
@@ -64,14 +70,18 @@ def test_env_provider_beats_yaml_and_flag_beats_env(tmp_path):
     assert json.loads((tmp_path / "a.json").read_text())["run"]["provider"] == "bm25"
     run = toolselect("eval", cwd=tmp_path, env={"TOOLSELECT_PROVIDER": "openai", "TOOLPROOF_EVAL_PROVIDER": "bm25"})
     assert run.code == 2 and "no model for provider 'openai'" in run.err  # TOOLSELECT_ wins over TOOLPROOF_
-    run = toolselect("eval", "--provider", "bm25", "--json", "b.json", cwd=tmp_path, env={"TOOLSELECT_PROVIDER": "openai"})
+    run = toolselect(
+        "eval", "--provider", "bm25", "--json", "b.json", cwd=tmp_path, env={"TOOLSELECT_PROVIDER": "openai"}
+    )
     assert json.loads((tmp_path / "b.json").read_text())["run"]["provider"] == "bm25"
 
 
 def test_url_and_server_command_override_the_config(tmp_path, serve):
     # the config points at a server that does not exist; the flags replace it
     config(tmp_path, f"server:\n  command: [does-not-exist]\nevals:\n  provider: bm25\n  min_accuracy: 0\n{CASES}")
-    run = toolselect("eval", "--json", "a.json", "--", sys.executable, str(FAKES / "mcp_server.py"), str(TOOLS), cwd=tmp_path)
+    run = toolselect(
+        "eval", "--json", "a.json", "--", sys.executable, str(FAKES / "mcp_server.py"), str(TOOLS), cwd=tmp_path
+    )
     assert run.code == 0, run.err
     assert json.loads((tmp_path / "a.json").read_text())["surface"]["origin"].startswith("stdio: ")
     server = serve([str(FAKES / "mcp_server.py"), str(TOOLS), "http"])
@@ -83,14 +93,27 @@ def test_url_and_server_command_override_the_config(tmp_path, serve):
 
 
 def test_snapshot_then_frozen_surface_has_the_same_hash(tmp_path):
-    run = toolselect("snapshot", "-o", str(tmp_path / "tools.json"), "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path)
+    run = toolselect(
+        "snapshot", "-o", str(tmp_path / "tools.json"), "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path
+    )
     assert run.code == 0, run.err
     live_hash = run.out.split("surface hash ")[1].split()[0]
     frozen = json.loads((tmp_path / "tools.json").read_text())
     assert [t["name"] for t in frozen["tools"]][:2] == ["get_weather", "get_forecast"]
     run = toolselect(
-        "eval", "--tools", str(tmp_path / "tools.json"), "--golden", str(EXAMPLE / "golden.jsonl"),
-        "--provider", "bm25", "--min-accuracy", "0", "--json", "r.json", "-q", cwd=tmp_path,
+        "eval",
+        "--tools",
+        str(tmp_path / "tools.json"),
+        "--golden",
+        str(EXAMPLE / "golden.jsonl"),
+        "--provider",
+        "bm25",
+        "--min-accuracy",
+        "0",
+        "--json",
+        "r.json",
+        "-q",
+        cwd=tmp_path,
     )
     assert run.code == 0, run.err
     assert json.loads((tmp_path / "r.json").read_text())["surface"]["hash"] == live_hash
@@ -164,12 +187,18 @@ def test_command_timeout_and_bad_output_are_errors_in_their_own_words(tmp_path):
     cases = "".join(f"    - prompt: {p}\n      expect_tool: get_weather\n" for p in ("slow", "garbage", "bad types"))
     config(
         tmp_path,
-        f"tools_file: {json.dumps(str(TOOLS))}\n" + picker_block(script, tmp_path, "  timeout_s: 1\n  max_error_rate: 1\n  min_accuracy: 0\n")
-        + CASES + cases,
+        f"tools_file: {json.dumps(str(TOOLS))}\n"
+        + picker_block(script, tmp_path, "  timeout_s: 1\n  max_error_rate: 1\n  min_accuracy: 0\n")
+        + CASES
+        + cases,
     )
     run = toolselect("eval", "--json", "r.json", cwd=tmp_path)
     assert run.code == 0, run.err
-    reasons = {c["prompt"]: c["samples"][0]["reasons"][0] for c in json.loads((tmp_path / "r.json").read_text())["cases"] if c["samples"][0]["reasons"]}
+    reasons = {
+        c["prompt"]: c["samples"][0]["reasons"][0]
+        for c in json.loads((tmp_path / "r.json").read_text())["cases"]
+        if c["samples"][0]["reasons"]
+    }
     assert reasons == {
         "slow": "command timed out after 1 s",
         "garbage": "command printed invalid JSON: 'I think you want get_weather'",
@@ -179,21 +208,35 @@ def test_command_timeout_and_bad_output_are_errors_in_their_own_words(tmp_path):
 
 def test_too_many_provider_errors_exit_3(tmp_path):
     script = {"weather in Paris": {"exit": 1, "stderr": "upstream 503"}}
-    config(tmp_path, f"tools_file: {json.dumps(str(TOOLS))}\n" + picker_block(script, tmp_path, "  min_accuracy: 0\n") + CASES)
+    config(
+        tmp_path,
+        f"tools_file: {json.dumps(str(TOOLS))}\n" + picker_block(script, tmp_path, "  min_accuracy: 0\n") + CASES,
+    )
     run = toolselect("eval", cwd=tmp_path)
     assert run.code == 3
     assert "an outage is not a result" in run.out
 
 
 def test_draft07_tuple_schema_is_offered_not_dropped(tmp_path):
-    tools = [{
-        "name": "set_point", "description": "Set a point",
-        "inputSchema": {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-                        "properties": {"xy": {"type": "array", "items": [{"type": "number"}, {"type": "number"}]}}},
-    }]
+    tools = [
+        {
+            "name": "set_point",
+            "description": "Set a point",
+            "inputSchema": {
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {"xy": {"type": "array", "items": [{"type": "number"}, {"type": "number"}]}},
+            },
+        }
+    ]
     (tmp_path / "tools.json").write_text(json.dumps(tools))
     script = {"point at 1,2": {"tool": "set_point", "args": {"xy": [1, 2]}}}
-    config(tmp_path, "tools_file: tools.json\n" + picker_block(script, tmp_path) + "  cases:\n    - prompt: point at 1,2\n      expect_tool: set_point\n      expect_args: {xy: [1, 2]}\n")
+    config(
+        tmp_path,
+        "tools_file: tools.json\n"
+        + picker_block(script, tmp_path)
+        + "  cases:\n    - prompt: point at 1,2\n      expect_tool: set_point\n      expect_args: {xy: [1, 2]}\n",
+    )
     run = toolselect("eval", "--json", "r.json", cwd=tmp_path)
     assert run.code == 0, run.err
     report = json.loads((tmp_path / "r.json").read_text())
@@ -202,7 +245,10 @@ def test_draft07_tuple_schema_is_offered_not_dropped(tmp_path):
 
 def test_url_secrets_stay_out_of_the_report(tmp_path, serve):
     server = serve([str(FAKES / "mcp_server.py"), str(TOOLS), "http"])
-    config(tmp_path, f"server:\n  url: '{server.url}?api_key=${{MCP_KEY}}'\nevals:\n  provider: bm25\n  min_accuracy: 0\n{CASES}")
+    config(
+        tmp_path,
+        f"server:\n  url: '{server.url}?api_key=${{MCP_KEY}}'\nevals:\n  provider: bm25\n  min_accuracy: 0\n{CASES}",
+    )
     run = toolselect("eval", "--json", "r.json", cwd=tmp_path, env={"MCP_KEY": "mcpSECRET999"})
     assert run.code == 0, run.err
     assert "mcpSECRET999" not in (tmp_path / "r.json").read_text() + run.out
@@ -213,7 +259,9 @@ def test_a_command_without_a_shebang_is_a_clear_error(tmp_path):
     picker = tmp_path / "pick.txt"
     picker.write_text("echo hi\n")
     picker.chmod(0o755)
-    config(tmp_path, f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: command\n  command: [./pick.txt]\n{CASES}")
+    config(
+        tmp_path, f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: command\n  command: [./pick.txt]\n{CASES}"
+    )
     run = toolselect("eval", cwd=tmp_path)
     assert run.code == 3
     assert "cannot start the command provider './pick.txt'" in run.out + run.err

@@ -25,13 +25,21 @@ def reports(tmp_path):
 
 def test_diff_gates_on_a_drop_and_writes_markdown_and_json(tmp_path):
     reports(tmp_path)
-    run = toolselect("diff", "base.json", "head.json", "--max-drop", "0", "--markdown", "d.md", "--json", "d.json", cwd=tmp_path)
+    run = toolselect(
+        "diff", "base.json", "head.json", "--max-drop", "0", "--markdown", "d.md", "--json", "d.json", cwd=tmp_path
+    )
     assert run.code == 1
     assert "accuracy 100.0% → 0.0% (−100.0 pt)" in run.out
     assert "flipped to failing: a — base get_weather, head (none)" in run.out
     diff = json.loads((tmp_path / "d.json").read_text())
     assert diff["metrics"]["accuracy"]["delta_pt"] == -100.0 and len(diff["to_failing"]) == 2
-    assert (tmp_path / "d.md").read_text().startswith("### ❌ toolselect failed: accuracy 100.0% → 0.0% (−100.0 pt, 95% CI −100.0…−100.0), not significant (p = 0.5)")
+    assert (
+        (tmp_path / "d.md")
+        .read_text()
+        .startswith(
+            "### ❌ toolselect failed: accuracy 100.0% → 0.0% (−100.0 pt, 95% CI −100.0…−100.0), not significant (p = 0.5)"
+        )
+    )
     same = toolselect("diff", "base.json", "base.json", "--max-drop", "0", cwd=tmp_path)
     assert same.code == 0
 

@@ -51,7 +51,9 @@ def server_block(request, serve, tmp_path):
     argv = [str(FAKES / "mcp_server.py"), str(OUT / "tools.json")]
     if request.param == "stdio":
         env_yaml = "\n".join(f"    {k}: {json.dumps(v)}" for k, v in env.items())
-        block = f"  command: [{json.dumps(sys.executable)}, {', '.join(json.dumps(a) for a in argv)}]\n  env:\n{env_yaml}"
+        block = (
+            f"  command: [{json.dumps(sys.executable)}, {', '.join(json.dumps(a) for a in argv)}]\n  env:\n{env_yaml}"
+        )
     else:
         path = "/mcp" if request.param == "http" else "/sse"
         server = serve([*argv, request.param], path, env)
@@ -62,7 +64,9 @@ def server_block(request, serve, tmp_path):
 def test_each_outcome_code(server_block, tmp_path):
     transport, block, log = server_block
     write_config(tmp_path, block)
-    run = toolselect("eval", "--json", "out/report.json", "--junit", "out/junit.xml", "--markdown", "out/report.md", cwd=tmp_path)
+    run = toolselect(
+        "eval", "--json", "out/report.json", "--junit", "out/junit.xml", "--markdown", "out/report.md", cwd=tmp_path
+    )
 
     assert run.code == 1, run.err  # 2/10 correct is below min_accuracy 0.5: the gate fails
     report = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -73,7 +77,13 @@ def test_each_outcome_code(server_block, tmp_path):
     assert report["surface"]["left_out"][0]["name"] == "broken"
     assert "strng" in report["surface"]["left_out"][0]["reason"]
     # tools/list pagination was followed: five tools over three pages of two
-    assert [d["name"] for d in report["surface"]["definitions"]] == ["get_weather", "get_forecast", "search.web", "broken", "get_time"]
+    assert [d["name"] for d in report["surface"]["definitions"]] == [
+        "get_weather",
+        "get_forecast",
+        "search.web",
+        "broken",
+        "get_time",
+    ]
     # the model saw search_web and its answer was mapped back to the MCP name
     by_name = {c["name"]: c for c in report["cases"]}
     assert by_name["pass-safe-name-mapped-back"]["samples"][0]["picked_tool"] == "search.web"

@@ -14,14 +14,26 @@ LINT = DATA / "lint"
 
 
 def test_lint_fails_on_errors_and_writes_json_markdown_and_annotations(tmp_path):
-    run = toolselect("lint", "--tools", str(LINT / "bad_tools.json"), "--json", "lint.json", "--markdown", "lint.md",
-                     "--annotate", cwd=tmp_path)
+    run = toolselect(
+        "lint",
+        "--tools",
+        str(LINT / "bad_tools.json"),
+        "--json",
+        "lint.json",
+        "--markdown",
+        "lint.md",
+        "--annotate",
+        cwd=tmp_path,
+    )
     assert run.code == 2
     found = json.loads((tmp_path / "lint.json").read_text())["findings"]
     assert {f["code"] for f in found} >= {"name-empty", "description-identical", "confusable"}
     assert "Lint: 8 errors, 6 warnings" in run.out
     assert (tmp_path / "lint.md").read_text().startswith("### Lint: 8 errors, 6 warnings")
-    assert "::error file=" in run.out and "title=toolselect lint description-missing::fetch_invoice has no description" in run.out
+    assert (
+        "::error file=" in run.out
+        and "title=toolselect lint description-missing::fetch_invoice has no description" in run.out
+    )
 
 
 def test_warnings_fail_only_with_strict(tmp_path):
@@ -53,8 +65,10 @@ def test_init_writes_files_eval_accepts_and_refuses_to_overwrite(tmp_path):
     assert all(case["status"] == "needs_review" for case in golden)
     assert sum(case["expect_tool"] is None for case in golden) == 5
     assert any(case["name"] == "boundary-get_weather-get_forecast" for case in golden)
-    assert "expect_args: {city: <from the prompt>, days: <a number 1..10>, units: <metric | imperial>}" in (
-        tmp_path / "starter" / "golden.yaml").read_text()
+    assert (
+        "expect_args: {city: <from the prompt>, days: <a number 1..10>, units: <metric | imperial>}"
+        in (tmp_path / "starter" / "golden.yaml").read_text()
+    )
 
     evaluated = toolselect("eval", "--json", "r.json", cwd=tmp_path / "starter")
     assert evaluated.code == 0, evaluated.err
@@ -64,7 +78,9 @@ def test_init_writes_files_eval_accepts_and_refuses_to_overwrite(tmp_path):
 
     again = toolselect("init", "-o", "starter", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path)
     assert again.code == 2 and "already exists: pass --force" in again.err
-    forced = toolselect("init", "-o", "starter", "--force", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path)
+    forced = toolselect(
+        "init", "-o", "starter", "--force", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path
+    )
     assert forced.code == 0
 
 
@@ -74,15 +90,33 @@ def test_init_draft_asks_the_model_for_prompts(tmp_path):
     script = {
         "key": "sk-draft",
         "contains": {
-            "Tool: get_weather": {"text": 'Sure: {"direct": "weather in Oslo now?", "paraphrase": "do I need a coat in Oslo today", "arguments": "Oslo weather in imperial please"}'},
-            "Tool: get_forecast": {"text": '{"direct": "forecast for Rome", "paraphrase": "will the weekend in Rome be nice", "arguments": "7 days for Rome"}'},
+            "Tool: get_weather": {
+                "text": 'Sure: {"direct": "weather in Oslo now?", "paraphrase": "do I need a coat in Oslo today", "arguments": "Oslo weather in imperial please"}'
+            },
+            "Tool: get_forecast": {
+                "text": '{"direct": "forecast for Rome", "paraphrase": "will the weekend in Rome be nice", "arguments": "7 days for Rome"}'
+            },
             "Tool A: get_weather": {"text": '{"prompt": "will it rain in Lisbon later?", "tool": "get_forecast"}'},
-            "five user messages": {"text": '{"prompts": ["thanks!", "what is a cold front?", "ok and in celsius?", "book me a flight", "explain humidity"]}'},
+            "five user messages": {
+                "text": '{"prompts": ["thanks!", "what is a cold front?", "ok and in celsius?", "book me a flight", "explain humidity"]}'
+            },
         },
     }
     with FakeModelAPI(script) as api:
-        run = toolselect("init", "--tools", "tools.json", "--draft", "--provider", "openai", "--model", "m",
-                         "--base-url", api.url + "/v1", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-draft"})
+        run = toolselect(
+            "init",
+            "--tools",
+            "tools.json",
+            "--draft",
+            "--provider",
+            "openai",
+            "--model",
+            "m",
+            "--base-url",
+            api.url + "/v1",
+            cwd=tmp_path,
+            env={"OPENAI_API_KEY": "sk-draft"},
+        )
         asked = api.requests
     assert run.code == 0, run.err
     assert asked == 2 + 1 + 1  # a request per tool, per confusable pair, and one for the negatives
@@ -96,7 +130,10 @@ def test_init_draft_asks_the_model_for_prompts(tmp_path):
 
 
 def test_init_quotes_names_yaml_would_misread(tmp_path):
-    tools = [{"name": n, "description": f"tool {n}", "inputSchema": {"type": "object"}} for n in ("yes", "123", "null", "get weather #now")]
+    tools = [
+        {"name": n, "description": f"tool {n}", "inputSchema": {"type": "object"}}
+        for n in ("yes", "123", "null", "get weather #now")
+    ]
     (tmp_path / "tools.json").write_text(json.dumps(tools))
     assert toolselect("init", "--tools", "tools.json", cwd=tmp_path).code == 0
     golden = yaml.safe_load((tmp_path / "golden.yaml").read_text())

@@ -41,8 +41,16 @@ def write_cases(folder: Path, cases: list[tuple[str, object, dict | None]], extr
 
 def run(folder: Path, provider: str, api, *flags: str, env: dict | None = None):
     return toolselect(
-        "eval", "--provider", provider, "--base-url", base_url(provider, api), "--json", "r.json", *flags,
-        cwd=folder, env=env if env is not None else key_env(folder),
+        "eval",
+        "--provider",
+        provider,
+        "--base-url",
+        base_url(provider, api),
+        "--json",
+        "r.json",
+        *flags,
+        cwd=folder,
+        env=env if env is not None else key_env(folder),
     )
 
 
@@ -56,24 +64,31 @@ def outcomes(folder: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
-    api = model_api({
-        "key": KEY,
-        "answers": {
-            "weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "text": "Let me check."},
-            "forecast for Rome": {"tool": "get_forecast", "raw_args": '{"city": "Rome", "days": 3} }'},
-            "two calls": {"calls": [{"tool": "get_time", "args": {}}, {"tool": "get_weather", "args": {"city": "Oslo"}}]},
-            "refuse this": {"refusal": True, "text": "I won't."},
-            "web search": {"tool": "search_web", "args": {"query": "cats"}},
-        },
-    })
-    write_cases(tmp_path, [
-        ("weather in Paris", "get_weather", {"city": "paris"}),
-        ("forecast for Rome", "get_forecast", {"city": "Rome"}),
-        ("two calls", "get_time", None),
-        ("refuse this", None, None),
-        ("web search", "search.web", {"query": "cats"}),
-        ("no tool please", None, None),
-    ])
+    api = model_api(
+        {
+            "key": KEY,
+            "answers": {
+                "weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "text": "Let me check."},
+                "forecast for Rome": {"tool": "get_forecast", "raw_args": '{"city": "Rome", "days": 3} }'},
+                "two calls": {
+                    "calls": [{"tool": "get_time", "args": {}}, {"tool": "get_weather", "args": {"city": "Oslo"}}]
+                },
+                "refuse this": {"refusal": True, "text": "I won't."},
+                "web search": {"tool": "search_web", "args": {"query": "cats"}},
+            },
+        }
+    )
+    write_cases(
+        tmp_path,
+        [
+            ("weather in Paris", "get_weather", {"city": "paris"}),
+            ("forecast for Rome", "get_forecast", {"city": "Rome"}),
+            ("two calls", "get_time", None),
+            ("refuse this", None, None),
+            ("web search", "search.web", {"query": "cats"}),
+            ("no tool please", None, None),
+        ],
+    )
     result = run(tmp_path, provider, api, "--temperature", "0.3", "--seed", "7")
     assert result.code == 0, result.err
     rep = report(tmp_path)
@@ -98,7 +113,12 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
 
 
 def test_legacy_function_call_is_a_pick(model_api, tmp_path):
-    api = model_api({"key": KEY, "answers": {"weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "legacy": True}}})
+    api = model_api(
+        {
+            "key": KEY,
+            "answers": {"weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "legacy": True}},
+        }
+    )
     write_cases(tmp_path, [("weather in Paris", "get_weather", {"city": "Paris"})])
     assert run(tmp_path, "openai", api).code == 0
     assert outcomes(tmp_path) == {"weather in Paris": "PASS"}
@@ -106,16 +126,18 @@ def test_legacy_function_call_is_a_pick(model_api, tmp_path):
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_transient_failures_are_retried(provider, model_api, tmp_path):
-    api = model_api({
-        "key": KEY,
-        "answers": {p: {"tool": "get_weather", "args": {"city": "Oslo"}} for p in ("a", "b", "c", "d")},
-        "faults": [
-            {"match": "a", "status": 429, "retry_after": 0.05, "times": 3},
-            {"match": "b", "status": 529 if provider == "anthropic" else 500, "retry_after": 0.05, "times": 2},
-            {"match": "c", "delay": 3, "times": 1},  # stalls past the timeout: cut off and retried
-            {"match": "d", "drop": True, "times": 1},  # the connection drops
-        ],
-    })
+    api = model_api(
+        {
+            "key": KEY,
+            "answers": {p: {"tool": "get_weather", "args": {"city": "Oslo"}} for p in ("a", "b", "c", "d")},
+            "faults": [
+                {"match": "a", "status": 429, "retry_after": 0.05, "times": 3},
+                {"match": "b", "status": 529 if provider == "anthropic" else 500, "retry_after": 0.05, "times": 2},
+                {"match": "c", "delay": 3, "times": 1},  # stalls past the timeout: cut off and retried
+                {"match": "d", "drop": True, "times": 1},  # the connection drops
+            ],
+        }
+    )
     write_cases(tmp_path, [(p, "get_weather", {"city": "Oslo"}) for p in ("a", "b", "c", "d")])
     result = run(tmp_path, provider, api, "--timeout", "1", "--concurrency", "4")
     assert result.code == 0, result.err
@@ -139,7 +161,9 @@ def test_persistent_rate_limit_gives_errors_and_exit_3(model_api, tmp_path):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_fatal_401_stops_after_the_first_request(provider, model_api, tmp_path):
-    api = model_api({"key": "another-key", "answers": {f"q{i}": {"tool": "get_weather", "args": {}} for i in range(20)}})
+    api = model_api(
+        {"key": "another-key", "answers": {f"q{i}": {"tool": "get_weather", "args": {}} for i in range(20)}}
+    )
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(20)])
     result = run(tmp_path, provider, api, "--concurrency", "1")
     assert result.code == 3
@@ -148,7 +172,9 @@ def test_fatal_401_stops_after_the_first_request(provider, model_api, tmp_path):
     assert rep["passed"] is False
     assert f"{provider} answered 401 for model 'claude-x' at {base_url(provider, api)}" in rep["gate"]["stopped"]
     outcomes_seen = [s["outcome"] for c in rep["cases"] for s in c["samples"]]
-    assert outcomes_seen.count("ERROR") == 1 and outcomes_seen.count("NOT-EVALUATED") == 19 and "PASS" not in outcomes_seen
+    assert (
+        outcomes_seen.count("ERROR") == 1 and outcomes_seen.count("NOT-EVALUATED") == 19 and "PASS" not in outcomes_seen
+    )
     assert "STOPPED" in result.out
 
 
@@ -235,9 +261,25 @@ def _start_eval(folder: Path, api, extra_env: dict | None = None) -> subprocess.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "ANTHROPIC_", "OPENAI_"))}
     env.update(key_env(folder), PYTHONWARNINGS="error", **(extra_env or {}))
     return subprocess.Popen(
-        [sys.executable, "-m", "toolselect", "eval", "--provider", "openai", "--base-url", base_url("openai", api),
-         "--concurrency", "4", "--json", "r.json"],
-        cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "toolselect",
+            "eval",
+            "--provider",
+            "openai",
+            "--base-url",
+            base_url("openai", api),
+            "--concurrency",
+            "4",
+            "--json",
+            "r.json",
+        ],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -276,16 +318,29 @@ def test_a_killed_run_keeps_its_answers(how, model_api, tmp_path):
 
 
 def test_no_key_appears_anywhere(model_api, tmp_path):
-    api = model_api({
-        "key": KEY,
-        "answers": {"a": {"tool": "get_weather", "args": {"city": "x"}}},
-        "faults": [{"match": "b", "status": 500, "retry_after": 0.01}],
-    })
+    api = model_api(
+        {
+            "key": KEY,
+            "answers": {"a": {"tool": "get_weather", "args": {"city": "x"}}},
+            "faults": [{"match": "b", "status": 500, "retry_after": 0.01}],
+        }
+    )
     write_cases(tmp_path, [("a", "get_weather", None), ("b", "get_weather", None)])
     outputs = []
     for provider in PROVIDERS:
-        result = run(tmp_path, provider, api, "--max-retries", "1", "--max-error-rate", "1",
-                     "--markdown", "r.md", "--junit", "r.xml")
+        result = run(
+            tmp_path,
+            provider,
+            api,
+            "--max-retries",
+            "1",
+            "--max-error-rate",
+            "1",
+            "--markdown",
+            "r.md",
+            "--junit",
+            "r.xml",
+        )
         outputs += [result.out, result.err]
     wrong = model_api({"key": "other"})
     for provider in PROVIDERS:  # a 401 message echoes the request, not the key
@@ -300,13 +355,15 @@ def test_no_key_appears_anywhere(model_api, tmp_path):
 
 
 def test_odd_but_real_answers_never_crash_the_run(model_api, tmp_path):
-    api = model_api({
-        "key": KEY,
-        "answers": {
-            "object args": {"tool": "get_weather", "args": {"city": "Paris"}, "object_args": True},
-            "gateway page": {"html": "<html><body>Sign in to the corporate proxy</body></html>"},
-        },
-    })
+    api = model_api(
+        {
+            "key": KEY,
+            "answers": {
+                "object args": {"tool": "get_weather", "args": {"city": "Paris"}, "object_args": True},
+                "gateway page": {"html": "<html><body>Sign in to the corporate proxy</body></html>"},
+            },
+        }
+    )
     write_cases(tmp_path, [("object args", "get_weather", {"city": "Paris"}), ("gateway page", "get_weather", None)])
     result = run(tmp_path, "openai", api, "--max-error-rate", "1")
     assert result.code == 0, result.err

@@ -43,17 +43,28 @@ def script() -> dict:
         if name.startswith("first"):
             answers[prompt] = {"first": True}  # favours whatever is listed first
         elif name == "boundary":  # right while get_forecast says "coming days", then always wrong
-            answers[prompt] = [{"when": {"get_forecast": "coming days"}, "tool": "get_forecast", "args": {}},
-                               {"tool": "get_weather", "args": {}}]
+            answers[prompt] = [
+                {"when": {"get_forecast": "coming days"}, "tool": "get_forecast", "args": {}},
+                {"tool": "get_weather", "args": {}},
+            ]
         elif name in ("weather", "air"):  # right most of the time: flaky
-            answers[prompt] = {"random": [{"tool": tool, "args": {}}, {"tool": "search_web", "args": {}}], "weights": [3, 2]}
+            answers[prompt] = {
+                "random": [{"tool": tool, "args": {}}, {"tool": "search_web", "args": {}}],
+                "weights": [3, 2],
+            }
         else:
             answers[prompt] = {"tool": tool, "args": {}}
     return {"key": KEY, "seed": 5, "answers": answers}
 
 
 def git(*args, cwd):
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
@@ -61,11 +72,15 @@ def make_repo(root, head_change, extra: str = ""):
     repo = root / "repo"
     repo.mkdir()
     (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    (repo / "golden.jsonl").write_text("".join(
-        json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
-    ))
+    (repo / "golden.jsonl").write_text(
+        "".join(
+            json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n"
+            for name, (prompt, tool) in CASES.items()
+        )
+    )
     (repo / "toolselect.yaml").write_text(
-        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0\n" + extra
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0\n"
+        + extra
     )
     git("init", "-q", "-b", "main", cwd=repo)
     git("add", "-A", cwd=repo)
@@ -82,19 +97,24 @@ def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
         tools[1]["description"] = "Daily outlook."
         (repo / "tools.json").write_text(json.dumps({"tools": tools}))
 
-    repo = make_repo(tmp_path, reword_forecast,
-                     "  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n")
+    repo = make_repo(
+        tmp_path, reword_forecast, "  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n"
+    )
 
     with FakeModelAPI(script()) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
-        run = toolselect("eval", "--base-ref", "HEAD~1", "--markdown", "comment.md", "--json", "r.json", cwd=repo, env=env)
+        run = toolselect(
+            "eval", "--base-ref", "HEAD~1", "--markdown", "comment.md", "--json", "r.json", cwd=repo, env=env
+        )
         requests = api.requests
         dry = toolselect("eval", "--base-ref", "HEAD~1", "--dry-run", cwd=repo, env=env)
 
     assert run.code == 1, run.err  # the certain flip fails the gate (fail_on_certain_flips)
     head = json.loads((repo / "r.json").read_text())
     base = json.loads((repo / "r.base.json").read_text())
-    assert requests == 2 * len(CASES) * 5  # every sample of both sides: one description differs, so every tool list does
+    assert (
+        requests == 2 * len(CASES) * 5
+    )  # every sample of both sides: one description differs, so every tool list does
     # repeats: 5 samples per case, each its own answer; temperature and seed recorded
     assert head["run"]["repeat"] == 5 and head["counts"]["samples"] == 50
     assert head["run"]["temperature"] == 0.7 and head["run"]["seed"] == 1 and head["run"]["shuffle"] is True
@@ -135,9 +155,12 @@ def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
 
 def test_dry_run_and_max_requests_before_anything_is_asked(tmp_path):
     (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    (tmp_path / "golden.jsonl").write_text("".join(
-        json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n" for name, (prompt, tool) in CASES.items()
-    ))
+    (tmp_path / "golden.jsonl").write_text(
+        "".join(
+            json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n"
+            for name, (prompt, tool) in CASES.items()
+        )
+    )
     (tmp_path / "toolselect.yaml").write_text(
         "tools_file: tools.json\nevals:\n  provider: anthropic\n  model: claude-sonnet-4-x\n  golden: golden.jsonl\n  repeat: 3\n"
     )
@@ -169,7 +192,9 @@ def test_identical_sides_are_budgeted_once(tmp_path):
 def test_a_broken_checkout_of_the_base_is_no_baseline(tmp_path):
     repo = make_repo(tmp_path, lambda r: (r / "README.md").write_text("docs only\n"))
     hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text("#!/bin/sh\necho 'This repository is configured for Git LFS but git-lfs was not found' >&2\nexit 1\n")
+    hook.write_text(
+        "#!/bin/sh\necho 'This repository is configured for Git LFS but git-lfs was not found' >&2\nexit 1\n"
+    )
     hook.chmod(0o755)
     with FakeModelAPI(script()) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}

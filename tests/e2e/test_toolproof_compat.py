@@ -67,14 +67,20 @@ def test_same_verdicts_as_toolproof(tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLPROOF_", "TOOLSELECT_"))}
     theirs = subprocess.run(
         [str(Path(sys.executable).parent / "toolproof"), "eval", "-c", str(config), "--json", "tp.json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
     )
     assert theirs.returncode == 1, theirs.stderr
     # toolselect finds toolproof.yaml by itself when there is no toolselect.yaml
     ours = toolselect("eval", "--json", "ts.json", cwd=tmp_path)
     assert ours.code == 1, ours.err
 
-    toolproof_verdicts = {c["prompt"]: c["passed"] for c in json.loads((tmp_path / "tp.json").read_text())["evals"]["cases"]}
+    toolproof_verdicts = {
+        c["prompt"]: c["passed"] for c in json.loads((tmp_path / "tp.json").read_text())["evals"]["cases"]
+    }
     report = json.loads((tmp_path / "ts.json").read_text())
     our_verdicts = {c["prompt"]: c["samples"][0]["outcome"] == "PASS" for c in report["cases"]}
     assert our_verdicts == toolproof_verdicts

@@ -18,8 +18,11 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-DENIED = {"message": "Resource not accessible by integration",
-          "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment", "status": "403"}
+DENIED = {
+    "message": "Resource not accessible by integration",
+    "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+    "status": "403",
+}
 BAD_CREDENTIALS = {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest", "status": "401"}
 STAMP = "2026-11-30T08:00:00Z"
 
@@ -70,31 +73,65 @@ class FakeGitHub:
         uid = 41898282 if bot else 1000 + sum(map(ord, login))
         u = f"{self.url}/users/{urllib.parse.quote(login)}"
         return {
-            "login": login, "id": uid, "node_id": f"MDM6Qm90{uid}", "type": "Bot" if bot else "User", "site_admin": False,
-            "url": u, "html_url": f"https://github.com/{login}", "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
-            "gravatar_id": "", "followers_url": f"{u}/followers", "following_url": f"{u}/following{{/other_user}}",
-            "gists_url": f"{u}/gists{{/gist_id}}", "starred_url": f"{u}/starred{{/owner}}{{/repo}}",
-            "subscriptions_url": f"{u}/subscriptions", "organizations_url": f"{u}/orgs", "repos_url": f"{u}/repos",
-            "events_url": f"{u}/events{{/privacy}}", "received_events_url": f"{u}/received_events",
+            "login": login,
+            "id": uid,
+            "node_id": f"MDM6Qm90{uid}",
+            "type": "Bot" if bot else "User",
+            "site_admin": False,
+            "url": u,
+            "html_url": f"https://github.com/{login}",
+            "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
+            "gravatar_id": "",
+            "followers_url": f"{u}/followers",
+            "following_url": f"{u}/following{{/other_user}}",
+            "gists_url": f"{u}/gists{{/gist_id}}",
+            "starred_url": f"{u}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{u}/subscriptions",
+            "organizations_url": f"{u}/orgs",
+            "repos_url": f"{u}/repos",
+            "events_url": f"{u}/events{{/privacy}}",
+            "received_events_url": f"{u}/received_events",
         }
 
     def authenticated_user(self, login: str) -> dict[str, Any]:
         """`GET /user`: the private-user shape."""
         return {
-            **self.user(login), "name": login, "company": None, "blog": "", "location": None, "email": None,
-            "hireable": None, "bio": None, "public_repos": 3, "public_gists": 0, "followers": 1, "following": 0,
-            "created_at": STAMP, "updated_at": STAMP, "collaborators": 0, "disk_usage": 10, "owned_private_repos": 0,
-            "private_gists": 0, "total_private_repos": 0, "two_factor_authentication": True,
+            **self.user(login),
+            "name": login,
+            "company": None,
+            "blog": "",
+            "location": None,
+            "email": None,
+            "hireable": None,
+            "bio": None,
+            "public_repos": 3,
+            "public_gists": 0,
+            "followers": 1,
+            "following": 0,
+            "created_at": STAMP,
+            "updated_at": STAMP,
+            "collaborators": 0,
+            "disk_usage": 10,
+            "owned_private_repos": 0,
+            "private_gists": 0,
+            "total_private_repos": 0,
+            "two_factor_authentication": True,
         }
 
     def add_comment(self, number: int, body: str, login: str) -> dict[str, Any]:
         cid = next(self._ids)
         base = f"{self.url}/repos/{self.owner}/{self.repo}"
         comment = {
-            "id": cid, "node_id": f"IC_kwDO{cid}", "url": f"{base}/issues/comments/{cid}",
+            "id": cid,
+            "node_id": f"IC_kwDO{cid}",
+            "url": f"{base}/issues/comments/{cid}",
             "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{number}#issuecomment-{cid}",
-            "issue_url": f"{base}/issues/{number}", "body": body, "user": self.user(login),
-            "created_at": STAMP, "updated_at": STAMP, "author_association": "NONE",
+            "issue_url": f"{base}/issues/{number}",
+            "body": body,
+            "user": self.user(login),
+            "created_at": STAMP,
+            "updated_at": STAMP,
+            "author_association": "NONE",
         }
         with self._lock:
             self.comments[cid] = comment
@@ -102,13 +139,26 @@ class FakeGitHub:
 
     def add_pull(self, number: int, head_owner: str, head_branch: str, head_sha: str) -> None:
         base = f"{self.url}/repos/{self.owner}/{self.repo}"
-        self.pulls.append({
-            "number": number, "state": "open", "url": f"{base}/pulls/{number}", "id": number, "node_id": f"PR_{number}",
-            "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{number}",
-            "issue_url": f"{base}/issues/{number}", "title": f"PR {number}", "user": self.user(head_owner),
-            "head": {"label": f"{head_owner}:{head_branch}", "ref": head_branch, "sha": head_sha, "user": self.user(head_owner)},
-            "base": {"label": f"{self.owner}:main", "ref": "main", "sha": "b" * 40, "user": self.user(self.owner)},
-        })
+        self.pulls.append(
+            {
+                "number": number,
+                "state": "open",
+                "url": f"{base}/pulls/{number}",
+                "id": number,
+                "node_id": f"PR_{number}",
+                "html_url": f"https://github.com/{self.owner}/{self.repo}/pull/{number}",
+                "issue_url": f"{base}/issues/{number}",
+                "title": f"PR {number}",
+                "user": self.user(head_owner),
+                "head": {
+                    "label": f"{head_owner}:{head_branch}",
+                    "ref": head_branch,
+                    "sha": head_sha,
+                    "user": self.user(head_owner),
+                },
+                "base": {"label": f"{self.owner}:main", "ref": "main", "sha": "b" * 40, "user": self.user(self.owner)},
+            }
+        )
 
     def comments_on(self, number: int) -> list[dict[str, Any]]:
         with self._lock:
@@ -128,7 +178,14 @@ class FakeGitHub:
             def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
                 extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
-                reason = {200: "OK", 201: "Created", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 502: "Bad Gateway"}.get(status, "")
+                reason = {
+                    200: "OK",
+                    201: "Created",
+                    401: "Unauthorized",
+                    403: "Forbidden",
+                    404: "Not Found",
+                    502: "Bad Gateway",
+                }.get(status, "")
                 head = f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: {len(data)}\r\n{extra}\r\n"
                 self.wfile.write(head.encode() + data)
 
@@ -181,7 +238,9 @@ class FakeGitHub:
                 if path == f"{repo}/pulls" and method == "GET":
                     found = [p for p in fake.pulls if query.get("head") in (None, p["head"]["label"])]
                     return self._send(200, found)
-                return self._send(404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"})
+                return self._send(
+                    404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
+                )
 
             def _list(self, number: int, query: dict[str, str], path: str) -> None:
                 per_page = int(query.get("per_page", 30))
@@ -195,13 +254,13 @@ class FakeGitHub:
                     links.append(f'<{fake.url}{path}?page={pages}&per_page={per_page}>; rel="last"')
                 self._send(200, chunk, {"link": ", ".join(links)} if links else None)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._route("GET")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 self._route("POST")
 
-            def do_PATCH(self) -> None:  # noqa: N802
+            def do_PATCH(self) -> None:
                 self._route("PATCH")
 
         return Handler

@@ -27,9 +27,9 @@ if os.environ.get("CRASH_AT_START"):
 if os.environ.get("HANG_AT_START"):
     time.sleep(3600)
 
-import anyio  # noqa: E402
-from mcp.server.lowlevel import Server  # noqa: E402
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+import anyio
+from mcp.server.lowlevel import Server
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 TOOLS: list[dict[str, Any]] = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
 if isinstance(TOOLS, dict):

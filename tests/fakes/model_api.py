@@ -40,10 +40,26 @@ import time
 from collections import Counter
 from typing import Any
 
-ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                    404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
-REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
-           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable", 529: "Overloaded"}
+ANTHROPIC_ERRORS = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+    529: "Overloaded",
+}
 
 
 class FakeModelAPI:
@@ -112,8 +128,11 @@ class FakeModelAPI:
     def stats(self) -> dict[str, Any]:
         with self._lock:
             return {
-                "requests": self.requests, "by_path": dict(self.by_path), "max_in_flight": self.max_in_flight,
-                "first_start": self.first_start, "last_end": self.last_end,
+                "requests": self.requests,
+                "by_path": dict(self.by_path),
+                "max_in_flight": self.max_in_flight,
+                "first_start": self.first_start,
+                "last_end": self.last_end,
                 "eval_phase_s": (self.last_end - self.first_start) if self.first_start and self.last_end else None,
             }
 
@@ -127,7 +146,9 @@ class FakeModelAPI:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = lines[0].split(" ", 2)
-                headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+                headers = {
+                    k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)
+                }
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 if method == "GET" and path.startswith("/_stats"):
                     self._write(writer, 200, self.stats())
@@ -147,7 +168,9 @@ class FakeModelAPI:
                 pass
             self._tasks.discard(task)
 
-    def _write(self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    def _write(
+        self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str] | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         head = (
@@ -171,19 +194,31 @@ class FakeModelAPI:
                 self.in_flight -= 1
                 self.last_end = time.perf_counter()
 
-    async def _answer(self, path: str, headers: dict[str, str], body: dict[str, Any], writer: asyncio.StreamWriter) -> bool:
+    async def _answer(
+        self, path: str, headers: dict[str, str], body: dict[str, Any], writer: asyncio.StreamWriter
+    ) -> bool:
         api = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}.get(path)
         if api is None:
             self._write(writer, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
             return True
         prompt = _prompt(api, body)
-        self.log.append({
-            "api": api, "prompt": prompt, "model": body.get("model"), "temperature": body.get("temperature"),
-            "seed": body.get("seed"), "system": body.get("system") or body.get("instructions") or _system(body),
-            "tool_choice": body.get("tool_choice"), "store": body.get("store"), "tools": _tool_names(api, body),
-            "retry": headers.get("x-stainless-retry-count"), "max_tokens": body.get("max_tokens"),
-            "has_auth": "authorization" in headers or "x-api-key" in headers, "extra": _extra(api, body),
-        })
+        self.log.append(
+            {
+                "api": api,
+                "prompt": prompt,
+                "model": body.get("model"),
+                "temperature": body.get("temperature"),
+                "seed": body.get("seed"),
+                "system": body.get("system") or body.get("instructions") or _system(body),
+                "tool_choice": body.get("tool_choice"),
+                "store": body.get("store"),
+                "tools": _tool_names(api, body),
+                "retry": headers.get("x-stainless-retry-count"),
+                "max_tokens": body.get("max_tokens"),
+                "has_auth": "authorization" in headers or "x-api-key" in headers,
+                "extra": _extra(api, body),
+            }
+        )
         key = self.script.get("key")
         given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not given or (key and given != key):
@@ -207,17 +242,31 @@ class FakeModelAPI:
         answer = self._choose(prompt, body, api)
         if "html" in answer:
             data = answer["html"].encode()
-            writer.write(f"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data)
+            writer.write(
+                f"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data
+            )
             return True
         self._write(writer, 200, _render(api, body, answer, next(self._ids)))
         return True
 
-    def _error(self, writer: asyncio.StreamWriter, api: str, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+    def _error(
+        self, writer: asyncio.StreamWriter, api: str, status: int, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         if api == "anthropic":
-            payload = {"type": "error", "error": {"type": ANTHROPIC_ERRORS.get(status, "api_error"), "message": message},
-                       "request_id": "req_fake"}
+            payload = {
+                "type": "error",
+                "error": {"type": ANTHROPIC_ERRORS.get(status, "api_error"), "message": message},
+                "request_id": "req_fake",
+            }
         else:
-            payload = {"error": {"message": message, "type": "rate_limit_exceeded" if status == 429 else "error", "param": None, "code": None}}
+            payload = {
+                "error": {
+                    "message": message,
+                    "type": "rate_limit_exceeded" if status == 429 else "error",
+                    "param": None,
+                    "code": None,
+                }
+            }
         self._write(writer, status, payload, headers)
 
     def _take_fault(self, prompt: str) -> dict[str, Any] | None:
@@ -287,8 +336,19 @@ def _descriptions(api: str, body: dict[str, Any]) -> dict[str, str]:
 
 
 def _extra(api: str, body: dict[str, Any]) -> dict[str, Any]:
-    known = {"model", "messages", "tools", "tool_choice", "system", "max_tokens", "temperature", "seed",
-             "input", "store", "instructions"}
+    known = {
+        "model",
+        "messages",
+        "tools",
+        "tool_choice",
+        "system",
+        "max_tokens",
+        "temperature",
+        "seed",
+        "input",
+        "store",
+        "instructions",
+    }
     return {k: v for k, v in body.items() if k not in known}
 
 
@@ -318,8 +378,16 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
             args = call.get("args", {}) if "raw_args" not in call else {"_raw": call["raw_args"]}
             content.append({"type": "tool_use", "id": f"toolu_{n}_{i}", "name": call["tool"], "input": args})
         stop = "refusal" if answer.get("refusal") else ("tool_use" if calls else "end_turn")
-        return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
-                "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": _usage_in(body), "output_tokens": 20}}
+        return {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": _usage_in(body), "output_tokens": 20},
+        }
     if api == "chat":
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
         if answer.get("refusal"):
@@ -334,20 +402,54 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
                 for i, c in enumerate(calls)
             ]
             finish = "tool_calls"
-        return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000, "model": model,
-                "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-                "usage": {"prompt_tokens": _usage_in(body), "completion_tokens": 20, "total_tokens": _usage_in(body) + 20}}
+        return {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": model,
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": _usage_in(body), "completion_tokens": 20, "total_tokens": _usage_in(body) + 20},
+        }
     output: list[dict[str, Any]] = []
     if text:
-        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                       "content": [{"type": "output_text", "text": text, "annotations": []}]})
+        output.append(
+            {
+                "type": "message",
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        )
     for i, call in enumerate(calls):
-        output.append({"type": "function_call", "id": f"fc_{n}_{i}", "call_id": f"call_{n}_{i}", "name": call["tool"],
-                       "arguments": _arguments(call), "status": "completed"})
-    return {"id": f"resp_{n}", "object": "response", "created_at": 1700000000, "model": model, "status": "completed",
-            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [], "output": output,
-            "usage": {"input_tokens": _usage_in(body), "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": _usage_in(body) + 20}}
+        output.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{n}_{i}",
+                "call_id": f"call_{n}_{i}",
+                "name": call["tool"],
+                "arguments": _arguments(call),
+                "status": "completed",
+            }
+        )
+    return {
+        "id": f"resp_{n}",
+        "object": "response",
+        "created_at": 1700000000,
+        "model": model,
+        "status": "completed",
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "output": output,
+        "usage": {
+            "input_tokens": _usage_in(body),
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 20,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": _usage_in(body) + 20,
+        },
+    }
 
 
 def main() -> None:

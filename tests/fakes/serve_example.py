@@ -1,6 +1,6 @@
 """Serve examples/weather/server.py's MCPServer over streamable HTTP or SSE on a free port.
 
-    python serve_example.py [http | sse]      prints PORT=<n>, then serves /mcp or /sse
+python serve_example.py [http | sse]      prints PORT=<n>, then serves /mcp or /sse
 """
 
 from __future__ import annotations

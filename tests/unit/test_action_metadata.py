@@ -34,7 +34,11 @@ def test_the_container_step_gets_every_input_and_the_cache_wraps_it():
 
 
 def test_every_third_party_action_is_pinned_by_sha():
-    for path in [ROOT / "action.yml", *(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "examples" / "workflows").glob("*.yml")]:
+    for path in [
+        ROOT / "action.yml",
+        *(ROOT / ".github" / "workflows").glob("*.yml"),
+        *(ROOT / "examples" / "workflows").glob("*.yml"),
+    ]:
         for ref in re.findall(r"uses:\s*([\w.-]+/[\w./-]+)@(\S+)", path.read_text()):
             name, version = ref
             if name == "org/tool-select-action":

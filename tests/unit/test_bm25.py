@@ -9,8 +9,16 @@ from toolselect.providers.bm25 import BM25Provider
 from toolselect.text import stem, tokenize
 
 TOOLS = (
-    WireTool("get_weather", "Current weather conditions for a city right now.", {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}}),
-    WireTool("get_forecast", "Weather forecast for the coming days.", {"type": "object", "properties": {"days": {"type": "integer", "description": "Number of days ahead"}}}),
+    WireTool(
+        "get_weather",
+        "Current weather conditions for a city right now.",
+        {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}},
+    ),
+    WireTool(
+        "get_forecast",
+        "Weather forecast for the coming days.",
+        {"type": "object", "properties": {"days": {"type": "integer", "description": "Number of days ahead"}}},
+    ),
     WireTool("search_orders", "Find a customer's past orders by date or status.", {"type": "object", "properties": {}}),
 )
 

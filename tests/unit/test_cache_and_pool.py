@@ -11,21 +11,39 @@ from toolselect.pool import Pool
 from toolselect.providers import Request, WireTool
 
 TOOLS = (WireTool("a", "A tool", {"type": "object"}), WireTool("b", "B tool", {"type": "object"}))
-IDENTITY = {"provider": "openai", "model": "m", "endpoint": "http://x/v1", "tool_choice": "auto",
-            "params": {}, "temperature": None, "seed": None}
+IDENTITY = {
+    "provider": "openai",
+    "model": "m",
+    "endpoint": "http://x/v1",
+    "tool_choice": "auto",
+    "params": {},
+    "temperature": None,
+    "seed": None,
+}
 
 
 def key(**changes) -> str:
-    request = Request(prompt=changes.pop("prompt", "p"), system=changes.pop("system", None),
-                      tools=changes.pop("tools", TOOLS), sample=changes.pop("sample", 0))
+    request = Request(
+        prompt=changes.pop("prompt", "p"),
+        system=changes.pop("system", None),
+        tools=changes.pop("tools", TOOLS),
+        sample=changes.pop("sample", 0),
+    )
     return cache_key({**IDENTITY, **changes}, request)
 
 
 def test_everything_that_can_change_an_answer_changes_the_key():
     base = key()
     variants = [
-        key(prompt="q"), key(system="be brief"), key(sample=1), key(model="m2"), key(endpoint="http://y/v1"),
-        key(temperature=0.5), key(seed=3), key(params={"top_p": 0.9}), key(provider="openai-responses"),
+        key(prompt="q"),
+        key(system="be brief"),
+        key(sample=1),
+        key(model="m2"),
+        key(endpoint="http://y/v1"),
+        key(temperature=0.5),
+        key(seed=3),
+        key(params={"top_p": 0.9}),
+        key(provider="openai-responses"),
         key(tools=tuple(reversed(TOOLS))),  # the order sent matters
         key(tools=(WireTool("a", "A tool, changed", {"type": "object"}), TOOLS[1])),
     ]
@@ -76,9 +94,11 @@ def test_pool_halves_on_rate_limits_and_recovers():
 def test_pool_bounds_in_flight():
     async def scenario():
         pool = Pool(3)
+
         async def one():
             async with pool:
                 await asyncio.sleep(0.005)
+
         await asyncio.gather(*(one() for _ in range(12)))
         return pool.peak
 

@@ -9,17 +9,34 @@ from toolselect.render.comment import COMMENT_LIMIT, fence, marker, render_comme
 
 
 def test_first_line_is_the_verdict_with_base_to_head():
-    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
-    head = report({"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None},
-                  description="Daily outlook")
+    base = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
+    head = report(
+        {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None},
+        description="Daily outlook",
+    )
     diff = diff_reports(base, head)
-    body = render_comment(head, judge(head, diff, 5), base=base, diff=diff, comment_id="weather", run_url="https://github.com/acme/x/actions/runs/1")
+    body = render_comment(
+        head,
+        judge(head, diff, 5),
+        base=base,
+        diff=diff,
+        comment_id="weather",
+        run_url="https://github.com/acme/x/actions/runs/1",
+    )
     lines = body.splitlines()
     assert lines[0] == marker("weather") == "<!-- toolselect:weather -->"
-    assert lines[1] == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI −75.0…0.0), not significant (p = 1)"
+    assert (
+        lines[1]
+        == "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI −75.0…0.0), not significant (p = 1)"
+    )
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 1" in body
     assert "| accuracy (right tool and arguments) | 100.0% | 75.0% (3/4) | 30.1–95.4% | −25.0 pt |" in body
-    assert "Flipped to failing (1)" in body and "| rain tomorrow | `get_forecast` | `get_forecast` | `get_weather` |" in body
+    assert (
+        "Flipped to failing (1)" in body
+        and "| rain tomorrow | `get_forecast` | `get_forecast` | `get_weather` |" in body
+    )
     assert "-Forecast for the coming days" in body and "[run](https://github.com/acme/x/actions/runs/1)" in body
     assert body.count("<!-- toolselect:") == 1
 
@@ -29,8 +46,13 @@ def test_repo_content_cannot_spoof_the_marker_or_break_out_of_code():
     block = fence(evil, "diff")
     assert block.startswith("````diff\n") and block.endswith("\n````")
     assert "<!-- toolselect" not in block
-    head = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}, description=evil)
-    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    head = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None},
+        description=evil,
+    )
+    base = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
     diff = diff_reports(base, head)
     body = render_comment(head, judge(head, diff, None), base=base, diff=diff, comment_id="weather")
     assert body.count("<!-- toolselect:") == 1
@@ -40,17 +62,25 @@ def test_repo_content_cannot_spoof_the_marker_or_break_out_of_code():
 
 def test_big_comments_drop_the_least_important_sections_first():
     names = [f"case {i} " + "word " * 30 for i in range(600)]
+    from tests.unit.test_diff import RUN, surface
     from toolselect.golden import Case, Source
     from toolselect.pick import Pick
     from toolselect.report import build_report
     from toolselect.scoring import score_sample
 
-    from tests.unit.test_diff import RUN, surface
-
     s = surface("Forecast")
     cases = [Case(n, n, "get_forecast", {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names)]
-    base = build_report(cases, [score_sample(c, Pick("get_forecast", {}), s, 0) for c in cases], s, RUN, min_accuracy=0, max_error_rate=1)
-    head = build_report(cases, [score_sample(c, Pick("get_weather", {}), s, 0) for c in cases], s, RUN, min_accuracy=0, max_error_rate=1)
+    base = build_report(
+        cases,
+        [score_sample(c, Pick("get_forecast", {}), s, 0) for c in cases],
+        s,
+        RUN,
+        min_accuracy=0,
+        max_error_rate=1,
+    )
+    head = build_report(
+        cases, [score_sample(c, Pick("get_weather", {}), s, 0) for c in cases], s, RUN, min_accuracy=0, max_error_rate=1
+    )
     diff = diff_reports(base, head)
     body = render_comment(head, judge(head, diff, None), base=base, diff=diff)
     assert len(body) <= COMMENT_LIMIT

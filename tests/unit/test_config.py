@@ -85,7 +85,9 @@ def test_case_sources_point_at_the_list_item(tmp_path):
 
 
 def test_default_case_name_is_toolproofs(tmp_path):
-    text = BASE.replace("prompt: hi", "prompt: '  What   is the 5 day forecast for Calgary, and also for Edmonton and Red Deer?'")
+    text = BASE.replace(
+        "prompt: hi", "prompt: '  What   is the 5 day forecast for Calgary, and also for Edmonton and Red Deer?'"
+    )
     loaded, s = settings(tmp_path, text=text)
     [case] = load_cases(loaded, s)
     assert case.name == "What is the 5 day forecast for Calgary, and also for Edmonto"

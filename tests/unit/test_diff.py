@@ -11,29 +11,50 @@ from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
 OBJ = {"type": "object", "properties": {"city": {"type": "string"}}}
-RUN = RunOut(toolselect_version="t", provider="openai", model="m", repeat=1, concurrency=1, started_at="s",
-             finished_at="f", duration_s=0.0, args_measured=True)
+RUN = RunOut(
+    toolselect_version="t",
+    provider="openai",
+    model="m",
+    repeat=1,
+    concurrency=1,
+    started_at="s",
+    finished_at="f",
+    duration_s=0.0,
+    args_measured=True,
+)
 
 
 def surface(forecast_description: str):
-    return build_surface([
-        {"name": "get_weather", "description": "Weather now", "inputSchema": OBJ},
-        {"name": "get_forecast", "description": forecast_description, "inputSchema": OBJ},
-    ], "t")
+    return build_surface(
+        [
+            {"name": "get_weather", "description": "Weather now", "inputSchema": OBJ},
+            {"name": "get_forecast", "description": forecast_description, "inputSchema": OBJ},
+        ],
+        "t",
+    )
 
 
 def report(picks: dict[str, str | None], description: str = "Forecast for the coming days", names=None):
     s = surface(description)
-    expected = {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    expected = {
+        "rain tomorrow": "get_forecast",
+        "wind now": "get_weather",
+        "week ahead": "get_forecast",
+        "thanks": None,
+    }
     cases = [Case(n, n, expected[n], {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names or expected)]
     results = [score_sample(c, Pick(picks[c.name], {}), s, 0) for c in cases]
     return build_report(cases, results, s, RUN, min_accuracy=0.5, max_error_rate=0.1)
 
 
 def test_diff_names_the_cells_and_cases_that_moved():
-    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
-    head = report({"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None},
-                  description="Daily outlook")
+    base = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
+    head = report(
+        {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None},
+        description="Daily outlook",
+    )
     diff = diff_reports(base, head)
     assert diff.metrics["accuracy"].delta_pt == -50.0
     top = diff.cells[0]
@@ -42,20 +63,33 @@ def test_diff_names_the_cells_and_cases_that_moved():
     assert diff.to_failing[0].base.pick == "get_forecast" and diff.to_failing[0].head.pick == "get_weather"
     assert not diff.to_passing
     [change] = diff.tools
-    assert change.kind == "description" and "-Forecast for the coming days" in change.diff and "+Daily outlook" in change.diff
+    assert (
+        change.kind == "description"
+        and "-Forecast for the coming days" in change.diff
+        and "+Daily outlook" in change.diff
+    )
     assert diff.has_changes
 
 
 def test_cases_pair_by_name_then_by_prompt():
-    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
-    head = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "thanks": None}, names=["rain tomorrow", "wind now", "thanks"])
+    base = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
+    head = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "thanks": None},
+        names=["rain tomorrow", "wind now", "thanks"],
+    )
     diff = diff_reports(base, head)
     assert diff.removed_cases == ["week ahead"] and diff.new_cases == []
 
 
 def test_max_drop_gate():
-    base = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
-    head = report({"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    base = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
+    head = report(
+        {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
     diff = diff_reports(base, head)
     assert compare_reasons(diff, 25) == []  # a 25-point drop is allowed with max-drop 25
     assert compare_reasons(diff, 24.9) == ["accuracy dropped 25.0 pt vs the base, more than max-drop 24.9 pt"]
@@ -65,9 +99,14 @@ def test_max_drop_gate():
 
 
 def test_incomparable_reports_say_why():
-    a = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None})
+    a = report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    )
     b = a.model_copy(update={"run": a.run.model_copy(update={"model": "other", "temperature": 0.7})})
-    assert incomparable(a, b) == ["different model: base 'm', head 'other'", "different temperature: base None, head 0.7"]
+    assert incomparable(a, b) == [
+        "different model: base 'm', head 'other'",
+        "different temperature: base None, head 0.7",
+    ]
 
 
 def test_pending_cases_are_not_compared():
@@ -77,12 +116,21 @@ def test_pending_cases_are_not_compared():
     from toolselect.scoring import score_sample
 
     s = surface("Forecast for the coming days")
-    cases = [Case("ok", "ok", "get_weather", {}, Source("g", 1)),
-             Case("pending", "pending", "get_forecast", {}, Source("g", 2), status="needs_review")]
+    cases = [
+        Case("ok", "ok", "get_weather", {}, Source("g", 1)),
+        Case("pending", "pending", "get_forecast", {}, Source("g", 2), status="needs_review"),
+    ]
 
     def rep(pick_for_pending):
         picks = [Pick("get_weather", {}), Pick(pick_for_pending, {})]
-        return build_report(cases, [score_sample(c, p, s, 0) for c, p in zip(cases, picks)], s, RUN, min_accuracy=0, max_error_rate=1)
+        return build_report(
+            cases,
+            [score_sample(c, p, s, 0) for c, p in zip(cases, picks, strict=False)],
+            s,
+            RUN,
+            min_accuracy=0,
+            max_error_rate=1,
+        )
 
     diff = diff_reports(rep("get_forecast"), rep("get_weather"))
     assert diff.to_failing == [] and diff.paired.cases == 1 and diff.paired.worsened == 0

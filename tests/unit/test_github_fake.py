@@ -29,20 +29,27 @@ def as_json_schema(node):
 
 def validate(payload, name):
     definitions = {k: as_json_schema(v) for k, v in SPEC["schemas"].items()}
-    jsonschema.validate(payload, {"$ref": f"#/definitions/{name}", "definitions": definitions},
-                        cls=jsonschema.Draft7Validator)
+    jsonschema.validate(
+        payload, {"$ref": f"#/definitions/{name}", "definitions": definitions}, cls=jsonschema.Draft7Validator
+    )
 
 
 def test_responses_match_the_openapi_schemas():
     with FakeGitHub({"tok": "github-actions[bot]", "dev": "octocat"}, installation_tokens={"tok"}) as gh:
         gh.add_comment(7, "hello", "octocat")
         session = requests.Session()
-        get = lambda path, token="tok": session.get(gh.url + path, headers={"authorization": f"token {token}"}, timeout=5)  # noqa: E731
+        get = lambda path, token="tok": session.get(
+            gh.url + path, headers={"authorization": f"token {token}"}, timeout=5
+        )
         comments = get("/repos/acme/weather-mcp/issues/7/comments").json()
         for comment in comments:
             validate(comment, "issue-comment")
-        posted = session.post(gh.url + "/repos/acme/weather-mcp/issues/7/comments", json={"body": "x"},
-                              headers={"authorization": "token tok"}, timeout=5)
+        posted = session.post(
+            gh.url + "/repos/acme/weather-mcp/issues/7/comments",
+            json={"body": "x"},
+            headers={"authorization": "token tok"},
+            timeout=5,
+        )
         assert posted.status_code == 201
         validate(posted.json(), "issue-comment")
         validate(get("/user", "dev").json(), "private-user")

@@ -41,7 +41,9 @@ def test_case_level_forbid_extra_args_overrides_the_default(tmp_path):
 
 def test_duplicate_names_name_both_places(tmp_path):
     path = tmp_path / "g.jsonl"
-    path.write_text('{"id": "a", "question": "q1", "expected_tool": null}\n{"id": "a", "question": "q2", "expected_tool": null}\n')
+    path.write_text(
+        '{"id": "a", "question": "q1", "expected_tool": null}\n{"id": "a", "question": "q2", "expected_tool": null}\n'
+    )
     cases = load_golden(path, False, base=tmp_path)
     with pytest.raises(ConfigError) as exc:
         check_cases(cases, build_surface([], "t"))
@@ -57,6 +59,8 @@ def test_duplicate_json_keys_are_an_error(tmp_path):
 
 def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path):
     path = tmp_path / "g.jsonl"
-    path.write_text('{"id": "a", "question": "weather in Paris\u2028please", "expected_tool": null}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "a", "question": "weather in Paris\u2028please", "expected_tool": null}\n', encoding="utf-8"
+    )
     [case] = load_golden(path, False)
     assert case.prompt == "weather in Paris\u2028please"

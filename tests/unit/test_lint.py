@@ -20,17 +20,30 @@ def surface(name: str):
 def test_a_bad_surface_produces_each_surface_finding_once():
     findings = lint_surface(surface("bad_tools.json"), "tools.json")
     counts = Counter((f.code, f.severity) for f in findings)
-    assert counts == Counter({
-        ("name-empty", "error"): 1, ("name-duplicate", "error"): 1, ("description-missing", "error"): 1,
-        ("description-long", "warning"): 1, ("name-unsafe", "warning"): 1, ("input-schema-invalid", "error"): 1,
-        ("input-schema-not-object", "error"): 1, ("required-not-in-properties", "error"): 1,
-        ("output-schema-invalid", "error"): 1, ("no-required", "warning"): 1, ("param-no-description", "warning"): 1,
-        ("enum-unexplained", "warning"): 1, ("description-identical", "error"): 1, ("confusable", "warning"): 1,
-    })
+    assert counts == Counter(
+        {
+            ("name-empty", "error"): 1,
+            ("name-duplicate", "error"): 1,
+            ("description-missing", "error"): 1,
+            ("description-long", "warning"): 1,
+            ("name-unsafe", "warning"): 1,
+            ("input-schema-invalid", "error"): 1,
+            ("input-schema-not-object", "error"): 1,
+            ("required-not-in-properties", "error"): 1,
+            ("output-schema-invalid", "error"): 1,
+            ("no-required", "warning"): 1,
+            ("param-no-description", "warning"): 1,
+            ("enum-unexplained", "warning"): 1,
+            ("description-identical", "error"): 1,
+            ("confusable", "warning"): 1,
+        }
+    )
     by_code = {f.code: f for f in findings}
     assert by_code["name-unsafe"].message.endswith("it is sent as search_orders")
     assert by_code["param-no-description"].message == "compose_mail.body has no description"
-    assert by_code["required-not-in-properties"].message == "convert_currency: required field(s) to are not in properties"
+    assert (
+        by_code["required-not-in-properties"].message == "convert_currency: required field(s) to are not in properties"
+    )
     assert by_code["description-identical"].message.startswith("send_sms, send_fax have byte-identical descriptions")
     assert all(f.fix and f.file == "tools.json" for f in findings)
 
@@ -41,16 +54,27 @@ def test_a_weak_golden_set_produces_each_golden_finding():
     findings = lint_golden(cases, s)
     codes = Counter(f.code for f in findings)
     assert set(codes) == {
-        "case-unknown-tool", "case-expects-left-out", "arg-undeclared", "arg-invalid-value", "case-duplicate-name",
-        "prompt-duplicate", "prompt-copies-description", "coverage-no-case", "coverage-few-cases",
-        "coverage-negatives", "coverage-boundary", "pending-review",
+        "case-unknown-tool",
+        "case-expects-left-out",
+        "arg-undeclared",
+        "arg-invalid-value",
+        "case-duplicate-name",
+        "prompt-duplicate",
+        "prompt-copies-description",
+        "coverage-no-case",
+        "coverage-few-cases",
+        "coverage-negatives",
+        "coverage-boundary",
+        "pending-review",
     }
     by_code = {f.code: f for f in findings}
     assert "(did you mean 'get_weather'?)" in by_code["case-unknown-tool"].message
     assert by_code["arg-invalid-value"].message.endswith("'kelvin' is not one of ['metric', 'imperial']")
     assert by_code["arg-invalid-value"].line == 4 and by_code["arg-invalid-value"].severity == "error"
     assert codes["coverage-no-case"] == 3  # get_forecast, convert_temperature, search_web
-    assert by_code["coverage-boundary"].message.startswith("no case sits on the boundary between get_weather and get_forecast")
+    assert by_code["coverage-boundary"].message.startswith(
+        "no case sits on the boundary between get_weather and get_forecast"
+    )
     assert by_code["coverage-negatives"].file.endswith("weak.jsonl")
 
 
@@ -72,17 +96,42 @@ def test_the_example_golden_set_is_clean():
 def test_loose_matching_values_are_not_called_invalid():
     from toolselect.golden import Case, Source
 
-    s = build_surface([{"name": "search_orders", "description": "Find orders.", "inputSchema": {"type": "object", "properties": {
-        "filter": {"type": "object", "description": "what to match", "properties": {"status": {"type": "string"}, "limit": {"type": "integer"}},
-                   "required": ["status", "limit"]},
-        "units": {"type": "string", "enum": ["metric", "imperial"], "description": "metric or imperial"},
-        "days": {"type": "integer", "maximum": 10, "description": "days"}}}}], "t")
+    s = build_surface(
+        [
+            {
+                "name": "search_orders",
+                "description": "Find orders.",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "filter": {
+                            "type": "object",
+                            "description": "what to match",
+                            "properties": {"status": {"type": "string"}, "limit": {"type": "integer"}},
+                            "required": ["status", "limit"],
+                        },
+                        "units": {
+                            "type": "string",
+                            "enum": ["metric", "imperial"],
+                            "description": "metric or imperial",
+                        },
+                        "days": {"type": "integer", "maximum": 10, "description": "days"},
+                    },
+                },
+            }
+        ],
+        "t",
+    )
     cases = [
-        Case("partial", "p1", "search_orders", {"filter": {"status": "open"}}, Source("g", 1)),  # extra keys are allowed
+        Case(
+            "partial", "p1", "search_orders", {"filter": {"status": "open"}}, Source("g", 1)
+        ),  # extra keys are allowed
         Case("case", "p2", "search_orders", {"units": "Metric"}, Source("g", 2)),  # strings ignore case
         Case("near", "p3", "search_orders", {"days": 11}, Source("g", 3), match={"days": {"approx": 2}}),
         Case("wrong-type", "p4", "search_orders", {"days": "3"}, Source("g", 4)),  # "3" never equals 3
-        Case("strict", "p5", "search_orders", {"filter": {"status": "open"}}, Source("g", 5), match={"filter": "exact"}),
+        Case(
+            "strict", "p5", "search_orders", {"filter": {"status": "open"}}, Source("g", 5), match={"filter": "exact"}
+        ),
     ]
     invalid = [f.line for f in lint_golden(cases, s) if f.code == "arg-invalid-value"]
     assert invalid == [4, 5]
@@ -90,8 +139,20 @@ def test_loose_matching_values_are_not_called_invalid():
 
 def test_enum_values_must_each_be_explained():
     def findings(description):
-        s = build_surface([{"name": "t", "description": "x", "inputSchema": {"type": "object", "required": ["u"], "properties": {
-            "u": {"type": "string", "enum": ["c", "f"], "description": description}}}}], "t")
+        s = build_surface(
+            [
+                {
+                    "name": "t",
+                    "description": "x",
+                    "inputSchema": {
+                        "type": "object",
+                        "required": ["u"],
+                        "properties": {"u": {"type": "string", "enum": ["c", "f"], "description": description}},
+                    },
+                }
+            ],
+            "t",
+        )
         return [f.code for f in lint_surface(s)]
 
     assert "enum-unexplained" in findings("Which scale to use")  # 'c' inside 'scale' is no explanation

@@ -19,8 +19,17 @@ from toolselect.surface import build_surface
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
 SURFACE = build_surface([{"name": "search|web", "inputSchema": OBJ}, {"name": "other", "inputSchema": OBJ}], "t")
-RUN = RunOut(toolselect_version="t", provider="command", model="m", repeat=1, concurrency=1, started_at="s",
-             finished_at="f", duration_s=0.0, args_measured=True)
+RUN = RunOut(
+    toolselect_version="t",
+    provider="command",
+    model="m",
+    repeat=1,
+    concurrency=1,
+    started_at="s",
+    finished_at="f",
+    duration_s=0.0,
+    args_measured=True,
+)
 
 
 def report():
@@ -29,7 +38,7 @@ def report():
         Case("secret holdout", "the holdout prompt", "other", {}, Source("g.yaml", 9), split="holdout"),
     ]
     picks = [Pick("other", {"q": "<b>|x|</b>"}), Pick("search|web", {})]
-    results = [score_sample(c, p, SURFACE, 0) for c, p in zip(cases, picks)]
+    results = [score_sample(c, p, SURFACE, 0) for c, p in zip(cases, picks, strict=False)]
     return build_report(cases, results, SURFACE, RUN, min_accuracy=1, max_error_rate=0)
 
 

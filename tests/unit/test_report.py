@@ -10,19 +10,36 @@ from toolselect.surface import build_surface
 
 OBJ = {"type": "object", "properties": {"city": {"type": "string"}}}
 SURFACE = build_surface([{"name": n, "inputSchema": OBJ} for n in ("a", "b", "c")], "test")
-RUN = RunOut(toolselect_version="t", provider="command", model="m", repeat=1, concurrency=1, started_at="s",
-             finished_at="f", duration_s=0.0, args_measured=True)
+RUN = RunOut(
+    toolselect_version="t",
+    provider="command",
+    model="m",
+    repeat=1,
+    concurrency=1,
+    started_at="s",
+    finished_at="f",
+    duration_s=0.0,
+    args_measured=True,
+)
 
 
 def case(name, expect, args=None, status="reviewed"):
-    return Case(name=name, prompt=name, expect_tool=expect, expect_args=args or {}, source=Source("g", 1), status=status)
+    return Case(
+        name=name, prompt=name, expect_tool=expect, expect_args=args or {}, source=Source("g", 1), status=status
+    )
 
 
 def report_for(pairs, **gate):
     cases = [c for c, _ in pairs]
     results = [score_sample(c, p, SURFACE, 0) for c, p in pairs]
-    return build_report(cases, results, SURFACE, RUN, min_accuracy=gate.get("min_accuracy", 0.5),
-                        max_error_rate=gate.get("max_error_rate", 0.5))
+    return build_report(
+        cases,
+        results,
+        SURFACE,
+        RUN,
+        min_accuracy=gate.get("min_accuracy", 0.5),
+        max_error_rate=gate.get("max_error_rate", 0.5),
+    )
 
 
 PAIRS = [
@@ -73,8 +90,14 @@ def test_confusion_and_per_tool():
 def test_not_measured_is_null_not_zero():
     run = RUN.model_copy(update={"args_measured": False})
     c = case("a", "a", {"city": "x"})
-    rep = build_report([c], [score_sample(c, Pick("a"), SURFACE, 0, args_measured=False)], SURFACE, run,
-                       min_accuracy=1, max_error_rate=0)
+    rep = build_report(
+        [c],
+        [score_sample(c, Pick("a"), SURFACE, 0, args_measured=False)],
+        SURFACE,
+        run,
+        min_accuracy=1,
+        max_error_rate=0,
+    )
     assert rep.metrics["arg_accuracy"].value is None
     assert rep.metrics["schema_valid_rate"].value is None
     assert rep.passed
@@ -97,7 +120,7 @@ def test_report_round_trips_through_json(tmp_path):
 
 def test_two_tools_split_into_first_and_last_not_middle():
     from toolselect.report import position_table
-    from toolselect.scoring import Result, Outcome
+    from toolselect.scoring import Outcome, Result
 
     c = case("a", "a")
     results = [

@@ -25,11 +25,19 @@ TOOLS = [
         "description": "Forecast",
         "inputSchema": {
             "type": "object",
-            "properties": {"city": {"type": "string"}, "days": {"type": "integer", "maximum": 7}, "extra": {"type": "string"}},
+            "properties": {
+                "city": {"type": "string"},
+                "days": {"type": "integer", "maximum": 7},
+                "extra": {"type": "string"},
+            },
             "required": ["city"],
         },
     },
-    {"name": "search.web", "description": "Search", "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}}},
+    {
+        "name": "search.web",
+        "description": "Search",
+        "inputSchema": {"type": "object", "properties": {"query": {"type": "string"}}},
+    },
     {"name": "broken", "description": "bad schema", "inputSchema": {"type": "strng"}},
 ]
 SURFACE = build_surface(TOOLS, "test")
@@ -114,7 +122,9 @@ def test_exact_nested_lists():
 
 
 def test_pass_with_loose_args():
-    assert outcome(case(expect_args={"city": "Paris"}), Pick("get_weather", {"city": " paris "}, calls=1)) is Outcome.PASS
+    assert (
+        outcome(case(expect_args={"city": "Paris"}), Pick("get_weather", {"city": " paris "}, calls=1)) is Outcome.PASS
+    )
 
 
 def test_no_tool_expected_and_none_called_passes():
@@ -151,7 +161,11 @@ def test_expect_tool_list_accepts_any():
 
 
 def test_arg_invalid_schema():
-    r = score_sample(case(expect_tool="get_forecast", expect_args={"city": "Berlin"}), Pick("get_forecast", {"city": "Berlin", "days": "3"}), SURFACE)
+    r = score_sample(
+        case(expect_tool="get_forecast", expect_args={"city": "Berlin"}),
+        Pick("get_forecast", {"city": "Berlin", "days": "3"}),
+        SURFACE,
+    )
     assert r.outcome is Outcome.ARG_INVALID
     assert r.reasons[0] == "arguments don't match the input schema at 'days': '3' is not of type 'integer'"
     assert r.schema_ok is False and r.args_ok is False

@@ -11,10 +11,15 @@ OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
 
 
 def test_hash_is_the_documented_canonical_json():
-    tools = [{"name": "b", "description": "B", "inputSchema": OBJ, "title": "ignored"}, {"name": "a", "inputSchema": OBJ}]
+    tools = [
+        {"name": "b", "description": "B", "inputSchema": OBJ, "title": "ignored"},
+        {"name": "a", "inputSchema": OBJ},
+    ]
     canonical = json.dumps(
         [{"name": "a", "description": "", "inputSchema": OBJ}, {"name": "b", "description": "B", "inputSchema": OBJ}],
-        sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
     )
     assert surface_hash(tools) == hashlib.sha256(canonical.encode()).hexdigest()
     assert build_surface(tools, "x").hash == build_surface(list(reversed(tools)), "y").hash
@@ -46,8 +51,11 @@ def test_invalid_schemas_are_left_out_with_a_reason():
 
 
 def test_schema_draft_follows_dollar_schema():
-    draft7_tuple = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
-                    "properties": {"xy": {"type": "array", "items": [{"type": "number"}]}}}
+    draft7_tuple = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"xy": {"type": "array", "items": [{"type": "number"}]}},
+    }
     surface = build_surface([{"name": "t", "inputSchema": draft7_tuple}], "x")
     assert surface.names == ("t",)  # valid draft-07, even though 2020-12 rejects array-form items
     assert surface.tools[0].validator.__class__.__name__ == "Draft7Validator"
@@ -84,5 +92,6 @@ def test_malformed_tools_are_left_out_not_a_crash():
     )
     assert surface.names == ("c",)
     assert [lo.reason for lo in surface.left_out] == [
-        "description is not text (got int)", "input schema's $schema is not a URI string",
+        "description is not text (got int)",
+        "input schema's $schema is not a URI string",
     ]

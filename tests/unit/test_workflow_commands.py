@@ -14,8 +14,13 @@ def test_escaping_follows_actions_core():
 
 def test_annotation_drops_empty_properties():
     out = io.StringIO()
-    Workflow({}, out).annotate("error", "case 'x': expected a, got b\nsecond line", file="evals/g.jsonl", line=7, title="toolselect SEL-WRONG")
-    assert out.getvalue() == "::error file=evals/g.jsonl,line=7,title=toolselect SEL-WRONG::case 'x': expected a, got b%0Asecond line\n"
+    Workflow({}, out).annotate(
+        "error", "case 'x': expected a, got b\nsecond line", file="evals/g.jsonl", line=7, title="toolselect SEL-WRONG"
+    )
+    assert (
+        out.getvalue()
+        == "::error file=evals/g.jsonl,line=7,title=toolselect SEL-WRONG::case 'x': expected a, got b%0Asecond line\n"
+    )
     out = io.StringIO()
     Workflow({}, out).annotate("warning", "plain")
     assert out.getvalue() == "::warning::plain\n"

@@ -38,7 +38,9 @@ class Workflow:
         self.out.write(f"::{name}{' ' + given if given else ''}::{escape_data(message)}\n")
         self.out.flush()
 
-    def annotate(self, level: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None) -> None:
+    def annotate(
+        self, level: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None
+    ) -> None:
         """`error`, `warning` or `notice`, at a file and line when given."""
         self._command(level, message, file=file, line=line, title=title)
 
@@ -71,7 +73,7 @@ class Workflow:
             return False
         data = markdown.encode("utf-8")
         if len(data) > SUMMARY_LIMIT:
-            note = "\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n".encode()
+            note = b"\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n"
             data = data[: SUMMARY_LIMIT - len(note) - 4].decode("utf-8", errors="ignore").encode() + note
         with open(path, "ab") as f:
             f.write(data)

@@ -18,10 +18,16 @@ def make_client(api_url: str, token: str) -> Any:
 
     logging.getLogger("github").setLevel(logging.WARNING)  # PyGithub logs every retry at INFO
     retry = GithubRetry(
-        total=3, backoff_factor=0.5, secondary_rate_wait=30, max_rate_limit_wait=60, raise_on_status=False,
+        total=3,
+        backoff_factor=0.5,
+        secondary_rate_wait=30,
+        max_rate_limit_wait=60,
+        raise_on_status=False,
         allowed_methods=frozenset({"GET", "PATCH"}),
     )
-    return Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), retry=retry, timeout=30, per_page=100, lazy=True)
+    return Github(
+        base_url=api_url.rstrip("/"), auth=Auth.Token(token), retry=retry, timeout=30, per_page=100, lazy=True
+    )
 
 
 def _norm(login: str) -> str:

@@ -31,9 +31,14 @@ class AnthropicProvider(SdkProvider):
     def identity(self) -> dict[str, Any]:
         s = self.settings
         return {
-            "provider": self.name, "model": self.model, "endpoint": self.endpoint,
-            "tool_choice": {"type": "auto"}, "max_tokens": s.max_tokens,
-            "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
+            "provider": self.name,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "tool_choice": {"type": "auto"},
+            "max_tokens": s.max_tokens,
+            "params": dict(s.params),
+            "temperature": s.temperature,
+            "seed": s.seed,
         }
 
     def connect(self) -> None:
@@ -70,7 +75,10 @@ class AnthropicProvider(SdkProvider):
                 model=self.model,
                 max_tokens=s.max_tokens,
                 messages=[{"role": "user", "content": request.prompt}],
-                tools=[{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools],
+                tools=[
+                    {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                    for t in request.tools
+                ],
                 tool_choice={"type": "auto"},
                 extra_body=body or None,
                 **kwargs,
@@ -82,7 +90,9 @@ class AnthropicProvider(SdkProvider):
         try:
             return self._read(message, latency_ms)
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
-            raise SampleError(f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}") from None
+            raise SampleError(
+                f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
 
     def _read(self, message: Any, latency_ms: float) -> Pick:
         blocks = list(message.content or [])
@@ -105,13 +115,14 @@ class AnthropicProvider(SdkProvider):
         """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
         try:
             message = await self.client.messages.create(
-                model=self.model, max_tokens=self.settings.max_tokens, system=system,
+                model=self.model,
+                max_tokens=self.settings.max_tokens,
+                system=system,
                 messages=[{"role": "user", "content": prompt}],
             )
         except Exception as exc:  # noqa: BLE001
             raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
         return "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", None) == "text")
-
 
 
 def _env_base_url() -> str | None:

@@ -78,6 +78,8 @@ def make(settings: Settings, pool: object = None) -> BM25Provider:
                 f"{settings.origin('params')}evals.params: bm25 has no option '{key}'{did_you_mean(key, DEFAULTS)}"
             )
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise ConfigError(f"{settings.origin('params')}evals.params.{key} must be a number ≥ 0 for bm25 (got {value!r})")
+            raise ConfigError(
+                f"{settings.origin('params')}evals.params.{key} must be a number ≥ 0 for bm25 (got {value!r})"
+            )
         options[key] = float(value)
     return BM25Provider(**options)

@@ -38,7 +38,9 @@ class CommandProvider:
             "model": self.model,
             "system": request.system,
             "prompt": request.prompt,
-            "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools],
+            "tools": [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
+            ],
         }
         started = time.perf_counter()
         try:

@@ -32,13 +32,20 @@ class _OpenAIBase(SdkProvider):
     def __init__(self, settings: Settings, pool: Pool) -> None:
         import os
 
-        super().__init__(settings, pool, settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1")
+        super().__init__(
+            settings, pool, settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        )
 
     def identity(self) -> dict[str, Any]:
         s = self.settings
         return {
-            "provider": self.name, "model": self.model, "endpoint": self.endpoint, "tool_choice": "auto",
-            "params": dict(s.params), "temperature": s.temperature, "seed": s.seed,
+            "provider": self.name,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "tool_choice": "auto",
+            "params": dict(s.params),
+            "temperature": s.temperature,
+            "seed": s.seed,
         }
 
     def connect(self) -> None:
@@ -67,8 +74,9 @@ class _OpenAIBase(SdkProvider):
         try:
             return self._read(answer, (time.perf_counter() - started) * 1000)
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
-            raise SampleError(f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}") from None
-
+            raise SampleError(
+                f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
 
 
 def _from_text(name: str | None, arguments: Any, **fields: Any) -> Pick:
@@ -89,7 +97,8 @@ class ChatProvider(_OpenAIBase):
         """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
         try:
             completion = await self.client.chat.completions.create(
-                model=self.model, messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                model=self.model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
             )
         except Exception as exc:  # noqa: BLE001
             raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
@@ -110,7 +119,10 @@ class ChatProvider(_OpenAIBase):
             model=self.model,
             messages=messages,
             tools=[
-                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.input_schema}}
+                {
+                    "type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+                }
                 for t in request.tools
             ],
             tool_choice="auto",
@@ -122,12 +134,12 @@ class ChatProvider(_OpenAIBase):
         choice = completion.choices[0] if completion.choices else None
         message = choice.message if choice else None
         usage = getattr(completion, "usage", None)
-        fields = dict(
-            text=(getattr(message, "content", None) or getattr(message, "refusal", None) or ""),
-            latency_ms=latency_ms,
-            usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else None,
-            stop_reason=getattr(choice, "finish_reason", None),
-        )
+        fields = {
+            "text": (getattr(message, "content", None) or getattr(message, "refusal", None) or ""),
+            "latency_ms": latency_ms,
+            "usage": Usage(usage.prompt_tokens, usage.completion_tokens) if usage else None,
+            "stop_reason": getattr(choice, "finish_reason", None),
+        }
         calls = [c for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
         if calls:
             first = calls[0].function
@@ -144,7 +156,9 @@ class ResponsesProvider(_OpenAIBase):
     async def write(self, system: str, prompt: str) -> str:
         """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
         try:
-            response = await self.client.responses.create(model=self.model, instructions=system, input=prompt, store=False)
+            response = await self.client.responses.create(
+                model=self.model, instructions=system, input=prompt, store=False
+            )
         except Exception as exc:  # noqa: BLE001
             raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
         return response.output_text or ""
@@ -163,7 +177,13 @@ class ResponsesProvider(_OpenAIBase):
             model=self.model,
             input=request.prompt,
             tools=[
-                {"type": "function", "name": t.name, "description": t.description, "parameters": t.input_schema, "strict": False}
+                {
+                    "type": "function",
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.input_schema,
+                    "strict": False,
+                }
                 for t in request.tools
             ],
             tool_choice="auto",
@@ -178,15 +198,17 @@ class ResponsesProvider(_OpenAIBase):
         usage = getattr(response, "usage", None)
         text = "".join(
             getattr(part, "text", "")
-            for item in items if getattr(item, "type", None) == "message"
-            for part in (getattr(item, "content", None) or []) if getattr(part, "type", None) == "output_text"
+            for item in items
+            if getattr(item, "type", None) == "message"
+            for part in (getattr(item, "content", None) or [])
+            if getattr(part, "type", None) == "output_text"
         )
-        fields = dict(
-            text=text,
-            latency_ms=latency_ms,
-            usage=Usage(usage.input_tokens, usage.output_tokens) if usage else None,
-            stop_reason=getattr(response, "status", None),
-        )
+        fields = {
+            "text": text,
+            "latency_ms": latency_ms,
+            "usage": Usage(usage.input_tokens, usage.output_tokens) if usage else None,
+            "stop_reason": getattr(response, "status", None),
+        }
         if calls:
             return _from_text(calls[0].name, calls[0].arguments, calls=len(calls), **fields)
         return Pick(**fields)

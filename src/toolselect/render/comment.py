@@ -79,10 +79,14 @@ def headline(verdict: Verdict, head: Report, diff: Diff | None, base_note: str |
         paired = diff.paired
         if paired.ci_pt is not None and paired.cases:
             ci = f"95% CI {_signed(paired.ci_pt[0])}…{_signed(paired.ci_pt[1])}"
-            whole = paired.cases == diff.head.counted_cases == diff.base.counted_cases and abs(
-                (paired.delta_pt or 0) - (diff.metrics["accuracy"].delta_pt or 0)) < 0.05
+            whole = (
+                paired.cases == diff.head.counted_cases == diff.base.counted_cases
+                and abs((paired.delta_pt or 0) - (diff.metrics["accuracy"].delta_pt or 0)) < 0.05
+            )
             # the interval is for the cases on both sides; say so when that is not the whole suite
-            detail += f", {ci}" if whole else f"; the {paired.cases} cases on both sides: {delta_text(paired.delta_pt)}, {ci}"
+            detail += (
+                f", {ci}" if whole else f"; the {paired.cases} cases on both sides: {delta_text(paired.delta_pt)}, {ci}"
+            )
         change = f"accuracy {pct(base_acc)} → {pct(acc)} ({detail})"
         if paired.cases and (paired.improved or paired.worsened):
             change += f", {significance_text(diff)}"
@@ -192,7 +196,7 @@ def render_comment(
         top.append(f"- ℹ️ {esc(base_note)}")
     if verdict.reasons or verdict.notes or (base_note and diff is None):
         top.append("")
-    top += metrics_table(head, diff) + [""]
+    top += [*metrics_table(head, diff), ""]
 
     sections: list[Section] = []
     if diff is not None:
@@ -219,33 +223,64 @@ def render_comment(
             title = f"Flipped to failing ({len(diff.to_failing)}" + (f", {certain} certain)" if certain else ")")
             sections.append(Section(title, "\n".join(flips_table(diff.to_failing)), 80))
         if diff.to_passing:
-            sections.append(Section(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60))
+            sections.append(
+                Section(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60)
+            )
         if diff.tools:
             blocks = []
             for change in diff.tools:
-                title = {"added": "added", "removed": "removed", "description": "description changed", "schema": "input schema changed"}[change.kind]
+                title = {
+                    "added": "added",
+                    "removed": "removed",
+                    "description": "description changed",
+                    "schema": "input schema changed",
+                }[change.kind]
                 blocks.append(f"{code(change.name)} — {title}")
                 if change.diff:
                     blocks.append(fence(change.diff, "diff"))
             sections.append(Section(f"Tool surface changes ({len(diff.tools)})", "\n\n".join(blocks), 70))
         if diff.new_cases or diff.removed_cases:
-            listed = [f"- new: {esc(n)}" for n in diff.new_cases[:MAX_ROWS]] + [f"- removed: {esc(n)}" for n in diff.removed_cases[:MAX_ROWS]]
-            sections.append(Section(f"New and removed cases ({len(diff.new_cases) + len(diff.removed_cases)})", "\n".join(listed), 30))
+            listed = [f"- new: {esc(n)}" for n in diff.new_cases[:MAX_ROWS]] + [
+                f"- removed: {esc(n)}" for n in diff.removed_cases[:MAX_ROWS]
+            ]
+            sections.append(
+                Section(
+                    f"New and removed cases ({len(diff.new_cases) + len(diff.removed_cases)})", "\n".join(listed), 30
+                )
+            )
     else:
         rows = [case_row(c) for c in head.cases]
         failing = [r for r in rows if r.failing]
         if failing:
-            sections.append(Section(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80))
+            sections.append(
+                Section(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80)
+            )
     if head.flaky:
-        sections.append(Section(f"Flaky cases ({len(head.flaky)})", "They pass some samples, not all.\n\n" + "\n".join(flaky_list(head)), 55))
+        sections.append(
+            Section(
+                f"Flaky cases ({len(head.flaky)})",
+                "They pass some samples, not all.\n\n" + "\n".join(flaky_list(head)),
+                55,
+            )
+        )
     if head.position:
-        sections.append(Section("Accuracy by the expected tool's position", "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_table(head)), 45))
+        sections.append(
+            Section(
+                "Accuracy by the expected tool's position",
+                "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_table(head)),
+                45,
+            )
+        )
     if diff is not None and diff.paired.cases:
         p = diff.paired
         text = (
             f"Paired over the {p.cases} cases on both sides: {p.improved} improved, {p.worsened} got worse; "
             f"{p.test}: p = {p.p_value:.2g}. Mean per-case change {delta_text(p.delta_pt)}"
-            + (f", 95% CI {_signed(p.ci_pt[0])}…{_signed(p.ci_pt[1])} pt (paired bootstrap over cases)." if p.ci_pt else ".")
+            + (
+                f", 95% CI {_signed(p.ci_pt[0])}…{_signed(p.ci_pt[1])} pt (paired bootstrap over cases)."
+                if p.ci_pt
+                else "."
+            )
             + f" A case's flip is *certain* when Fisher's exact test on its own samples gives p < {p.alpha:g}."
         )
         sections.append(Section("How sure is this?", text, 35))
@@ -256,7 +291,9 @@ def render_comment(
     matrix = confusion_table(head, base if diff is not None else None)
     if matrix:
         title = "Confusion matrix (head; Δ vs base in brackets)" if diff is not None else "Confusion matrix"
-        sections.append(Section(title, "Rows: the expected tool; columns: the tool picked.\n\n" + "\n".join(matrix), 50))
+        sections.append(
+            Section(title, "Rows: the expected tool; columns: the tool picked.\n\n" + "\n".join(matrix), 50)
+        )
     rows = [case_row(c) for c in head.cases]
     sections.append(Section(f"All cases ({len(rows)})", "\n".join(cases_table(rows)), 10))
     if head.surface.left_out:
@@ -267,7 +304,9 @@ def render_comment(
     if pending:
         notes.append(f"{pending} cases need review: scored and shown, not counted by the gate.")
     if head.counts.not_evaluated:
-        notes.append(f"{head.counts.not_evaluated} samples NOT-EVALUATED (not in the answer cache): the gate judged the rest.")
+        notes.append(
+            f"{head.counts.not_evaluated} samples NOT-EVALUATED (not in the answer cache): the gate judged the rest."
+        )
     end = [("> " + " ".join(notes)) if notes else "", footer(head, base, diff, run_url)]
     return _fit(top, sections, end, limit, summary_hint)
 

@@ -88,8 +88,15 @@ def case_row(case: CaseOut) -> CaseRow:
     outcome, shown = headline(case)
     rate = f"{case.passed}/{case.evaluated}" if len(case.samples) > 1 else ""
     if case.split == "holdout":  # arguments and reasons can quote the prompt: the tool only
-        return CaseRow(case=case, outcome=outcome, rate=rate, expected=expected_label(case.expect_tool),
-                       picked=picked_label(shown, with_args=False), why="", sample=shown)
+        return CaseRow(
+            case=case,
+            outcome=outcome,
+            rate=rate,
+            expected=expected_label(case.expect_tool),
+            picked=picked_label(shown, with_args=False),
+            why="",
+            sample=shown,
+        )
     return CaseRow(
         case=case,
         outcome=outcome,

@@ -9,7 +9,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, hot_cells, interval, labels, lint_summary, pct, sorted_findings, verdict
+from .common import (
+    CLUSTER_NOTE,
+    METRIC_LABELS,
+    case_row,
+    frac,
+    hot_cells,
+    interval,
+    labels,
+    lint_summary,
+    pct,
+    sorted_findings,
+    verdict,
+)
 
 STYLE = {
     "PASS": "green",
@@ -51,8 +63,12 @@ class ConsoleView:
         for lo in surface.left_out:
             self.console.print(f"  [yellow]left out[/] {escape(lo.name)}: {escape(lo.reason)}")
         self.progress = Progress(
-            TextColumn("asking"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=self.console, transient=True,
+            TextColumn("asking"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
         )
         self.progress.start()
         self.task = self.progress.add_task("samples", total=samples)
@@ -138,7 +154,15 @@ class ConsoleView:
         table.add_column("95% CI", justify="right", style="dim")
         for key, label in METRIC_LABELS.items():
             m = report.metrics[key]
-            value = pct(m) if m.value is not None else ("not measured" if key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured else "n/a")
+            value = (
+                pct(m)
+                if m.value is not None
+                else (
+                    "not measured"
+                    if key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured
+                    else "n/a"
+                )
+            )
             table.add_row(label, value, frac(m), interval(m))
         self.console.print(table)
         if any(interval(m).endswith("†") for m in report.metrics.values()):
@@ -154,7 +178,9 @@ class ConsoleView:
             rates = {c.name: f"{c.passed}/{c.evaluated}" for c in report.cases}
             shown = ", ".join(f"{escape(n)} {rates[n]}" for n in report.flaky[:15])
             more = f" and {len(report.flaky) - 15} more" if len(report.flaky) > 15 else ""
-            self.console.print(f"[yellow]flaky[/] ({len(report.flaky)} cases pass some samples, not all): {shown}{more}")
+            self.console.print(
+                f"[yellow]flaky[/] ({len(report.flaky)} cases pass some samples, not all): {shown}{more}"
+            )
         if report.per_tool:
             tools = Table(title="Per tool", title_justify="left")
             for col in ("tool", "precision", "recall", "F1", "support"):
@@ -218,7 +244,9 @@ class ConsoleView:
         colour = {"error": "red", "warning": "yellow", "info": "cyan"}
         for f in shown[:limit]:
             place = f"{f.file}:{f.line} " if f.file and f.line else (f"{f.file} " if f.file else "")
-            self.console.print(f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] {escape(place)}{escape(f.message)}")
+            self.console.print(
+                f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] {escape(place)}{escape(f.message)}"
+            )
             if f.fix:
                 self.console.print(f"           [dim]fix: {escape(f.fix)}[/]")
         if limit is not None and len(shown) > limit:

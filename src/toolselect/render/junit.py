@@ -12,15 +12,22 @@ from .common import case_row, picked_label
 
 def render_junit(report: Report) -> str:
     rows = [case_row(c) for c in report.cases]
-    suite = ET.Element("testsuite", name="toolselect", timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}")
+    suite = ET.Element(
+        "testsuite", name="toolselect", timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}"
+    )
     failures = errors = skipped = 0
     for row in rows:
         case = row.case
         classname = "toolselect." + PurePosixPath(case.source.file).stem.replace(".", "_")
         latency = sum(s.latency_ms or 0 for s in case.samples) / 1000
         tc = ET.SubElement(
-            suite, "testcase", classname=classname, name=case.name, file=case.source.file,
-            line=str(case.source.line), time=f"{latency:.3f}",
+            suite,
+            "testcase",
+            classname=classname,
+            name=case.name,
+            file=case.source.file,
+            line=str(case.source.line),
+            time=f"{latency:.3f}",
         )
         holdout = case.split == "holdout"  # arguments and reasons can quote the prompt
         detail = "\n".join(
@@ -56,7 +63,9 @@ def render_junit(report: Report) -> str:
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     suite.set("skipped", str(skipped))
-    root = ET.Element("testsuites", name="toolselect", tests=suite.get("tests"), failures=str(failures), errors=str(errors))
+    root = ET.Element(
+        "testsuites", name="toolselect", tests=suite.get("tests"), failures=str(failures), errors=str(errors)
+    )
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -9,7 +9,20 @@ from __future__ import annotations
 import re
 
 from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, CaseRow, case_row, frac, hot_cells, interval, labels, lint_summary, pct, sorted_findings, verdict
+from .common import (
+    CLUSTER_NOTE,
+    METRIC_LABELS,
+    CaseRow,
+    case_row,
+    frac,
+    hot_cells,
+    interval,
+    labels,
+    lint_summary,
+    pct,
+    sorted_findings,
+    verdict,
+)
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
@@ -154,30 +167,42 @@ def render_markdown(report: Report) -> str:
         lines.append(f"- {esc(reason)}")
     if report.gate.reasons:
         lines.append("")
-    lines += metrics_table(report) + [""]
+    lines += [*metrics_table(report), ""]
     hot = hot_list(report)
     if hot:
-        lines += ["**Confusions** (wanted → got)", ""] + hot + [""]
+        lines += ["**Confusions** (wanted → got)", "", *hot, ""]
     matrix = confusion_table(report)
     if matrix:
-        lines += ["### Confusion matrix", "", "Rows: the expected tool; columns: the tool picked.", ""] + matrix + [""]
+        lines += ["### Confusion matrix", "", "Rows: the expected tool; columns: the tool picked.", "", *matrix, ""]
     if report.per_tool:
-        lines += ["### Per tool", ""] + per_tool_table(report) + [""]
+        lines += ["### Per tool", "", *per_tool_table(report), ""]
     if report.flaky:
-        lines += [f"### Flaky cases ({len(report.flaky)})", "", "They pass some samples, not all.", ""] + flaky_list(report) + [""]
+        lines += [
+            f"### Flaky cases ({len(report.flaky)})",
+            "",
+            "They pass some samples, not all.",
+            "",
+            *flaky_list(report),
+            "",
+        ]
     if report.position:
-        lines += ["### Accuracy by the expected tool's position", "", "Each sample saw the tools in a seeded, shuffled order.", ""]
-        lines += position_table(report) + [""]
+        lines += [
+            "### Accuracy by the expected tool's position",
+            "",
+            "Each sample saw the tools in a seeded, shuffled order.",
+            "",
+        ]
+        lines += [*position_table(report), ""]
     rows = [case_row(c) for c in report.cases]
     failing = [r for r in rows if r.failing]
     if failing:
-        lines += [f"### Cases that missed ({len(failing)})", ""] + cases_table(failing) + [""]
-    lines += ["<details><summary>All cases</summary>", ""] + cases_table(rows) + ["", "</details>", ""]
+        lines += [f"### Cases that missed ({len(failing)})", "", *cases_table(failing), ""]
+    lines += ["<details><summary>All cases</summary>", "", *cases_table(rows), "", "</details>", ""]
     if report.surface.left_out:
         lines += ["**Left out of the tool surface** (invalid input schema):", ""]
         lines += [f"- {code(lo.name)}: {esc(lo.reason)}" for lo in report.surface.left_out] + [""]
     if report.lint:
-        lines += [f"### Lint: {lint_summary(report.lint)}", ""] + lint_list(report.lint) + [""]
+        lines += [f"### Lint: {lint_summary(report.lint)}", "", *lint_list(report.lint), ""]
     notes = []
     if report.counts.pending_cases:
         notes.append(f"{report.counts.pending_cases} cases need review: scored and shown, not counted by the gate.")

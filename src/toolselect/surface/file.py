@@ -21,7 +21,7 @@ def read_tools_file(path: Path) -> list[dict[str, Any]]:
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise ConfigError(
-            f"{shown}: expected a tools/list result {{\"tools\": [...]}} or a list of tools",
+            f'{shown}: expected a tools/list result {{"tools": [...]}} or a list of tools',
             hint="capture one from a live server with `toolselect snapshot -o tools.json`",
         )
     for index, tool in enumerate(tools):

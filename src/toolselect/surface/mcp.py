@@ -38,7 +38,7 @@ async def list_tools(spec: ServerSpec) -> list[dict[str, Any]]:
             with anyio.fail_after(spec.startup_timeout_s):
                 async with _transport(spec, errlog, statuses) as (read, write):
                     return await _initialize_and_list(read, write, spec.startup_timeout_s)
-        except BaseException as exc:  # noqa: BLE001 - every leaf is turned into one message below
+        except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             problems = list(leaves(exc))
@@ -72,7 +72,9 @@ async def _transport(spec: ServerSpec, errlog: Any, statuses: list[int]):
         from mcp.client.sse import sse_client
 
         async with sse_client(
-            spec.url, headers=dict(spec.headers) or None, timeout=spec.startup_timeout_s,
+            spec.url,
+            headers=dict(spec.headers) or None,
+            timeout=spec.startup_timeout_s,
             sse_read_timeout=spec.startup_timeout_s,
         ) as streams:
             yield streams
@@ -80,11 +82,11 @@ async def _transport(spec: ServerSpec, errlog: Any, statuses: list[int]):
     from mcp.client.streamable_http import streamable_http_client
 
     timeout = httpx2.Timeout(spec.startup_timeout_s)
-    async with httpx2.AsyncClient(
-        headers=dict(spec.headers), timeout=timeout, event_hooks={"response": [remember]}
-    ) as http:
-        async with streamable_http_client(spec.url, http_client=http) as streams:
-            yield streams
+    async with (
+        httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout, event_hooks={"response": [remember]}) as http,
+        streamable_http_client(spec.url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 def _is_sse(spec: ServerSpec) -> bool:

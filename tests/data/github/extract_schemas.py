@@ -35,8 +35,10 @@ def main(path):
             found = set()
             refs(schemas[name], found)
             todo += sorted(found - keep)
-    out = {"source": f"@octokit/openapi {spec['info']['version']} generated/api.github.com.json (MIT)",
-           "schemas": {name: schemas[name] for name in sorted(keep)}}
+    out = {
+        "source": f"@octokit/openapi {spec['info']['version']} generated/api.github.com.json (MIT)",
+        "schemas": {name: schemas[name] for name in sorted(keep)},
+    }
     with open("openapi-schemas.json", "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write("\n")
