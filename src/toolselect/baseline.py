@@ -8,7 +8,6 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
@@ -93,7 +92,13 @@ def _inside(path: Path, root: Path, other: Path) -> Path | None:
 
 
 def base_settings(
-    head_loaded: Loaded, head: Settings, over: Overrides, root: Path, tree: Path, cwd: Path, environ: Mapping[str, str]
+    head_loaded: Loaded,
+    head: Settings,
+    over: Overrides,
+    root: Path,
+    tree: Path,
+    cwd: Path,
+    environ: Mapping[str, str],
 ) -> tuple[Loaded, Settings]:
     """The base's own config and golden set, with the head's provider, model and settings."""
     config = None
@@ -104,25 +109,33 @@ def base_settings(
         if not config.is_file():
             raise NoBaseline(f"the base commit has no {config.relative_to(tree)}")
     base_cwd = _inside(cwd, root, tree) or tree
-    golden = tuple(str(p) for g in over.golden if (p := _inside(cwd / g, root, tree)) and p.is_file())
-    tools = _inside(cwd / over.tools_file, root, tree) if over.tools_file else None
-    if over.tools_file and (tools is None or not tools.is_file()):
-        raise NoBaseline(f"the base commit has no {over.tools_file}")
-    base_over = replace(
-        over,
-        config=str(config) if config else None,
-        golden=golden if over.golden else (),
-        tools_file=str(tools) if tools else None,
-        provider=head.provider,
-        model=head.model or None,
-        repeat=head.repeat,
-        concurrency=head.concurrency,
-        temperature=head.temperature,
-        seed=head.seed,
-        timeout_s=head.timeout_s,
-        max_retries=head.max_retries,
-        base_url=head.base_url,
-        cache_dir=str(head.cache_dir.resolve()),  # one cache for both sides: the base is free when main asked
+    given_golden = over.get("golden") or ()
+    golden = tuple(str(p) for g in given_golden if (p := _inside(cwd / g, root, tree)) and p.is_file())
+    tools_file = over.get("tools_file")
+    tools = _inside(cwd / tools_file, root, tree) if tools_file else None
+    if tools_file and (tools is None or not tools.is_file()):
+        raise NoBaseline(f"the base commit has no {tools_file}")
+    paths = {"config": str(config) if config else None, "tools_file": str(tools) if tools else None}
+    base_over = Overrides(
+        {k: v for k, v in over.values.items() if k not in ("config", "tools_file", "golden")}
+        | {k: v for k, v in paths.items() if v}
+        | ({"golden": golden} if given_golden else {})
+        | {  # the head's: a fair comparison asks the same model the same way
+            "provider": head.provider,
+            "model": head.model or None,
+            "repeat": head.repeat,
+            "concurrency": head.concurrency,
+            "temperature": head.temperature,
+            "seed": head.seed,
+            "timeout_s": head.timeout_s,
+            "max_retries": head.max_retries,
+            "base_url": head.base_url,
+            "cache_dir": str(head.cache_dir.resolve()),  # one cache for both sides: the base is free when main asked
+        },
+        over.source,
+        over.url,
+        over.server_command,
+        over.cache_mode,
     )
     loaded = load_config(config, environ)
     return loaded, resolve_settings(loaded, base_over, environ, base_cwd)

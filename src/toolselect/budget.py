@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .ask import Job
-from .cache import CachedProvider, cache_key
 from .config import Settings
 from .errors import ConfigError
 from .prices import cost_usd
@@ -44,15 +43,15 @@ def estimate(
 ) -> Budget:
     """`planned`: keys another side of the run will already have asked (counted as cached here);
     this side's uncached keys are added to it."""
-    local = not isinstance(provider, CachedProvider)
+    local = not provider.cacheable  # answered by a local program or bm25: no API request
     cached = uncached = tokens = 0
     planned = planned if planned is not None else set()
     for job in jobs:
         offered = tools if job.order is None else tuple(tools[i] for i in job.order)
         request = Request(job.case.prompt, settings.system, offered, job.sample)
-        if not local and provider.cache is not None and settings.cache_mode != "refresh":
-            key = cache_key(provider.identity(), request)
-            if key in planned or provider.cache.path(key).exists():
+        key = provider.answer_key(request)
+        if key is not None:
+            if key in planned or provider.has_answer(key):
                 cached += 1
                 continue
             planned.add(key)

@@ -14,31 +14,28 @@ import json
 import os
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from .pick import Pick, Usage, skipped
 from .providers import Provider, Request
+from .strict import Record
 
 FORMAT = 1
 Mode = Literal["use", "refresh", "only", "off"]
 NOT_CACHED = "not in the answer cache (--cache-only)"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CachedUsage(_Strict):
+class CachedUsage(Record):
     input_tokens: int | None = None
     output_tokens: int | None = None
 
 
-class CachedPick(_Strict):
+class CachedPick(Record):
     tool: str | None  # the name the model answered with (a wire name)
     args: Any = None
     raw_args: str | None = None
@@ -49,7 +46,7 @@ class CachedPick(_Strict):
     latency_ms: float | None = None
 
 
-class Entry(_Strict):
+class Entry(Record):
     format: Literal[1]
     key: str
     provider: str
@@ -158,34 +155,35 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-@dataclass
-class Spend:
-    """What the run cost: answers reused, requests made, tokens."""
-
-    cache_hits: int = 0
-    api_calls: int = 0
-    cache_writes: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-
-class CachedProvider:
-    """Wraps a provider with the answer cache; same interface, so the ask stage can't tell."""
+class CachedProvider(Provider):
+    """Wraps a provider with the answer cache: the same contract, so the pipeline can't tell."""
 
     def __init__(self, inner: Provider, cache: AnswerCache | None, mode: Mode) -> None:
+        super().__init__(inner.model)
         self.inner = inner
         self.cache = cache if mode != "off" else None
         self.mode = mode
-        self.name, self.model = inner.name, inner.model
+        self.name = inner.name
         self.produces_args = inner.produces_args
         self.cacheable = inner.cacheable
-        self.spend = Spend()
+        self.problems = inner.problems  # one list: the inner provider's notes and the cache's
         self.touched: set[str] = set()
-        self.problems: list[str] = []  # e.g. a cache write that failed: said in the report
+        self._broken = False  # a cache write failed: keep answering, stop caching
+
+    def identity(self) -> dict[str, Any]:
+        return self.inner.identity()
+
+    def answer_key(self, request: Request) -> str | None:
+        if self.cache is None or self.mode == "refresh":
+            return None
+        return cache_key(self.inner.identity(), request)
+
+    def has_answer(self, key: str) -> bool:
+        return self.cache is not None and self.cache.path(key).exists()
 
     async def pick(self, request: Request) -> Pick:
         key = cache_key(self.inner.identity(), request) if self.cache else None
-        if key:
+        if key and self.cache:
             self.touched.add(key)
             if self.mode in ("use", "only"):
                 hit = self.cache.get(key)
@@ -194,19 +192,18 @@ class CachedProvider:
                     return hit
         if self.mode == "only":
             return skipped(NOT_CACHED)
-        ensure = getattr(self.inner, "ensure_connected", None)
-        if ensure is not None:
-            ensure()  # a run that planned to need no API (all cached) meets a damaged entry
+        self.inner.ensure_connected()  # a run that planned to need no API (all cached) meets a damaged entry
         self.spend.api_calls += 1
         pick = await self.inner.pick(request)
         if pick.usage:
             self.spend.input_tokens += pick.usage.input_tokens or 0
             self.spend.output_tokens += pick.usage.output_tokens or 0
-        if key and pick.error is None and pick.skipped is None and not self.problems:
+        if key and self.cache and pick.error is None and pick.skipped is None and not self._broken:
             try:
                 self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
                 self.spend.cache_writes += 1
             except OSError as exc:  # a full disk mid-run: keep the answer, stop caching, say so
+                self._broken = True
                 self.problems.append(
                     f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})"
                 )
@@ -228,15 +225,18 @@ class CachedProvider:
                 hint="set cache_dir (or --cache-dir) to a writable folder, or cache: false",
             ) from None
 
-    def identity(self) -> dict[str, Any]:
-        return self.inner.identity()
-
     def preload(self) -> None:
-        getattr(self.inner, "preload", lambda: None)()
+        self.inner.preload()
 
     def connect(self) -> None:
         if self.mode != "only":
             self.inner.connect()
+
+    def ensure_connected(self) -> None:
+        self.inner.ensure_connected()
+
+    async def write(self, system: str, prompt: str) -> str:
+        return await self.inner.write(system, prompt)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -302,3 +302,16 @@ def prune(root: Path, dry_run: bool = False) -> tuple[int, int]:
         if folder.is_dir() and not any(folder.iterdir()) and not dry_run:
             folder.rmdir()
     return removed, freed
+
+
+def prune_after_run(root: Path, mode: str) -> int:
+    """What the Action does after a run that used the cache: drop the answers it did not use, so a
+    CI cache entry does not grow forever. The number removed (0 when there is nothing to go by)."""
+    if mode not in ("use", "refresh"):
+        return 0
+    from .errors import ConfigError
+
+    try:
+        return prune(root)[0]
+    except ConfigError:  # no manifest: this run wrote none (nothing was cached)
+        return 0

@@ -1,7 +1,8 @@
 """toolproof-compatible configuration, our extensions, and the resolved settings of one run.
 
-A toolproof config (top-level `server:` + `evals:`) is a valid toolselect config. Precedence for
-each setting: CLI flag > environment (provider and model only) > YAML > default.
+A toolproof config (top-level `server:` + `evals:`) is a valid toolselect config. The `evals:` keys
+are the options declared in options.py. Precedence for each setting: a flag (or an Action input) >
+the environment (provider, model) > the YAML > the option's default.
 """
 
 from __future__ import annotations
@@ -12,24 +13,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, create_model, model_validator
 
-from .errors import ConfigError, ConfigErrors, did_you_mean, where
-from .explain import explain_errors, show
+from .errors import ConfigError, ConfigErrors, where
+from .explain import explain_errors
+from .gate import Gate
 from .golden import EXPECT_TOOL_HINT, Case, YamlCase, cases_from_config, load_golden
 from .locate import Loc, Located, display_path, load_yaml
+from .options import BY_KEY, OPTIONS, Option, Source
+from .providers.registry import PROVIDERS
+from .strict import Authored
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
-PROVIDERS = ("bm25", "command", "anthropic", "openai", "openai-responses")
 TOOLPROOF_IGNORED = ("checks", "tests", "fuzz", "bench", "timeout_ms", "retries")
-DEFAULT_CACHE_DIR = ".toolselect-cache"
+CacheMode = Literal["use", "refresh", "only", "off"]  # refresh: --no-cache; only: --cache-only; off: cache: false
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class ServerModel(_Strict):
+class ServerModel(Authored):
     """toolproof's `server:` section, plus `transport` for SSE servers."""
 
     command: list[str] | None = None
@@ -53,73 +53,43 @@ class ServerModel(_Strict):
         return self
 
 
-class Price(_Strict):
+class Price(Authored):
     """USD per million tokens, for the cost estimate."""
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
 
 
-class EvalsModel(_Strict):
-    """toolproof's `evals:` keys plus toolselect's extensions (documented in docs/config.md)."""
+# toolproof's `evals:` keys plus toolselect's extensions: one field per option of options.py (the
+# structured ones typed here).
+STRUCTURED = {"cases": list[YamlCase], "price": Price | None}
+EvalsModel = create_model(  # type: ignore[call-overload]
+    "EvalsModel",
+    __base__=Authored,
+    **{o.key: o.field(STRUCTURED.get(o.key)) for o in OPTIONS if o.config == "evals"},
+)
 
-    # toolproof's keys
-    enabled: bool = True
-    provider: str | None = None
-    model: str | None = None
-    command: list[str] | None = None
-    system: str | None = None
-    params: dict[str, Any] = {}
-    min_accuracy: float = Field(1.0, ge=0, le=1)
-    cache: bool = True
-    cache_dir: str = DEFAULT_CACHE_DIR
-    timeout_s: float | None = Field(None, gt=0)
-    cases: list[YamlCase] = []
-    # toolselect's extensions
-    golden: str | list[str] | None = None
-    repeat: int = Field(1, ge=1)
-    concurrency: int = Field(8, ge=1)
-    forbid_extra_args: bool = False
-    max_error_rate: float = Field(0.1, ge=0, le=1)
-    temperature: float | None = Field(None, ge=0, le=2)
-    seed: int | None = None
-    base_url: str | None = None
-    max_retries: int = Field(5, ge=0)
-    max_tokens: int = Field(4096, ge=1)
-    price: Price | None = None
-    shuffle: bool | None = None  # default: on when repeat > 1
-    max_requests: int | None = Field(None, ge=1)
-    # the gate, beyond min_accuracy (docs/config.md "Choosing your gate")
-    max_drop: float | None = Field(None, ge=0)
-    significance: float | None = Field(None, gt=0, lt=1)
-    fail_on_certain_flips: bool = False
-    max_over_trigger: float | None = Field(None, ge=0, le=1)
-    min_tool_recall: dict[str, float] = {}
-
-
-class ConfigModel(_Strict):
-    server: ServerModel | None = None
-    tools_file: str | None = None
-    evals: EvalsModel = EvalsModel()
+ConfigModel = create_model(  # type: ignore[call-overload]
+    "ConfigModel",
+    __base__=Authored,
+    server=(ServerModel | None, None),
+    tools_file=(str | None, None),
+    evals=(EvalsModel, Field(default_factory=EvalsModel)),
     # toolproof sections toolselect accepts and ignores
-    checks: Any = None
-    tests: Any = None
-    fuzz: Any = None
-    bench: Any = None
-    timeout_ms: Any = None
-    retries: Any = None
+    **{name: (Any, None) for name in TOOLPROOF_IGNORED},
+)
 
 
-def _model_at(loc: Loc) -> type[BaseModel] | None:
-    if loc == ():
-        return ConfigModel
-    if loc == ("server",):
-        return ServerModel
-    if loc == ("evals",):
-        return EvalsModel
-    if len(loc) == 3 and loc[:2] == ("evals", "cases"):
-        return YamlCase
-    return None
+def _model_at(loc: Loc) -> Any:
+    return {(): ConfigModel, ("server",): ServerModel, ("evals",): EvalsModel}.get(loc) or (
+        YamlCase if len(loc) == 3 and loc[:2] == ("evals", "cases") else None
+    )
+
+
+def _range(loc: Loc) -> tuple[str, str] | None:
+    """An `evals:` option's range and unit, for a value outside it."""
+    option = BY_KEY.get(str(loc[1])) if len(loc) >= 2 and loc[0] == "evals" else None
+    return (option.bounds(), option.unit) if option and option.bounds() else None
 
 
 # --------------------------------------------------------------------------- resolved settings
@@ -141,10 +111,9 @@ class ServerSpec:
         """For reports and messages: the URL without its query or user info, which can hold keys."""
         if self.command:
             return "stdio: " + " ".join(self.command)
-        kind = self.transport or (
-            "sse" if (self.url or "").split("?")[0].rstrip("/").endswith("/sse") else "streamable-http"
-        )
-        return f"{kind}: {public_url(self.url or '')}"
+        url = self.url or ""
+        kind = self.transport or ("sse" if url.split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
+        return f"{kind}: {public_url(url)}"
 
 
 def public_url(url: str) -> str:
@@ -160,7 +129,7 @@ def public_url(url: str) -> str:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything one run needs, after CLI > environment > YAML > defaults."""
+    """Everything one run needs, after flags > environment > YAML > defaults."""
 
     config_file: str | None
     base_dir: Path
@@ -169,30 +138,24 @@ class Settings:
     golden: tuple[Path, ...]
     provider: str
     model: str
-    command: tuple[str, ...] | None = None
-    system: str | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    min_accuracy: float = 1.0
-    cache_mode: str = "use"  # use | refresh (--no-cache) | only (--cache-only) | off (cache: false)
-    cache_dir: Path = Path(DEFAULT_CACHE_DIR)
-    timeout_s: float | None = None
-    repeat: int = 1
-    concurrency: int = 8
-    forbid_extra_args: bool = False
-    max_error_rate: float = 0.1
-    temperature: float | None = None
-    seed: int | None = None
-    base_url: str | None = None
-    max_retries: int = 5
-    max_tokens: int = 4096
-    price: Mapping[str, float] | None = None
-    shuffle: bool = False
-    max_requests: int | None = None
-    max_drop: float | None = None
-    significance: float | None = None
-    fail_on_certain_flips: bool = False
-    max_over_trigger: float | None = None
-    min_tool_recall: Mapping[str, float] = field(default_factory=dict)
+    command: tuple[str, ...] | None
+    system: str | None
+    params: Mapping[str, Any]
+    base_url: str | None
+    temperature: float | None
+    seed: int | None
+    max_tokens: int
+    timeout_s: float | None
+    max_retries: int
+    price: Mapping[str, float] | None
+    repeat: int
+    concurrency: int
+    shuffle: bool
+    max_requests: int | None
+    forbid_extra_args: bool
+    cache_mode: CacheMode
+    cache_dir: Path
+    gate: Gate
     notes: tuple[str, ...] = ()
     origins: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, repr=False)  # key → (file, line)
 
@@ -205,45 +168,42 @@ class Settings:
         return self.origins.get(key, (None, None))
 
 
+def default_settings(provider: str, model: str = "", base_dir: Path | None = None, **values: Any) -> Settings:
+    """Settings with every option at its default (for a model that only writes, and for tests)."""
+    base = Path.cwd() if base_dir is None else base_dir
+    defaults = {o.key: o.default for o in OPTIONS}
+    merged = defaults | {"provider": provider, "model": model} | values
+    return _build(merged, base_dir=base, config_file=None, server=None, tools_file=None, golden=(), cache_mode="use")
+
+
 @dataclass(frozen=True)
 class Overrides:
-    """What the command line (or the Action's inputs) asks for; None means 'not given'."""
+    """What the command line (or the Action's inputs) asks for: option key → value, already parsed
+    and range-checked; a key that is absent was not given."""
 
-    config: str | None = None
-    tools_file: str | None = None
+    values: Mapping[str, Any] = field(default_factory=dict)
+    source: Source = "flag"
     url: str | None = None
     server_command: tuple[str, ...] | None = None
-    golden: tuple[str, ...] = ()
-    provider: str | None = None
-    model: str | None = None
-    min_accuracy: float | None = None
-    repeat: int | None = None
-    concurrency: int | None = None
-    cache_dir: str | None = None
-    no_cache: bool = False
-    cache_only: bool = False
-    temperature: float | None = None
-    seed: int | None = None
-    timeout_s: float | None = None
-    max_retries: int | None = None
-    max_error_rate: float | None = None
-    base_url: str | None = None
-    shuffle: bool | None = None
-    max_requests: int | None = None
-    max_drop: float | None = None
-    significance: float | None = None
-    fail_on_certain_flips: bool | None = None
-    max_over_trigger: float | None = None
-    min_tool_recall: Mapping[str, float] | None = None
+    cache_mode: Literal["refresh", "only"] | None = None
+
+    def get(self, key: str) -> Any:
+        return self.values.get(key)
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A parsed config file (or none) and the cases it defines inline."""
+    """A parsed config file (or none): its sections as validated values."""
 
-    model: ConfigModel
+    evals: Mapping[str, Any]  # option key → value (its default when the file doesn't set it)
+    server: ServerModel | None
+    tools_file: str | None
+    ignored: tuple[str, ...]  # toolproof sections present and ignored
     doc: Located | None
     path: Path | None
+
+    def config_value(self, key: str) -> Any:
+        return self.evals.get(key, BY_KEY[key].default)
 
 
 def find_config(explicit: str | None, cwd: Path) -> Path | None:
@@ -259,15 +219,18 @@ def find_config(explicit: str | None, cwd: Path) -> Path | None:
 
 def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
     """Parse and validate a config file; `${VAR}` inside `server:` is expanded from `environ`."""
+    empty = EvalsModel()
     if path is None:
-        return Loaded(ConfigModel(), None, None)
+        return Loaded(empty.model_dump(), None, None, (), None, None)
     shown = display_path(path)
     if not path.exists():
         raise ConfigError(f"{shown}: config file not found", hint="create one with `toolselect init`, or pass -c FILE")
     doc = load_yaml(path, shown, "config file")
     data = doc.data
     if data is None:
-        data = {}
+        raise ConfigError(
+            f"{shown} is empty", hint="add an evals: section (provider, cases), or write one with `toolselect init`"
+        )
     if not isinstance(data, dict):
         raise ConfigError(
             f"{where(shown, 1)}a config file must be a mapping with an evals: section (got {type(data).__name__})"
@@ -278,13 +241,13 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
         model = ConfigModel.model_validate(data)
     except ValidationError as exc:
         raise ConfigErrors(
-            explain_errors(exc, doc, model_at=_model_at, hints={"expect_tool": EXPECT_TOOL_HINT})
+            explain_errors(exc, doc, model_at=_model_at, hints={"expect_tool": EXPECT_TOOL_HINT}, ranges=_range)
         ) from None
     if model.server is not None and model.tools_file is not None:
-        raise ConfigError(
-            f"{where(shown, doc.line(('tools_file',), key=True))}set either server: or tools_file:, not both"
-        )
-    return Loaded(model, doc, path)
+        raise ConfigError(f"{where(shown, doc.line(('tools_file',), key=True))}set either server: or tools_file:, not both")
+    evals = {key: getattr(model.evals, key) for key in EvalsModel.model_fields}
+    ignored = tuple(k for k in TOOLPROOF_IGNORED if getattr(model, k) is not None)
+    return Loaded(evals, model.server, model.tools_file, ignored, doc, path)
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -311,10 +274,25 @@ def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> A
     return value
 
 
+def resolve_value(
+    option: Option, loaded: Loaded, over: Overrides, environ: Mapping[str, str]
+) -> tuple[Any, str, str]:
+    """(value, where it came from, `file:line: ` when that is the config) for one option."""
+    if option.key in over.values:
+        return over.values[option.key], option.label(over.source), ""
+    for variable in option.env:
+        if environ.get(variable):
+            return environ[variable], variable, ""
+    if option.config == "evals" and loaded.doc is not None:
+        written = ("evals", option.key) in loaded.doc.keys
+        place = where(loaded.doc.file, loaded.doc.line(("evals", option.key))) if written else ""
+        return loaded.config_value(option.key), str(option.config_key), place
+    return option.default, "", ""
+
+
 def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str], cwd: Path) -> Settings:
-    """Merge the config file with the command line and the environment."""
-    model, doc = loaded.model, loaded.doc
-    ev = model.evals
+    """Merge the config file with the command line (or the Action's inputs) and the environment."""
+    doc = loaded.doc
     base = loaded.path.parent if loaded.path else cwd
     shown = doc.file if doc else None
 
@@ -322,122 +300,105 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         return where(shown, doc.line(loc)) if doc else ""
 
     notes = []
-    ignored = [k for k in TOOLPROOF_IGNORED if getattr(model, k) is not None]
-    if ignored:
-        notes.append(f"ignoring toolproof section(s) {', '.join(ignored)}: toolselect runs the evals only")
+    if loaded.ignored:
+        notes.append(f"ignoring toolproof section(s) {', '.join(loaded.ignored)}: toolselect runs the evals only")
 
-    provider, provider_from = _first(
-        (over.provider, "--provider"),
-        (environ.get("TOOLSELECT_PROVIDER"), "TOOLSELECT_PROVIDER"),
-        (environ.get("TOOLPROOF_EVAL_PROVIDER"), "TOOLPROOF_EVAL_PROVIDER"),
-        (ev.provider, "evals.provider"),
-    )
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for option in OPTIONS:
+        if option.config is None and option.key not in over.values:
+            continue
+        value, origin, place = resolve_value(option, loaded, over, environ)
+        if option.choices and value is not None:  # from the environment or the YAML: checked here
+            option.check_text(value, origin, place)
+        values[option.key], origins[option.key] = value, origin
+
+    provider = values["provider"]
     if not provider:
         raise ConfigError(
             "no provider: set evals.provider in the config, TOOLSELECT_PROVIDER, or --provider",
             hint="run offline with --provider bm25 (no API key needed)",
         )
-    if provider not in PROVIDERS:
-        place = at("evals", "provider") if provider_from == "evals.provider" else ""
-        raise ConfigError(f"{place}unknown provider '{provider}' in {provider_from}{did_you_mean(provider, PROVIDERS)}")
-    model_name, _ = _first(
-        (over.model, "--model"),
-        (environ.get("TOOLSELECT_MODEL"), "TOOLSELECT_MODEL"),
-        (environ.get("TOOLPROOF_EVAL_MODEL"), "TOOLPROOF_EVAL_MODEL"),
-        (ev.model, "evals.model"),
-    )
-    if provider in ("anthropic", "openai", "openai-responses") and not model_name:
+    if PROVIDERS[provider].api and not values["model"]:
         raise ConfigError(
             f"no model for provider '{provider}': set evals.model, TOOLSELECT_MODEL, or --model",
             hint="pick the model your users' clients actually use",
         )
-    if provider == "command" and not ev.command:
+    if provider == "command" and not values["command"]:
         raise ConfigError(f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]")
-
-    for flag, value in (("--min-accuracy", over.min_accuracy), ("--max-error-rate", over.max_error_rate)):
-        if value is not None and not 0 <= value <= 1:
-            raise ConfigError(f"{flag} must be between 0 and 1 (got {show(value)}); 0.9 means 90%")
-    for flag, value in (("--repeat", over.repeat), ("--concurrency", over.concurrency)):
-        if value is not None and value < 1:
-            raise ConfigError(f"{flag} must be at least 1 (got {value})")
-    if over.temperature is not None and not 0 <= over.temperature <= 2:
-        raise ConfigError(f"--temperature must be between 0 and 2 (got {show(over.temperature)})")
-    if over.timeout_s is not None and over.timeout_s <= 0:
-        raise ConfigError(f"--timeout must be more than 0 seconds (got {show(over.timeout_s)})")
-    if over.max_retries is not None and over.max_retries < 0:
-        raise ConfigError(f"--max-retries must be 0 or more (got {over.max_retries})")
-    if over.significance is not None and not 0 < over.significance < 1:
-        raise ConfigError(f"--significance must be between 0 and 1, e.g. 0.05 (got {show(over.significance)})")
-    if over.max_over_trigger is not None and not 0 <= over.max_over_trigger <= 1:
-        raise ConfigError(f"--max-over-trigger must be between 0 and 1 (got {show(over.max_over_trigger)})")
-    for tool, floor in (over.min_tool_recall or {}).items():
-        if not 0 <= floor <= 1:
-            raise ConfigError(f"--min-tool-recall {tool}={floor:g}: the floor must be between 0 and 1")
-    for name, floor in ev.min_tool_recall.items():
-        if not 0 <= floor <= 1:
-            raise ConfigError(
-                f"{at('evals', 'min_tool_recall', name)}evals.min_tool_recall.{name} must be between 0 and 1 (got {show(floor)})"
-            )
-    if over.cache_only and over.no_cache:
-        raise ConfigError("--cache-only and --no-cache contradict each other: pick one")
 
     server, tools_file = surface_source(loaded, over, cwd)
     if server is None and tools_file is None:
         raise ConfigError(
-            "no tool surface: add server: (or tools_file:) to the config, or pass --tools FILE, --url URL, or -- SERVER COMMAND"
+            "no tool surface: add server: (or tools_file:) to the config, or pass --tools FILE, --url URL, "
+            "or -- SERVER COMMAND"
         )
-
-    golden_paths: list[Path] = []
-    if over.golden:
-        golden_paths = [_path(g, cwd) for g in over.golden]
-        for given, path in zip(over.golden, golden_paths, strict=True):
-            if not path.is_file():
-                raise ConfigError(f"--golden {given}: golden file not found")
-    elif ev.golden:
-        entries = [ev.golden] if isinstance(ev.golden, str) else ev.golden
-        golden_paths = [_path(g, base) for g in entries]
-        for index, (given, path) in enumerate(zip(entries, golden_paths, strict=True)):
-            if not path.is_file():
-                loc = ("evals", "golden") if isinstance(ev.golden, str) else ("evals", "golden", index)
-                raise ConfigError(f"{at(*loc)}golden file {given} not found (paths are relative to the config file)")
-
-    return Settings(
-        config_file=shown,
+    cache_dir = over.get("cache_dir")
+    values["cache_dir"] = _path(cache_dir, cwd) if cache_dir else _path(loaded.config_value("cache_dir"), base)
+    return _build(
+        values,
         base_dir=base,
+        config_file=shown,
         server=server,
         tools_file=tools_file,
-        golden=tuple(golden_paths),
-        provider=provider,
-        model=model_name or "",
-        command=tuple(ev.command) if ev.command else None,
-        system=ev.system,
-        params=dict(ev.params),
-        min_accuracy=over.min_accuracy if over.min_accuracy is not None else ev.min_accuracy,
-        cache_mode="only" if over.cache_only else "off" if not ev.cache else "refresh" if over.no_cache else "use",
-        cache_dir=_path(over.cache_dir, cwd) if over.cache_dir else _path(ev.cache_dir, base),
-        timeout_s=_given(over.timeout_s, ev.timeout_s),
-        repeat=over.repeat or ev.repeat,
-        concurrency=over.concurrency or ev.concurrency,
-        forbid_extra_args=ev.forbid_extra_args,
-        max_error_rate=_given(over.max_error_rate, ev.max_error_rate),
-        temperature=_given(over.temperature, ev.temperature),
-        seed=_given(over.seed, ev.seed),
-        base_url=over.base_url or ev.base_url,
-        max_retries=_given(over.max_retries, ev.max_retries),
-        max_tokens=ev.max_tokens,
-        price=ev.price.model_dump() if ev.price else None,
-        shuffle=_given(over.shuffle, ev.shuffle)
-        if _given(over.shuffle, ev.shuffle) is not None
-        else (over.repeat or ev.repeat) > 1,
-        max_requests=_given(over.max_requests, ev.max_requests),
-        max_drop=_given(over.max_drop, ev.max_drop),
-        significance=_given(over.significance, ev.significance),
-        fail_on_certain_flips=_given(over.fail_on_certain_flips, ev.fail_on_certain_flips),
-        max_over_trigger=_given(over.max_over_trigger, ev.max_over_trigger),
-        min_tool_recall=dict(over.min_tool_recall if over.min_tool_recall is not None else ev.min_tool_recall),
+        golden=_golden_paths(loaded, over, cwd, at),
+        cache_mode=over.cache_mode or ("use" if values["cache"] else "off"),
         notes=tuple(notes),
         origins=_origins(doc),
     )
+
+
+def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
+    repeat = values["repeat"]
+    shuffle = values["shuffle"]
+    price = values["price"]
+    return Settings(
+        provider=values["provider"],
+        model=values["model"] or "",
+        command=tuple(values["command"]) if values["command"] else None,
+        system=values["system"],
+        params=dict(values["params"]),
+        base_url=values["base_url"],
+        temperature=values["temperature"],
+        seed=values["seed"],
+        max_tokens=values["max_tokens"],
+        timeout_s=values["timeout_s"],
+        max_retries=values["max_retries"],
+        price=price.model_dump() if hasattr(price, "model_dump") else price,
+        repeat=repeat,
+        concurrency=values["concurrency"],
+        shuffle=shuffle if shuffle is not None else repeat > 1,
+        max_requests=values["max_requests"],
+        forbid_extra_args=values["forbid_extra_args"],
+        cache_dir=Path(values["cache_dir"]),
+        gate=Gate.from_values(values),
+        **structure,
+    )
+
+
+def _golden_paths(loaded: Loaded, over: Overrides, cwd: Path, at: Any) -> tuple[Path, ...]:
+    given = over.get("golden")
+    if given:
+        paths = [_path(g, cwd) for g in given]
+        for name, path in zip(given, paths, strict=True):
+            if not path.is_file():
+                raise ConfigError(f"{over_label('golden', over)} {name}: golden file not found")
+        return tuple(paths)
+    configured = loaded.config_value("golden")
+    if not configured:
+        return ()
+    base = loaded.path.parent if loaded.path else cwd
+    entries = [configured] if isinstance(configured, str) else configured
+    paths = [_path(g, base) for g in entries]
+    for index, (name, path) in enumerate(zip(entries, paths, strict=True)):
+        if not path.is_file():
+            loc = ("evals", "golden") if isinstance(configured, str) else ("evals", "golden", index)
+            raise ConfigError(f"{at(*loc)}golden file {name} not found (paths are relative to the config file)")
+    return tuple(paths)
+
+
+def over_label(key: str, over: Overrides) -> str:
+    return BY_KEY[key].label(over.source)
 
 
 def _origins(doc: Located | None) -> dict[str, tuple[str, int | None]]:
@@ -451,67 +412,39 @@ def _origins(doc: Located | None) -> dict[str, tuple[str, int | None]]:
     return out
 
 
-def parse_floors(text: str, label: str) -> dict[str, float]:
-    """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {tool: floor}."""
-    floors = {}
-    for item in re.split(r"[\n,]", text):
-        if not item.strip():
-            continue
-        m = re.fullmatch(r"\s*([^=:\s]+)\s*[=:]\s*(\S+)\s*", item)
-        try:
-            tool, floor = m.group(1), float(m.group(2))  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
-            raise ConfigError(f"{label}: expected tool=floor, e.g. get_weather=0.8 (got {item.strip()!r})") from None
-        if not 0 <= floor <= 1:
-            raise ConfigError(f"{label}: {item.strip()!r}: the floor must be between 0 and 1")
-        floors[tool] = floor
-    return floors
-
-
-def _given(flag: Any, yaml: Any) -> Any:
-    return flag if flag is not None else yaml
-
-
-def _first(*pairs: tuple[str | None, str]) -> tuple[str | None, str]:
-    for value, origin in pairs:
-        if value:
-            return value, origin
-    return None, ""
-
-
 def _path(value: str, base: Path) -> Path:
     path = Path(value)
     return path if path.is_absolute() else base / path
 
 
 def surface_source(loaded: Loaded, over: Overrides, cwd: Path) -> tuple[ServerSpec | None, Path | None]:
-    """Where the tool surface comes from: CLI (--tools, --url, -- CMD) beats the config."""
-    model = loaded.model
+    """Where the tool surface comes from: a flag (--tools, --url, -- CMD) beats the config."""
     base = loaded.path.parent if loaded.path else cwd
-    given = [x for x in (over.tools_file, over.url, over.server_command) if x]
+    tools_file = over.get("tools_file")
+    given = [x for x in (tools_file, over.url, over.server_command) if x]
     if len(given) > 1:
         raise ConfigError("give only one of --tools, --url, or -- SERVER COMMAND")
-    if over.tools_file:
-        return None, _path(over.tools_file, cwd)
+    if tools_file:
+        return None, _path(tools_file, cwd)
+    server = loaded.server
     if over.url:
-        headers = model.server.headers if model.server and model.server.url else {}
+        headers = server.headers if server and server.url else {}
         return ServerSpec(url=over.url, headers=dict(headers)), None
     if over.server_command:
-        env = model.server.env if model.server else {}
+        env = server.env if server else {}
         return ServerSpec(command=tuple(over.server_command), env=dict(env), cwd=cwd), None
-    if model.tools_file:
-        return None, _path(model.tools_file, base)
-    if model.server:
-        s = model.server
+    if loaded.tools_file:
+        return None, _path(loaded.tools_file, base)
+    if server:
         return (
             ServerSpec(
-                command=tuple(s.command) if s.command else None,
-                url=s.url,
-                transport=s.transport,
-                env=dict(s.env),
-                headers=dict(s.headers),
-                cwd=_path(s.cwd, base) if s.cwd else base,
-                startup_timeout_s=s.startup_timeout_s,
+                command=tuple(server.command) if server.command else None,
+                url=server.url,
+                transport=server.transport,
+                env=dict(server.env),
+                headers=dict(server.headers),
+                cwd=_path(server.cwd, base) if server.cwd else base,
+                startup_timeout_s=server.startup_timeout_s,
             ),
             None,
         )
@@ -522,7 +455,7 @@ def load_cases(loaded: Loaded, settings: Settings) -> list[Case]:
     """Inline cases first, then each golden file in order; names must be unique."""
     cases: list[Case] = []
     if loaded.doc is not None:
-        cases += cases_from_config(loaded.doc, loaded.model.evals.cases, settings.forbid_extra_args)
+        cases += cases_from_config(loaded.doc, loaded.config_value("cases"), settings.forbid_extra_args)
     for path in settings.golden:
         cases += load_golden(path, settings.forbid_extra_args)
     if not cases:

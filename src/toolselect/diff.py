@@ -12,23 +12,19 @@ import difflib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
 
-from .report import CaseOut, Metric, Report, headline, pick_name
+from .report import CaseOut, Metric, Report, case_headline, pick_name
 from .stats import fisher_exact, paired_bootstrap, sign_test
+from .strict import Record
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MetricDelta(_Strict):
+class MetricDelta(Record):
     base: Metric | None
     head: Metric
     delta_pt: float | None  # head − base in percentage points; null when either side is unmeasured
 
 
-class CellDelta(_Strict):
+class CellDelta(Record):
     expected: str
     picked: str
     base: int
@@ -43,7 +39,7 @@ class CellDelta(_Strict):
         return self.expected == self.picked
 
 
-class CaseSide(_Strict):
+class CaseSide(Record):
     pass_rate: float | None
     passed: int
     evaluated: int
@@ -51,7 +47,7 @@ class CaseSide(_Strict):
     outcome: str
 
 
-class CaseDelta(_Strict):
+class CaseDelta(Record):
     name: str
     expect_tool: str | list[str] | None
     holdout: bool
@@ -63,7 +59,7 @@ class CaseDelta(_Strict):
     certain: bool = False  # p_value < alpha: the flip is certain on its own, whatever the suite says
 
 
-class Paired(_Strict):
+class Paired(Record):
     """The suite-level comparison with the case as the unit."""
 
     cases: int  # cases evaluated on both sides
@@ -76,13 +72,13 @@ class Paired(_Strict):
     alpha: float  # the level `certain` and "significant" use
 
 
-class ToolChange(_Strict):
+class ToolChange(Record):
     name: str
     kind: Literal["added", "removed", "description", "schema"]
     diff: str = ""  # unified diff for description/schema changes
 
 
-class SideStats(_Strict):
+class SideStats(Record):
     surface_hash: str
     cases: int
     counted_cases: int  # reviewed cases with an evaluated sample: what the gate counts
@@ -91,7 +87,7 @@ class SideStats(_Strict):
     api_calls: int
 
 
-class Diff(_Strict):
+class Diff(Record):
     schema_version: Literal[1] = 1
     metrics: dict[str, MetricDelta]
     cells: list[CellDelta]
@@ -138,7 +134,7 @@ def changed_cells(base: dict[str, dict[str, int]], head: dict[str, dict[str, int
 
 
 def _side(case: CaseOut) -> CaseSide:
-    outcome, sample = headline(case)
+    outcome, sample = case_headline(case)
     return CaseSide(
         pass_rate=case.pass_rate, passed=case.passed, evaluated=case.evaluated, pick=pick_name(sample), outcome=outcome
     )

@@ -1,7 +1,7 @@
 """Errors meant for a person: what is wrong, where, and what to do about it.
 
 The CLI catches `ToolselectError` once, prints `error: <message>` and exits with its code.
-Exit codes: 0 passed, 1 gate failed, 2 usage/config error, 3 infrastructure failure.
+Exit codes: 0 passed, 1 gate failed, 2 usage/config error, 3 infrastructure failure, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ EXIT_PASSED = 0
 EXIT_GATE_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INFRA = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C or SIGTERM: what a shell reports for SIGINT
 
 
 class ToolselectError(Exception):

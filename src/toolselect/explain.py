@@ -59,6 +59,7 @@ def explain_errors(
     model_at: Callable[[Loc], type[BaseModel] | None] | None = None,
     hints: dict[str, str] | None = None,
     label: str = "",
+    ranges: Callable[[Loc], tuple[str, str] | None] | None = None,
 ) -> list[str]:
     """One message per failing location (the first error at each), with file:line.
 
@@ -81,7 +82,7 @@ def explain_errors(
         if error["type"] == "extra_forbidden" and model_at and (close := _close_key(loc, model_at))
     }
     return [
-        _one(error, loc, doc, model_at, hints or {}, label)
+        _one(error, loc, doc, model_at, hints or {}, label, ranges)
         for error, loc in errors
         if not (error["type"] == "missing" and (loc[:-1], str(loc[-1])) in typos)
     ]
@@ -111,7 +112,15 @@ def _is_union_tag(part: Any) -> bool:
     return isinstance(part, str) and ("[" in part or part in {"str", "int", "float", "bool", "dict", "list", "none"})
 
 
-def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[str, str], label: str) -> str:
+def _one(
+    error: Any,
+    loc: Loc,
+    doc: Located,
+    model_at: Callable[[Loc], Any] | None,
+    hints: dict[str, str],
+    label: str,
+    ranges: Callable[[Loc], tuple[str, str] | None] | None,
+) -> str:
     kind = error["type"]
     name = _join(label, dotted(loc))
     field = str(loc[-1]) if loc else ""
@@ -133,9 +142,10 @@ def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[st
     if kind in _TYPE_WORDS:
         return where(doc.file, line) + f"{name} must be {_TYPE_WORDS[kind]} (got {show(value)})"
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-        bounds = _BOUNDS.get(field)
-        if bounds:
-            return where(doc.file, line) + f"{name} must be {bounds} (got {show(value)})"
+        known = ranges(loc) if ranges else None
+        if known:
+            bounds, unit = known
+            return where(doc.file, line) + f"{name} must be {bounds} (got {show(value)})" + (f"; {unit}" if unit else "")
         op = {
             "greater_than_equal": "at least",
             "less_than_equal": "at most",
@@ -155,19 +165,3 @@ def _one(error: dict[str, Any], loc: Loc, doc: Located, model_at, hints: dict[st
     return where(doc.file, line) + f"{name}: {error['msg']} (got {show(value)})"
 
 
-_BOUNDS = {
-    "min_accuracy": "between 0 and 1",
-    "max_error_rate": "between 0 and 1",
-    "temperature": "between 0 and 2",
-    "repeat": "at least 1",
-    "concurrency": "at least 1",
-    "timeout_s": "more than 0",
-    "startup_timeout_s": "more than 0",
-    "max_retries": "0 or more",
-    "max_tokens": "at least 1",
-    "approx": "0 or more",
-    "max_drop": "0 or more (percentage points)",
-    "significance": "between 0 and 1, e.g. 0.05",
-    "max_over_trigger": "between 0 and 1",
-    "max_requests": "at least 1",
-}

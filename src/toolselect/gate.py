@@ -1,37 +1,125 @@
-"""The verdict over a head report and, when there is one, its diff against the base.
+"""The gate: its options, and the verdict over a head report and, when there is one, its diff. Pure.
 
-Head-only gates (min_accuracy, max_error_rate, max_over_trigger, min_tool_recall) are in the
-report itself; this adds the comparison: `max_drop` (points), `significance` (a drop fails only
-when it is also significant), `fail_on_certain_flips`.
+The rule, in one place: **the head's own gate always counts** — min_accuracy, max_error_rate,
+max_over_trigger and min_tool_recall, judged on the head report alone — and a comparison with a
+base adds max_drop, significance and fail_on_certain_flips. A head that misses min_accuracy fails
+even when it did not drop (a live run, `toolselect diff` and the fork poster alike); without a
+usable baseline only the head's gate decides. Whether a failed verdict fails the check is the
+caller's policy (a fork PR only gets a notice), not the verdict's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
-from .diff import Diff
-from .report import Report
+if TYPE_CHECKING:
+    from .diff import Diff
+    from .report import Metric, Report, ToolStats
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The gate's options (declared in options.py: groups "gate" and "compare")."""
+
+    min_accuracy: float
+    max_error_rate: float
+    max_over_trigger: float | None
+    min_tool_recall: Mapping[str, float]
+    max_drop: float | None
+    significance: float | None
+    fail_on_certain_flips: bool
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Gate:
+        """From option values; a key that is missing or None takes the option's default."""
+        from .options import BY_KEY
+
+        picked = {}
+        for f in fields(cls):
+            value = values.get(f.name)
+            picked[f.name] = BY_KEY[f.name].default if value is None else value
+        return cls(**picked)
+
+    def overridden(self, values: Mapping[str, Any]) -> Gate:
+        """This gate with the options `values` gives (None: keep this gate's)."""
+        mine = {f.name: getattr(self, f.name) for f in fields(self)}
+        return Gate(**{k: v if (v := values.get(k)) is not None else mine[k] for k in mine})
+
+    @property
+    def alpha(self) -> float:
+        """The level certain flips and "significant" use."""
+        return self.significance or 0.05
 
 
 @dataclass(frozen=True)
 class Verdict:
     passed: bool
     reasons: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())  # said, but not failing (e.g. a fork PR's notice)
+    notes: tuple[str, ...] = field(default=())  # said, but not failing (e.g. a drop that is not significant)
 
 
-@dataclass(frozen=True)
-class Comparing:
-    """The comparison gate's options (config `evals:`, CLI flags and Action inputs share names)."""
-
-    max_drop: float | None = None
-    significance: float | None = None
-    fail_on_certain_flips: bool = False
+def error_rate_exceeded(errors: Metric, max_error_rate: float) -> bool:
+    return errors.value is not None and errors.value > max_error_rate + 1e-12
 
 
-def comparing(settings) -> Comparing:
-    """The comparison options of resolved Settings."""
-    return Comparing(settings.max_drop, settings.significance, settings.fail_on_certain_flips)
+def run_failure(report: Report) -> str | None:
+    """Why a run is no measurement at all (an infrastructure failure, exit 3): it stopped, or more
+    samples than max_error_rate failed at the provider."""
+    if report.gate.stopped:
+        return report.gate.stopped
+    errors = report.metrics["error_rate"]
+    if error_rate_exceeded(errors, report.gate.max_error_rate):
+        return f"{errors.numerator}/{errors.denominator} samples failed at the provider"
+    return None
+
+
+def head_reasons(
+    metrics: Mapping[str, Metric],
+    per_tool: Mapping[str, ToolStats],
+    gate: Gate,
+    stopped: str | None = None,
+    unevaluated: int = 0,
+) -> list[str]:
+    """The head's own gate: nothing stopped the run, errors within max_error_rate, something was
+    evaluated, accuracy ≥ min_accuracy, over-triggering within max_over_trigger, each tool's recall
+    at or above its floor."""
+    reasons = []
+    accuracy, errors = metrics["accuracy"], metrics["error_rate"]
+    if stopped:
+        reasons.append(f"the run stopped: {stopped}")
+    if error_rate_exceeded(errors, gate.max_error_rate):
+        reasons.append(
+            f"{errors.numerator}/{errors.denominator} samples failed at the provider "
+            f"({errors.value:.1%} > max_error_rate {gate.max_error_rate:.0%}): an outage is not a result"
+        )
+    if accuracy.denominator == 0 and unevaluated:
+        reasons.append(
+            f"nothing was evaluated: {unevaluated} samples of reviewed cases are NOT-EVALUATED (no answer in the cache)"
+        )
+    if accuracy.value is not None and accuracy.numerator < gate.min_accuracy * accuracy.denominator - 1e-9:
+        reasons.append(
+            f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) "
+            f"is below min_accuracy {gate.min_accuracy:.0%}"
+        )
+    over = metrics["over_trigger_rate"]
+    if gate.max_over_trigger is not None and over.value is not None and over.value > gate.max_over_trigger + 1e-12:
+        reasons.append(
+            f"over-triggering {over.value:.1%} ({over.numerator}/{over.denominator} no-tool samples called a tool) "
+            f"is above max_over_trigger {gate.max_over_trigger:.0%}"
+        )
+    for tool, floor in gate.min_tool_recall.items():
+        stats = per_tool.get(tool)
+        recall = stats.recall if stats else None
+        if recall is None or recall.value is None:
+            reasons.append(f"min_tool_recall names {tool}, but no counted case expects it")
+        elif recall.value < floor - 1e-12:
+            reasons.append(
+                f"recall of {tool} is {recall.value:.1%} ({recall.numerator}/{recall.denominator}), "
+                f"below its floor {floor:.0%}"
+            )
+    return reasons
 
 
 def significance_text(diff: Diff) -> str:
@@ -49,7 +137,7 @@ def drop_fails(delta_pt: float | None, p_value: float, max_drop: float | None, s
     return significance is None or p_value < significance
 
 
-def compare(diff: Diff | None, options: Comparing) -> tuple[list[str], list[str]]:
+def comparison_reasons(diff: Diff | None, gate: Gate) -> tuple[list[str], list[str]]:
     """(reasons the comparison fails, notes): `max_drop` 0 fires on any drop; with
     `significance`, a drop fails only when it exceeds `max_drop` and p < α."""
     reasons: list[str] = []
@@ -58,17 +146,13 @@ def compare(diff: Diff | None, options: Comparing) -> tuple[list[str], list[str]
         return reasons, notes
     delta, p = diff.metrics["accuracy"].delta_pt, diff.paired.p_value
     dropped = f"accuracy dropped {-(delta or 0):.1f} pt vs the base"
-    bound = f", more than max-drop {options.max_drop:g} pt" if options.max_drop is not None else ""
-    if drop_fails(delta, p, options.max_drop, options.significance):
-        significant = (
-            f", and the drop is significant (p = {p:.2g} < {options.significance:g})" if options.significance else ""
-        )
+    bound = f", more than max-drop {gate.max_drop:g} pt" if gate.max_drop is not None else ""
+    if drop_fails(delta, p, gate.max_drop, gate.significance):
+        significant = f", and the drop is significant (p = {p:.2g} < {gate.significance:g})" if gate.significance else ""
         reasons.append(dropped + bound + significant)
-    elif options.significance is not None and drop_fails(delta, p, options.max_drop, None):
-        notes.append(
-            f"{dropped}{bound}, but it is not significant (p = {p:.2g} ≥ {options.significance:g}): not failing"
-        )
-    if options.fail_on_certain_flips:
+    elif gate.significance is not None and drop_fails(delta, p, gate.max_drop, None):
+        notes.append(f"{dropped}{bound}, but it is not significant (p = {p:.2g} ≥ {gate.significance:g}): not failing")
+    if gate.fail_on_certain_flips:
         certain = [c.name if not c.holdout else "a holdout case" for c in diff.to_failing if c.certain]
         if certain:
             shown = ", ".join(certain[:5]) + (f" and {len(certain) - 5} more" if len(certain) > 5 else "")
@@ -76,13 +160,17 @@ def compare(diff: Diff | None, options: Comparing) -> tuple[list[str], list[str]
     return reasons, notes
 
 
-def compare_reasons(diff: Diff | None, max_drop: float | None) -> list[str]:
-    return compare(diff, Comparing(max_drop=max_drop))[0]
+def unevaluated(report: Report) -> int:
+    """Samples of reviewed cases that were never asked (NOT-EVALUATED)."""
+    return sum(
+        s.outcome == "NOT-EVALUATED" for c in report.cases if c.status != "needs_review" for s in c.samples
+    )
 
 
-def judge(head: Report, diff: Diff | None, options: Comparing | float | None = None) -> Verdict:
-    if not isinstance(options, Comparing):
-        options = Comparing(max_drop=options)
-    reasons, notes = compare(diff, options)
-    reasons = [*head.gate.reasons, *reasons]
-    return Verdict(passed=not reasons, reasons=tuple(reasons), notes=tuple(notes))
+def decide_verdict(head: Report, diff: Diff | None, gate: Gate, notes: tuple[str, ...] = ()) -> Verdict:
+    """The verdict: the head's own gate, judged again on the head report with `gate` (so a saved
+    report meets the same rules as a live one), plus the comparison when there is a diff."""
+    own = head_reasons(head.metrics, head.per_tool, gate, head.gate.stopped, unevaluated(head))
+    compared, said = comparison_reasons(diff, gate)
+    reasons = (*own, *compared)
+    return Verdict(passed=not reasons, reasons=reasons, notes=(*notes, *said))

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from .errors import ConfigError, ConfigErrors, did_you_mean, where
 from .explain import explain_errors, show
 from .locate import Loc, Located, display_path, load_jsonl, load_yaml
+from .strict import Authored
 
 MATCH_MODES = ("loose", "contains", "regex", "any_of", "exact")
 STATUSES = ("reviewed", "needs_review")
@@ -27,9 +28,7 @@ EXPECT_TOOL_HINT = "use null when no tool should be called"
 # --------------------------------------------------------------------------- file models
 
 
-class _CaseFields(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
+class _CaseFields(Authored):
     tags: list[str] = []
     split: str | None = None
     status: Literal["reviewed", "needs_review"] = "reviewed"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,10 +18,10 @@ from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
 from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
 from .budget import Budget, check_budget, estimate
-from .cache import AnswerCache, CachedProvider, Spend
 from .config import Loaded, Overrides, Settings, load_cases
 from .diff import Diff, diff_reports
 from .errors import ToolselectError
+from .gate import run_failure
 from .golden import Case
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .pick import Pick
@@ -80,34 +81,35 @@ class Prepared:
 
 
 async def prepare(
-    loaded: Loaded, settings: Settings, *, connect: bool = True, planned: set[str] | None = None
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    *,
+    connect: bool = True,
+    planned: set[str] | None = None,
 ) -> Prepared:
     """Everything before the first request. `connect`: check the key and build the client (only when
     the plan needs the API: a fully cached run needs no key). `planned`: cache keys earlier sides will
-    ask for, counted as cached here (and this side's are added)."""
+    ask for, counted as cached here (and this side's are added). `environ`: where keys are read."""
     cases = load_cases(loaded, settings)  # golden set
     pool = Pool(settings.concurrency)
-    provider = make_provider(settings, pool)
-    if provider.cacheable:  # the answer cache wraps any API provider
-        provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
+    provider = make_provider(settings, pool, environ)  # (+ the answer cache)
     try:
         # the SDK is imported while the MCP server starts
-        preload = getattr(provider, "preload", lambda: None)
         loaded_sdk, surface = await asyncio.gather(
-            asyncio.to_thread(preload), load_surface(settings), return_exceptions=True
+            asyncio.to_thread(provider.preload), load_surface(settings), return_exceptions=True
         )
         for outcome in (loaded_sdk, surface):
             if isinstance(outcome, BaseException):
                 raise outcome
-        findings = lint_surface(surface, *surface_place(settings)) + check_cases(
-            cases, surface
-        )  # impossible cases stop here
+        findings = lint_surface(surface, *surface_place(settings))
+        findings += check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(
-            settings.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall"
+            settings.gate.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall"
         )
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
         budget = estimate(provider, jobs, wire_tools(surface), settings, planned)
-        if isinstance(provider, CachedProvider) and budget.requests:
+        if budget.requests:
             provider.check_writable()
         if connect and (budget.requests or not provider.cacheable):
             await asyncio.to_thread(provider.connect)  # a missing key stops here, before any request
@@ -129,9 +131,8 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         finished = True
     finally:
         await prep.aclose()
-        if isinstance(provider, CachedProvider):
-            provider.finish(cache_keys, interrupted=not finished)
-    spend = provider.spend if isinstance(provider, CachedProvider) else Spend()
+        provider.finish(cache_keys, interrupted=not finished)
+    spend = provider.spend
     results: list[Result] = [  # results
         replace(
             score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args),
@@ -171,22 +172,102 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         results,
         surface,
         run,
-        min_accuracy=settings.min_accuracy,
-        max_error_rate=settings.max_error_rate,
-        max_over_trigger=settings.max_over_trigger,
-        min_tool_recall=dict(settings.min_tool_recall),
+        settings.gate,
         stopped=asked.stopped,
         lint=prep.findings,
-        warnings=[*settings.notes, *(provider.problems if isinstance(provider, CachedProvider) else [])],
+        warnings=[*settings.notes, *provider.problems],
     )
 
 
+@dataclass(frozen=True)
+class Against:
+    """The base to compare with: a git ref, evaluated with the head's overrides, from `cwd`."""
+
+    ref: str
+    over: Overrides
+    cwd: Path
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a run measured: the head, and the base with the diff when there is a usable baseline."""
+
+    head: Report
+    base: Report | None = None
+    diff: Diff | None = None
+    base_note: str | None = None  # why there is no baseline
+
+
+@dataclass(frozen=True)
+class Plans:
+    """What a run would ask (for --dry-run): each side's budget, or why there is no base."""
+
+    head: Budget
+    base: Budget | None
+    base_note: str | None
+
+
 async def run_eval(
-    loaded: Loaded, settings: Settings, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None
-) -> Report:
-    prep = await prepare(loaded, settings)
-    await _within_budget([prep], settings.max_requests)
-    return await execute(prep, hooks, cache_keys)
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    hooks: Hooks = Hooks(),
+    *,
+    against: Against | None = None,
+    base_hooks: Hooks = Hooks(),
+) -> Comparison:
+    """Evaluate the head and, `against` a base commit (in a git worktree), the base too: both planned
+    and budgeted before either asks anything, then diffed (pure). Anything that keeps the base from
+    being evaluated fairly — no config there, a failed checkout, a base run that itself failed — is
+    "no baseline"."""
+    keys: set[str] = set()  # the cache keys both sides used, for `cache prune`
+    async with _sides(loaded, settings, environ, against, connect=True) as (head_prep, base_prep, note):
+        await _within_budget([p for p in (head_prep, base_prep) if p], settings.max_requests)
+        head = await execute(head_prep, hooks, keys)
+        base = await execute(base_prep, base_hooks, keys) if base_prep else None
+    if base is not None and (failure := run_failure(base)):
+        return Comparison(head, base_note=f"no baseline: the base run failed ({failure}), so it can't judge the head")
+    if base is None:
+        return Comparison(head, base_note=note)
+    return Comparison(head, base, diff_reports(base, head, alpha=settings.gate.alpha))
+
+
+async def plan_eval(
+    loaded: Loaded, settings: Settings, environ: Mapping[str, str], *, against: Against | None = None
+) -> Plans:
+    """What `run_eval` would ask and cost; nothing is sent to a model and no key is needed."""
+    async with _sides(loaded, settings, environ, against, connect=False) as (head_prep, base_prep, note):
+        for side in (head_prep, base_prep):
+            if side is not None:
+                await side.aclose()
+        return Plans(head_prep.budget, base_prep.budget if base_prep else None, note)
+
+
+@asynccontextmanager
+async def _sides(
+    loaded: Loaded, settings: Settings, environ: Mapping[str, str], against: Against | None, *, connect: bool
+) -> AsyncIterator[tuple[Prepared, Prepared | None, str | None]]:
+    """The head prepared and, against a base, the base in its worktree (removed again at the end)."""
+    planned: set[str] = set()  # requests the head will make: the base then finds them cached
+    head_prep = await prepare(loaded, settings, environ, connect=connect, planned=planned)
+    if against is None:
+        yield head_prep, None, None
+        return
+    base_prep, note, root, tree = None, None, None, None
+    try:
+        try:
+            root = repo_root(against.cwd)
+            tree = add_worktree(root, resolve_commit(root, against.ref))
+            base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
+            base_prep = await prepare(base_loaded, base, environ, connect=connect, planned=planned)
+        except NoBaseline as exc:
+            note = f"no baseline: {exc.message}"
+        except ToolselectError as exc:
+            note = f"no baseline: the base could not be evaluated: {exc.message}"
+        yield head_prep, base_prep, note
+    finally:
+        if root is not None and tree is not None:
+            remove_worktree(root, tree)
 
 
 async def _within_budget(sides: Sequence[Prepared], limit: int | None) -> None:
@@ -196,77 +277,3 @@ async def _within_budget(sides: Sequence[Prepared], limit: int | None) -> None:
         for side in sides:
             await side.aclose()
         raise
-
-
-@dataclass(frozen=True)
-class Comparison:
-    head: Report
-    base: Report | None
-    diff: Diff | None
-    base_note: str | None  # why there is no baseline
-
-
-@dataclass(frozen=True)
-class Plans:
-    """What a comparison would ask (for --dry-run): each side's budget, or why there is no base."""
-
-    head: Budget
-    base: Budget | None
-    base_note: str | None
-
-
-async def run_compare(
-    loaded: Loaded,
-    settings: Settings,
-    over: Overrides,
-    base_ref: str,
-    cwd: Path,
-    environ: Mapping[str, str],
-    hooks: Hooks = Hooks(),
-    base_hooks: Hooks = Hooks(),
-    *,
-    dry_run: bool = False,
-) -> Comparison | Plans:
-    """Evaluate the head and the base commit (in a git worktree), both planned and budgeted before
-    either asks anything, then diff them (pure). Anything that keeps the base from being evaluated
-    fairly — no config there, a failed checkout, a base run that itself failed — is "no baseline"."""
-    keys: set[str] = set()
-    planned: set[str] = set()  # requests the head will make: the base then finds them cached
-    head_prep = await prepare(loaded, settings, connect=not dry_run, planned=planned)
-    base_prep, note, root, tree = None, None, None, None
-    try:
-        root = repo_root(cwd)
-        tree = add_worktree(root, resolve_commit(root, base_ref))
-        base_loaded, base = base_settings(loaded, settings, over, root, tree, cwd, environ)
-        base_prep = await prepare(base_loaded, base, connect=not dry_run, planned=planned)
-    except NoBaseline as exc:
-        note = f"no baseline: {exc.message}"
-    except ToolselectError as exc:
-        note = f"no baseline: the base could not be evaluated: {exc.message}"
-    try:
-        sides = [head_prep] + ([base_prep] if base_prep else [])
-        if dry_run:
-            for side in sides:
-                await side.aclose()
-            return Plans(head_prep.budget, base_prep.budget if base_prep else None, note)
-        await _within_budget(sides, settings.max_requests)
-        head = await execute(head_prep, hooks, keys)
-        base_report = await execute(base_prep, base_hooks, keys) if base_prep else None
-    finally:
-        if tree is not None:
-            remove_worktree(root, tree)
-    if base_report is not None and (failure := base_failure(base_report)):
-        return Comparison(head, None, None, f"no baseline: the base run failed ({failure}), so it can't judge the head")
-    if base_report is None:
-        return Comparison(head, None, None, note)
-    return Comparison(head, base_report, diff_reports(base_report, head, alpha=settings.significance or 0.05), None)
-
-
-def base_failure(report: Report) -> str | None:
-    """Why a base report can't serve as a baseline: the run stopped, or too many provider errors."""
-    if report.gate.stopped:
-        return report.gate.stopped
-    errors = report.metrics["error_rate"]
-    if errors.value is not None and errors.value > report.gate.max_error_rate + 1e-12:
-        return f"{errors.numerator}/{errors.denominator} samples failed at the provider"
-    return None

@@ -13,13 +13,15 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from .errors import ConfigError
+from .gate import Gate, head_reasons
 from .golden import Case
 from .locate import display_path
 from .scoring import Outcome, Result
 from .stats import cluster_bootstrap, wilson
+from .strict import Record
 from .surface import Surface
 
 SCHEMA_VERSION = 1
@@ -27,11 +29,7 @@ NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
 PENDING = "needs_review"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Metric(_Strict):
+class Metric(Record):
     """A rate with its counts and a 95% interval; `value` is null when not measured (never 0)."""
 
     value: float | None
@@ -41,24 +39,24 @@ class Metric(_Strict):
     ci_method: str | None = None  # "wilson", or "cluster bootstrap over cases" when samples repeat
 
 
-class ToolStats(_Strict):
+class ToolStats(Record):
     precision: Metric
     recall: Metric
     f1: float | None
     support: int
 
 
-class SourceOut(_Strict):
+class SourceOut(Record):
     file: str
     line: int
 
 
-class UsageOut(_Strict):
+class UsageOut(Record):
     input_tokens: int | None = None
     output_tokens: int | None = None
 
 
-class SampleOut(_Strict):
+class SampleOut(Record):
     index: int
     outcome: str
     picked_tool: str | None
@@ -75,7 +73,7 @@ class SampleOut(_Strict):
     position: int | None = None  # where the expected tool was in that order (0-based)
 
 
-class CaseOut(_Strict):
+class CaseOut(Record):
     name: str
     prompt: str
     source: SourceOut
@@ -92,12 +90,12 @@ class CaseOut(_Strict):
     samples: list[SampleOut]
 
 
-class LeftOutOut(_Strict):
+class LeftOutOut(Record):
     name: str
     reason: str
 
 
-class SurfaceOut(_Strict):
+class SurfaceOut(Record):
     hash: str
     origin: str
     tools: list[str]
@@ -105,7 +103,7 @@ class SurfaceOut(_Strict):
     definitions: list[dict[str, Any]] = []
 
 
-class RunOut(_Strict):
+class RunOut(Record):
     toolselect_version: str
     provider: str
     model: str
@@ -131,17 +129,34 @@ class RunOut(_Strict):
     pool_shrinks: int = 0  # how often rate limits halved the requests in flight
 
 
-class GateOut(_Strict):
+class GateOut(Record):
+    """The head's own gate as judged when the report was built, and every gate option in force (the
+    comparison's too, so a saved report can be compared under the gate its run had)."""
+
     passed: bool
     min_accuracy: float
     max_error_rate: float
     max_over_trigger: float | None = None
     min_tool_recall: dict[str, float] = {}
+    max_drop: float | None = None
+    significance: float | None = None
+    fail_on_certain_flips: bool = False
     reasons: list[str] = []
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
+    def options(self) -> Gate:
+        return Gate(
+            min_accuracy=self.min_accuracy,
+            max_error_rate=self.max_error_rate,
+            max_over_trigger=self.max_over_trigger,
+            min_tool_recall=dict(self.min_tool_recall),
+            max_drop=self.max_drop,
+            significance=self.significance,
+            fail_on_certain_flips=self.fail_on_certain_flips,
+        )
 
-class FindingOut(_Strict):
+
+class FindingOut(Record):
     code: str
     severity: Literal["error", "warning", "info"]
     scope: Literal["surface", "golden"]
@@ -153,7 +168,7 @@ class FindingOut(_Strict):
     line: int | None = None
 
 
-class Counts(_Strict):
+class Counts(Record):
     cases: int
     samples: int
     counted_samples: int  # evaluated samples of reviewed cases: what the metrics and the gate use
@@ -162,7 +177,7 @@ class Counts(_Strict):
     outcomes: dict[str, int]
 
 
-class Report(_Strict):
+class Report(Record):
     schema_version: Literal[1] = SCHEMA_VERSION
     passed: bool
     gate: GateOut
@@ -283,61 +298,6 @@ def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> di
     return out
 
 
-def judge(
-    metrics: dict[str, Metric],
-    min_accuracy: float,
-    max_error_rate: float,
-    stopped: str | None,
-    max_over_trigger: float | None = None,
-    min_tool_recall: dict[str, float] | None = None,
-    per_tool: dict[str, ToolStats] | None = None,
-    unevaluated: int = 0,
-) -> GateOut:
-    """The gate on one report: accuracy ≥ min_accuracy, errors within max_error_rate, nothing
-    stopped the run, over-triggering within max_over_trigger, each tool's recall above its floor."""
-    reasons = []
-    accuracy, errors = metrics["accuracy"], metrics["error_rate"]
-    if stopped:
-        reasons.append(f"the run stopped: {stopped}")
-    if errors.value is not None and errors.value > max_error_rate + 1e-12:
-        reasons.append(
-            f"{errors.numerator}/{errors.denominator} samples failed at the provider "
-            f"({errors.value:.1%} > max_error_rate {max_error_rate:.0%}): an outage is not a result"
-        )
-    if accuracy.denominator == 0 and unevaluated:
-        reasons.append(
-            f"nothing was evaluated: {unevaluated} samples of reviewed cases are NOT-EVALUATED (no answer in the cache)"
-        )
-    if accuracy.value is not None and accuracy.numerator < min_accuracy * accuracy.denominator - 1e-9:
-        reasons.append(
-            f"accuracy {accuracy.value:.1%} ({accuracy.numerator}/{accuracy.denominator}) is below min_accuracy {min_accuracy:.0%}"
-        )
-    over = metrics["over_trigger_rate"]
-    if max_over_trigger is not None and over.value is not None and over.value > max_over_trigger + 1e-12:
-        reasons.append(
-            f"over-triggering {over.value:.1%} ({over.numerator}/{over.denominator} no-tool samples called a tool) "
-            f"is above max_over_trigger {max_over_trigger:.0%}"
-        )
-    for tool, floor in (min_tool_recall or {}).items():
-        recall = (per_tool or {}).get(tool)
-        if recall is None or recall.recall.value is None:
-            reasons.append(f"min_tool_recall names {tool}, but no counted case expects it")
-        elif recall.recall.value < floor - 1e-12:
-            r = recall.recall
-            reasons.append(
-                f"recall of {tool} is {r.value:.1%} ({r.numerator}/{r.denominator}), below its floor {floor:.0%}"
-            )
-    return GateOut(
-        passed=not reasons,
-        min_accuracy=min_accuracy,
-        max_error_rate=max_error_rate,
-        reasons=reasons,
-        stopped=stopped,
-        max_over_trigger=max_over_trigger,
-        min_tool_recall=dict(min_tool_recall or {}),
-    )
-
-
 def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
     evaluated = [r for r in results if r.evaluated]
     passed = sum(r.passed for r in evaluated)
@@ -388,7 +348,7 @@ def expected_position(result: Result) -> int | None:
 THIRDS = ("first", "middle", "last")
 
 
-def position_table(results: Sequence[Result]) -> dict[str, Metric] | None:
+def accuracy_by_position(results: Sequence[Result]) -> dict[str, Metric] | None:
     """Accuracy by the expected tool's position in the shuffled order: first, middle, last third."""
     buckets: dict[str, list[bool]] = {t: [] for t in THIRDS}
     for r in results:
@@ -425,13 +385,10 @@ def build_report(
     results: Sequence[Result],
     surface: Surface,
     run: RunOut,
+    gate: Gate,
     *,
-    min_accuracy: float,
-    max_error_rate: float,
     stopped: str | None = None,
     warnings: Sequence[str] = (),
-    max_over_trigger: float | None = None,
-    min_tool_recall: dict[str, float] | None = None,
     lint: Sequence[Any] = (),
 ) -> Report:
     by_case: dict[str, list[Result]] = defaultdict(list)
@@ -442,16 +399,25 @@ def build_report(
     expected_tools = {t for c in cases for t in c.expected}
     per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
     unevaluated = sum(1 for r in results if not r.evaluated and r.case.status != PENDING)
-    gate = judge(
-        metrics, min_accuracy, max_error_rate, stopped, max_over_trigger, min_tool_recall, per_tool, unevaluated
-    )
-    position = position_table(results)
+    reasons = head_reasons(metrics, per_tool, gate, stopped, unevaluated)
+    position = accuracy_by_position(results)
     warning = position_warning(position)
     case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
     outcomes = Counter(r.outcome.value for r in results)
     return Report(
-        passed=gate.passed,
-        gate=gate,
+        passed=not reasons,
+        gate=GateOut(
+            passed=not reasons,
+            reasons=reasons,
+            stopped=stopped,
+            min_accuracy=gate.min_accuracy,
+            max_error_rate=gate.max_error_rate,
+            max_over_trigger=gate.max_over_trigger,
+            min_tool_recall=dict(gate.min_tool_recall),
+            max_drop=gate.max_drop,
+            significance=gate.significance,
+            fail_on_certain_flips=gate.fail_on_certain_flips,
+        ),
         metrics=metrics,
         per_tool=per_tool,
         confusion=confusion,
@@ -479,7 +445,7 @@ def build_report(
     )
 
 
-def headline(case: CaseOut) -> tuple[str, SampleOut | None]:
+def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:
     """A case's headline outcome and the sample that shows it: PASS when every evaluated sample
     passed, else its most common failing outcome (and its first failing sample)."""
     evaluated = [s for s in case.samples if s.outcome != Outcome.NOT_EVALUATED]

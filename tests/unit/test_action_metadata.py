@@ -1,24 +1,44 @@
-"""action.yml, the code that reads its inputs, and the README agree on every input and output."""
+"""action.yml, the option declarations, the code that reads the inputs and the docs agree."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import yaml
 
 from tests.conftest import ROOT
-from toolselect.action import DEFAULTS
+from toolselect.options import OPTIONS, inputs, read_inputs
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
 
-def test_every_input_is_read_with_the_same_default():
-    declared = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
-    assert set(declared) == set(DEFAULTS)
-    for name, default in declared.items():
-        if "${{" not in default:
-            assert DEFAULTS[name] == default, name
-        assert ACTION["inputs"][name]["description"], name
+def test_generated_files_are_up_to_date():
+    """action.yml's inputs, the README's input table and docs/config.md's tables come from options.py."""
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "sync_options.py"), "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_input_is_declared_once_with_its_default_and_description():
+    declared = {o.input_name: o for o in inputs()}
+    assert list(ACTION["inputs"]) == list(declared)
+    for name, spec in ACTION["inputs"].items():
+        assert spec["default"] == declared[name].input_default, name
+        assert spec["description"].rstrip(".") == declared[name].help.rstrip("."), name
+    # every default GitHub passes (expressions aside) reads back without an error
+    environ = {f"INPUT_{n.upper()}": str(s["default"]) for n, s in ACTION["inputs"].items()}
+    given = read_inputs(environ)
+    assert given["comment"] == "always" and given["working_directory"] == "." and given["fail_on_fork"] is False
+    assert "github_token" not in given  # `${{ github.token }}` is GitHub's to fill in
+
+
+def test_option_names_are_unique_everywhere():
+    for attribute in ("key", "flag_name", "input_name", "config_key"):
+        names = [getattr(o, attribute) for o in OPTIONS if getattr(o, attribute)]
+        assert len(names) == len(set(names)), attribute
 
 
 def test_the_container_step_gets_every_input_and_the_cache_wraps_it():
@@ -34,11 +54,8 @@ def test_the_container_step_gets_every_input_and_the_cache_wraps_it():
 
 
 def test_every_third_party_action_is_pinned_by_sha():
-    for path in [
-        ROOT / "action.yml",
-        *(ROOT / ".github" / "workflows").glob("*.yml"),
-        *(ROOT / "examples" / "workflows").glob("*.yml"),
-    ]:
+    workflows = [*(ROOT / ".github" / "workflows").glob("*.yml"), *(ROOT / "examples" / "workflows").glob("*.yml")]
+    for path in [ROOT / "action.yml", *workflows]:
         for ref in re.findall(r"uses:\s*([\w.-]+/[\w./-]+)@(\S+)", path.read_text()):
             name, version = ref
             if name == "org/tool-select-action":

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from tests.unit.test_diff import report
-from toolselect.diff import diff_reports
-from toolselect.gate import judge
+from tests.unit.test_diff import gate, report
+from toolselect.outcome import compare_saved
 from toolselect.render.comment import COMMENT_LIMIT, fence, marker, render_comment
 
 
@@ -16,12 +15,8 @@ def test_first_line_is_the_verdict_with_base_to_head():
         {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None},
         description="Daily outlook",
     )
-    diff = diff_reports(base, head)
     body = render_comment(
-        head,
-        judge(head, diff, 5),
-        base=base,
-        diff=diff,
+        compare_saved(base, head, {"max_drop": 5}, base_label="base"),
         comment_id="weather",
         run_url="https://github.com/acme/x/actions/runs/1",
     )
@@ -53,8 +48,7 @@ def test_repo_content_cannot_spoof_the_marker_or_break_out_of_code():
     base = report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
-    diff = diff_reports(base, head)
-    body = render_comment(head, judge(head, diff, None), base=base, diff=diff, comment_id="weather")
+    body = render_comment(compare_saved(base, head, {}, base_label="base"), comment_id="weather")
     assert body.count("<!-- toolselect:") == 1
     # no mention survives, inside code blocks or out
     assert "@\u200boctocat" in body and "@octocat" not in body
@@ -70,19 +64,10 @@ def test_big_comments_drop_the_least_important_sections_first():
 
     s = surface("Forecast")
     cases = [Case(n, n, "get_forecast", {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names)]
-    base = build_report(
-        cases,
-        [score_sample(c, Pick("get_forecast", {}), s, 0) for c in cases],
-        s,
-        RUN,
-        min_accuracy=0,
-        max_error_rate=1,
-    )
-    head = build_report(
-        cases, [score_sample(c, Pick("get_weather", {}), s, 0) for c in cases], s, RUN, min_accuracy=0, max_error_rate=1
-    )
-    diff = diff_reports(base, head)
-    body = render_comment(head, judge(head, diff, None), base=base, diff=diff)
+    lenient = gate(min_accuracy=0, max_error_rate=1)
+    base = build_report(cases, [score_sample(c, Pick("get_forecast", {}), s, 0) for c in cases], s, RUN, lenient)
+    head = build_report(cases, [score_sample(c, Pick("get_weather", {}), s, 0) for c in cases], s, RUN, lenient)
+    body = render_comment(compare_saved(base, head, {}, base_label="base"))
     assert len(body) <= COMMENT_LIMIT
     assert "✂️ Cut to fit: all cases" in body and "see the job summary" in body
     assert "Flipped to failing (600)" in body and "… 550 more" in body

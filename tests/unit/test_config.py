@@ -8,6 +8,7 @@ import pytest
 
 from toolselect.config import Overrides, load_cases, load_config, resolve_settings
 from toolselect.errors import ConfigError
+from toolselect.options import option
 
 
 def write(folder: Path, text: str, name: str = "toolselect.yaml") -> Path:
@@ -39,7 +40,7 @@ def settings(tmp_path, over=Overrides(), env=None, text=BASE):
 
 def test_yaml_values_and_env_expansion(tmp_path):
     _, s = settings(tmp_path)
-    assert (s.provider, s.model, s.min_accuracy) == ("anthropic", "yaml-model", 0.8)
+    assert (s.provider, s.model, s.gate.min_accuracy) == ("anthropic", "yaml-model", 0.8)
     assert s.server.env == {"TOKEN": "t0k"}
     assert s.server.cwd == tmp_path  # stdio servers run in the config's folder
     assert s.cache_dir == tmp_path / ".toolselect-cache"
@@ -50,12 +51,12 @@ def test_environment_beats_yaml_and_flags_beat_environment(tmp_path):
     assert s.model == "env-model"
     _, s = settings(tmp_path, env={"TOOLPROOF_EVAL_MODEL": "tp", "TOOLSELECT_MODEL": "ts"})
     assert s.model == "ts"
-    _, s = settings(tmp_path, Overrides(model="flag-model", min_accuracy=0.5), env={"TOOLSELECT_MODEL": "ts"})
-    assert (s.model, s.min_accuracy) == ("flag-model", 0.5)
+    _, s = settings(tmp_path, Overrides({"model": "flag-model", "min_accuracy": 0.5}), env={"TOOLSELECT_MODEL": "ts"})
+    assert (s.model, s.gate.min_accuracy) == ("flag-model", 0.5)
 
 
 def test_tools_flag_overrides_the_server(tmp_path):
-    _, s = settings(tmp_path, Overrides(tools_file="frozen.json"))
+    _, s = settings(tmp_path, Overrides({"tools_file": "frozen.json"}))
     assert s.server is None and s.tools_file == tmp_path / "frozen.json"
 
 
@@ -106,6 +107,28 @@ def test_expect_tool_list_and_extensions(tmp_path):
     assert case.tags == ("ambiguous",) and case.holdout and case.status == "needs_review" and case.forbid_extra_args
 
 
-def test_cli_min_accuracy_is_range_checked(tmp_path):
-    with pytest.raises(ConfigError, match="between 0 and 1"):
-        settings(tmp_path, Overrides(min_accuracy=-1))
+def test_a_flag_or_input_is_range_checked_as_the_yaml_is():
+    flag = option("min_accuracy")
+    with pytest.raises(ConfigError, match=r"^--min-accuracy must be between 0 and 1 \(got -1\); it is a share"):
+        flag.parse("-1", flag.label("flag"))
+    with pytest.raises(ConfigError, match=r"^input min-accuracy must be between 0 and 1 \(got 90\)"):
+        flag.parse("90", flag.label("input"))
+    assert flag.parse(" 0.9 ", "x") == 0.9
+    with pytest.raises(ConfigError, match=r"^input max-drop must be a number \(got 'nan'\)"):
+        option("max_drop").parse("nan", "input max-drop")
+    with pytest.raises(ConfigError, match=r"^--significance must be between 0 and 1 \(got 1\); e.g. 0.05"):
+        option("significance").parse("1", "--significance")
+    with pytest.raises(ConfigError, match=r"^input comment must be always, on-change or off \(got 'never'\)"):
+        option("comment").parse("never", "input comment")
+
+
+def test_yaml_ranges_come_from_the_same_declarations(tmp_path):
+    with pytest.raises(ConfigError, match=r"toolselect.yaml:\d+: evals.min_tool_recall.get_weather must be between 0 and 1"):
+        settings(tmp_path, text=BASE + "  min_tool_recall: {get_weather: 1.5}\n")
+    with pytest.raises(ConfigError, match=r"toolselect.yaml:\d+: evals.max_drop must be 0 or more \(got -1\); it is in points"):
+        settings(tmp_path, text=BASE + "  max_drop: -1\n")
+
+
+def test_an_empty_config_says_so(tmp_path):
+    with pytest.raises(ConfigError, match=r"toolselect.yaml is empty"):
+        load_config(write(tmp_path, "# nothing yet\n"), {})

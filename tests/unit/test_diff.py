@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolselect.diff import diff_reports, incomparable
-from toolselect.gate import compare_reasons, judge
+from toolselect.gate import Gate, comparison_reasons, decide_verdict
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.report import RunOut, build_report
@@ -22,6 +22,11 @@ RUN = RunOut(
     duration_s=0.0,
     args_measured=True,
 )
+
+
+def gate(**values) -> Gate:
+    """The gate: every option at its default, min_accuracy 0.5 unless given."""
+    return Gate.from_values({"min_accuracy": 0.5, **values})
 
 
 def surface(forecast_description: str):
@@ -44,7 +49,7 @@ def report(picks: dict[str, str | None], description: str = "Forecast for the co
     }
     cases = [Case(n, n, expected[n], {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names or expected)]
     results = [score_sample(c, Pick(picks[c.name], {}), s, 0) for c in cases]
-    return build_report(cases, results, s, RUN, min_accuracy=0.5, max_error_rate=0.1)
+    return build_report(cases, results, s, RUN, gate())
 
 
 def test_diff_names_the_cells_and_cases_that_moved():
@@ -91,11 +96,24 @@ def test_max_drop_gate():
         {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
     diff = diff_reports(base, head)
-    assert compare_reasons(diff, 25) == []  # a 25-point drop is allowed with max-drop 25
-    assert compare_reasons(diff, 24.9) == ["accuracy dropped 25.0 pt vs the base, more than max-drop 24.9 pt"]
-    assert compare_reasons(diff, None) == []
-    assert compare_reasons(diff_reports(base, base), 0) == []  # max-drop 0 fires on a drop only
-    assert not judge(head, diff, 0).passed
+    assert comparison_reasons(diff, gate(max_drop=25))[0] == []  # a 25-point drop is allowed with max-drop 25
+    assert comparison_reasons(diff, gate(max_drop=24.9))[0] == [
+        "accuracy dropped 25.0 pt vs the base, more than max-drop 24.9 pt"
+    ]
+    assert comparison_reasons(diff, gate())[0] == []
+    assert comparison_reasons(diff_reports(base, base), gate(max_drop=0))[0] == []  # max-drop 0 fires on a drop only
+    assert not decide_verdict(head, diff, gate(max_drop=0)).passed
+
+
+def test_the_heads_own_gate_counts_in_a_comparison():
+    """A head below min_accuracy fails even when it did not drop against the base."""
+    picks = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None}
+    base, head = report(picks), report(picks)
+    strict = gate(min_accuracy=0.9, max_drop=0)
+    verdict = decide_verdict(head, diff_reports(base, head), strict)
+    assert not verdict.passed
+    assert verdict.reasons == ("accuracy 50.0% (2/4) is below min_accuracy 90%",)
+    assert decide_verdict(head, diff_reports(base, head), gate(max_drop=0)).passed
 
 
 def test_incomparable_reports_say_why():
@@ -128,8 +146,7 @@ def test_pending_cases_are_not_compared():
             [score_sample(c, p, s, 0) for c, p in zip(cases, picks, strict=False)],
             s,
             RUN,
-            min_accuracy=0,
-            max_error_rate=1,
+            gate(min_accuracy=0, max_error_rate=1),
         )
 
     diff = diff_reports(rep("get_forecast"), rep("get_weather"))

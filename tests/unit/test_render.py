@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
-from toolselect.config import Settings
+from toolselect.config import default_settings
+from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.render.console import ConsoleView
@@ -39,7 +40,7 @@ def report():
     ]
     picks = [Pick("other", {"q": "<b>|x|</b>"}), Pick("search|web", {})]
     results = [score_sample(c, p, SURFACE, 0) for c, p in zip(cases, picks, strict=False)]
-    return build_report(cases, results, SURFACE, RUN, min_accuracy=1, max_error_rate=0)
+    return build_report(cases, results, SURFACE, RUN, Gate.from_values({"min_accuracy": 1, "max_error_rate": 0}))
 
 
 def test_escape_defangs_mentions_html_pipes_and_markers():
@@ -72,7 +73,7 @@ def test_junit_fails_each_missed_case():
 def test_console_shows_a_progress_bar_on_a_terminal():
     buffer = io.StringIO()
     view = ConsoleView(console=Console(file=buffer, force_terminal=True, width=120))
-    s = Settings(config_file=None, base_dir=None, server=None, tools_file=None, golden=(), provider="bm25", model="")
+    s = default_settings("bm25")
     view.start(s, SURFACE, [], 3)
     for _ in range(3):
         view.advance(None, None)

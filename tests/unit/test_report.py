@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick, failed, skipped
+from toolselect.gate import Gate
 from toolselect.report import RunOut, build_report, read_report, write_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
@@ -32,14 +33,7 @@ def case(name, expect, args=None, status="reviewed"):
 def report_for(pairs, **gate):
     cases = [c for c, _ in pairs]
     results = [score_sample(c, p, SURFACE, 0) for c, p in pairs]
-    return build_report(
-        cases,
-        results,
-        SURFACE,
-        RUN,
-        min_accuracy=gate.get("min_accuracy", 0.5),
-        max_error_rate=gate.get("max_error_rate", 0.5),
-    )
+    return build_report(cases, results, SURFACE, RUN, Gate.from_values({"min_accuracy": 0.5, "max_error_rate": 0.5, **gate}))
 
 
 PAIRS = [
@@ -95,8 +89,7 @@ def test_not_measured_is_null_not_zero():
         [score_sample(c, Pick("a"), SURFACE, 0, args_measured=False)],
         SURFACE,
         run,
-        min_accuracy=1,
-        max_error_rate=0,
+        Gate.from_values({"min_accuracy": 1, "max_error_rate": 0}),
     )
     assert rep.metrics["arg_accuracy"].value is None
     assert rep.metrics["schema_valid_rate"].value is None
@@ -119,7 +112,7 @@ def test_report_round_trips_through_json(tmp_path):
 
 
 def test_two_tools_split_into_first_and_last_not_middle():
-    from toolselect.report import position_table
+    from toolselect.report import accuracy_by_position
     from toolselect.scoring import Outcome, Result
 
     c = case("a", "a")
@@ -127,5 +120,5 @@ def test_two_tools_split_into_first_and_last_not_middle():
         Result(c, 0, Pick("a"), Outcome.PASS, tool_ok=True, tool_order=("a", "b")),
         Result(c, 1, Pick("b"), Outcome.SEL_WRONG, tool_ok=False, tool_order=("b", "a")),
     ]
-    table = position_table(results)
+    table = accuracy_by_position(results)
     assert table["first"].value == 1.0 and table["last"].value == 0.0 and table["middle"].denominator == 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from toolselect.github.commands import SUMMARY_LIMIT, Workflow, escape_data, escape_property
+from toolselect.github.commands import SUMMARY_BYTES, Workflow, escape_data, escape_property
 
 
 def test_escaping_follows_actions_core():
@@ -37,9 +37,9 @@ def test_outputs_are_multiline_safe(tmp_path):
 def test_summary_is_cut_to_one_mebibyte(tmp_path):
     path = tmp_path / "summary"
     wf = Workflow({"GITHUB_STEP_SUMMARY": str(path)})
-    assert wf.write_summary("é" * SUMMARY_LIMIT)
+    assert wf.write_summary("é" * SUMMARY_BYTES)
     data = path.read_bytes()
-    assert len(data) <= SUMMARY_LIMIT and data.decode("utf-8").endswith("has everything)\n")
+    assert len(data) <= SUMMARY_BYTES and data.decode("utf-8").endswith("has everything)\n")
     assert not Workflow({}).write_summary("x")
 
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-SUMMARY_LIMIT = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
+SUMMARY_BYTES = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 
 
 def escape_data(text: str) -> str:
@@ -67,17 +67,20 @@ class Workflow:
                 f.write(f"{name}<<{delimiter}{os.linesep}{value}{os.linesep}{delimiter}{os.linesep}")
 
     def write_summary(self, markdown: str) -> bool:
-        """Append to the job summary, cut to GitHub's 1 MiB; False when there is no summary file."""
+        """Append to the job summary; False when there is no summary file."""
         path = self.environ.get("GITHUB_STEP_SUMMARY")
-        if not path:
-            return False
-        data = markdown.encode("utf-8")
-        if len(data) > SUMMARY_LIMIT:
-            note = b"\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n"
-            data = data[: SUMMARY_LIMIT - len(note) - 4].decode("utf-8", errors="ignore").encode() + note
-        with open(path, "ab") as f:
-            f.write(data)
-        return True
+        return bool(path) and append_summary(Path(str(path)), markdown)
+
+
+def append_summary(path: Path, markdown: str) -> bool:
+    """Append Markdown to a job summary file, cut to GitHub's 1 MiB."""
+    data = markdown.encode("utf-8")
+    if len(data) > SUMMARY_BYTES:
+        note = "\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n".encode()
+        data = data[: SUMMARY_BYTES - len(note) - 4].decode("utf-8", errors="ignore").encode() + note
+    with open(path, "ab") as f:
+        f.write(data)
+    return True
 
 
 def chown_like(paths: list[Path], reference: Path) -> None:

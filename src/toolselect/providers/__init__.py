@@ -1,19 +1,30 @@
 """Providers: given a prompt, a system prompt and the tool surface, return a pick.
 
-One async method per provider. Factories import their SDK lazily, so `toolselect --version` and the
-offline providers never pay for the model SDKs. A provider answers in *wire* names (the safe names
-it was sent); the ask stage maps them back to MCP names.
+`Provider` is the whole contract the pipeline relies on: a provider overrides `pick` and
+`identity` (and `connect`, `preload`, `write` when it talks to a model API); the base class gives
+everything else a default, so the pipeline never probes with `getattr` or `isinstance`. The answer
+cache is one more provider that wraps another (`make_provider` puts it on every API provider).
+
+Factories import their SDK lazily, so `toolselect --version` and the offline providers never pay
+for the model SDKs. A provider answers in *wire* names (the safe names it was sent); the ask stage
+maps them back to MCP names.
 """
 
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
+from ..errors import ConfigError
 from ..pick import Pick
-from ..pool import Pool
+from .registry import PROVIDERS
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..pool import Pool
 
 
 @dataclass(frozen=True)
@@ -37,35 +48,76 @@ class SampleError(Exception):
     """This sample failed (timeout, bad output, a transient API error after retries): scored ERROR."""
 
 
-class Provider(Protocol):
-    name: str
-    model: str
-    produces_args: bool  # False: tools only (bm25); argument metrics are reported as not measured
-    cacheable: bool  # answers worth keeping in the answer cache (never for local programs)
+@dataclass
+class Spend:
+    """What the run cost: answers reused, requests made, tokens."""
 
+    cache_hits: int = 0
+    api_calls: int = 0
+    cache_writes: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Provider(ABC):
+    """Everything the pipeline calls on a provider."""
+
+    name: str = ""
+    produces_args = True  # False: tools only (bm25); argument metrics are reported as not measured
+    cacheable = False  # answers worth keeping in the answer cache (never a local program's)
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.spend = Spend()
+        self.problems: list[str] = []  # said in the report's warnings (e.g. a capped retry-after)
+
+    @abstractmethod
     def identity(self) -> dict[str, Any]:
         """Everything besides the request that can change an answer (the cache key covers it)."""
-        ...
+
+    @abstractmethod
+    async def pick(self, request: Request) -> Pick:
+        """The first tool call the model makes for this request (never executed)."""
+
+    def preload(self) -> None:
+        """Import what the provider needs (an SDK takes about a second) while the MCP server starts."""
 
     def connect(self) -> None:
         """Check credentials and build the client: fails fast, before the first case."""
-        ...
 
-    async def pick(self, request: Request) -> Pick: ...
+    def ensure_connected(self) -> None:
+        """Connect now if `connect` was skipped because every answer seemed to be cached."""
 
-    async def aclose(self) -> None: ...
+    async def write(self, system: str, prompt: str) -> str:
+        """Plain text from the model (no tools): `toolselect init --draft` writes prompts with it."""
+        raise ConfigError(f"provider {self.name} cannot write prompts: use anthropic, openai or openai-responses")
+
+    async def aclose(self) -> None:
+        """Close the client, if there is one."""
+
+    # The answer cache's side; a provider that is not cached has nothing to say.
+
+    def answer_key(self, request: Request) -> str | None:
+        """The cache key this request's answer may be found under, or None when it is always asked."""
+        return None
+
+    def has_answer(self, key: str) -> bool:
+        return False
+
+    def check_writable(self) -> None:
+        """Before any request: fail when the answers paid for could not be kept."""
+
+    def finish(self, session: set[str] | None = None, interrupted: bool = False) -> None:
+        """After the run: record which cached answers it used (for `toolselect cache prune`)."""
 
 
-# name → "module:factory"; each factory takes the run's Settings and Pool and returns a Provider.
-PROVIDERS: dict[str, str] = {
-    "bm25": "toolselect.providers.bm25:make",
-    "command": "toolselect.providers.command:make",
-    "anthropic": "toolselect.providers.anthropic:make",
-    "openai": "toolselect.providers.openai:make_chat",
-    "openai-responses": "toolselect.providers.openai:make_responses",
-}
+def make_provider(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> Provider:
+    """The provider the settings name, wrapped in the answer cache when its answers are worth keeping.
+    `environ` is where its key and endpoint variables are read (never os.environ behind its back)."""
+    module_name, _, factory = PROVIDERS[settings.provider].factory.partition(":")
+    provider: Provider = getattr(importlib.import_module(module_name), factory)(settings, pool, environ)
+    if provider.cacheable:
+        from ..cache import AnswerCache, CachedProvider
 
-
-def make_provider(settings: Settings, pool: Pool) -> Provider:
-    module_name, _, factory = PROVIDERS[settings.provider].partition(":")
-    return getattr(importlib.import_module(module_name), factory)(settings, pool)
+        provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
+    return provider

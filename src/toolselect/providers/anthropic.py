@@ -8,14 +8,17 @@ block is the pick; a `refusal` stop is no tool. `temperature` and `params` are s
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..errors import InfraError
 from ..pick import Pick, Usage
-from ..pool import Pool
 from . import Request, SampleError
-from .api import SdkProvider, check_key, http_client, sort_error, timeout
+from .api import SdkProvider, timeout
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..pool import Pool
 
 KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
 OFFLINE = "or run offline with --provider bm25"
@@ -25,8 +28,9 @@ class AnthropicProvider(SdkProvider):
     name = "anthropic"
     sdk = "anthropic"
 
-    def __init__(self, settings: Settings, pool: Pool) -> None:
-        super().__init__(settings, pool, settings.base_url or _env_base_url() or "https://api.anthropic.com")
+    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str]) -> None:
+        endpoint = settings.base_url or environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
+        super().__init__(settings, pool, environ, endpoint)
 
     def identity(self) -> dict[str, Any]:
         s = self.settings
@@ -42,18 +46,16 @@ class AnthropicProvider(SdkProvider):
         }
 
     def connect(self) -> None:
-        import os
-
         import anthropic
 
-        for variable in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-            check_key(os.environ.get(variable), variable)
         try:
             client = anthropic.AsyncAnthropic(
-                base_url=self.settings.base_url,
+                api_key=self.key("ANTHROPIC_API_KEY"),
+                auth_token=self.key("ANTHROPIC_AUTH_TOKEN"),
+                base_url=self.endpoint,
                 max_retries=self.settings.max_retries,
                 timeout=timeout(self.settings),
-                http_client=http_client(self.settings, self.pool, anthropic.DefaultAsyncHttpxClient),
+                http_client=self.http_client(anthropic.DefaultAsyncHttpxClient),
             )
         except anthropic.AnthropicError as exc:  # e.g. a configured profile that can't be read
             raise InfraError(f"anthropic: {exc}", hint=f"set {KEY_VARS}, {OFFLINE}") from None
@@ -84,7 +86,7 @@ class AnthropicProvider(SdkProvider):
                 **kwargs,
             )
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
-            raise sort_error(exc, self.name, self.model, self.endpoint, s.max_retries) from None
+            raise self.sort_error(exc) from None
         latency_ms = (time.perf_counter() - started) * 1000
         self.pool.succeeded()
         try:
@@ -121,15 +123,9 @@ class AnthropicProvider(SdkProvider):
                 messages=[{"role": "user", "content": prompt}],
             )
         except Exception as exc:  # noqa: BLE001
-            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+            raise self.sort_error(exc) from None
         return "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", None) == "text")
 
 
-def _env_base_url() -> str | None:
-    import os
-
-    return os.environ.get("ANTHROPIC_BASE_URL") or None
-
-
-def make(settings: Settings, pool: Pool) -> AnthropicProvider:
-    return AnthropicProvider(settings, pool)
+def make(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> AnthropicProvider:
+    return AnthropicProvider(settings, pool, environ)

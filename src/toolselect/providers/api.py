@@ -1,14 +1,22 @@
 """What the model-API providers share: one HTTP client per run, the SDKs' retries configured (not
-re-implemented), rate limits that shrink the pool, and errors sorted into fatal and per-sample."""
+re-implemented), rate limits that shrink the pool, a retry-after that never outlasts the request
+deadline, and errors sorted into fatal and per-sample."""
 
 from __future__ import annotations
 
-from typing import Any
+import email.utils
+import importlib
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..errors import InfraError
-from ..pool import Pool
-from . import SampleError
+from . import Provider, SampleError
+from .registry import PROVIDERS
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..pool import Pool
 
 DEFAULT_TIMEOUT_S = 60.0
 # Statuses after which no other request would fare better: stop the run at once.
@@ -16,28 +24,24 @@ FATAL_STATUSES = {400, 401, 402, 403, 404, 413, 422}
 SLOW_DOWN = {429, 529}
 
 
-class SdkProvider:
-    """What the model-API providers share: settings, the run's pool, one lazily built SDK client."""
+class SdkProvider(Provider):
+    """Settings, the run's pool, the environment its key is read from, one lazily built SDK client."""
 
     sdk = ""  # the SDK's module, imported early by preload()
     produces_args = True
     cacheable = True
 
-    def __init__(self, settings: Settings, pool: Pool, endpoint: str) -> None:
+    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str], endpoint: str) -> None:
+        super().__init__(settings.model)
         self.settings = settings
         self.pool = pool
-        self.model = settings.model
+        self.environ = environ
         self.client: Any = None
         self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
+        self._capped: set[float] = set()
 
     def preload(self) -> None:
-        """Import the SDK (about a second) while the MCP server starts."""
-        import importlib
-
         importlib.import_module(self.sdk)
-
-    def connect(self) -> None:  # pragma: no cover - each provider builds its client
-        raise NotImplementedError
 
     def ensure_connected(self) -> None:
         if self.client is None:
@@ -47,26 +51,97 @@ class SdkProvider:
         if self.client is not None:
             await self.client.close()
 
+    def key(self, variable: str) -> str | None:
+        """A key from the run's environment, refused when it can't go in a header."""
+        value = self.environ.get(variable) or None
+        check_key(value, variable)
+        return value
 
-def http_client(settings: Settings, pool: Pool, client_class: Any) -> Any:
-    """The run's one HTTP client: a pool sized to `concurrency`, and a hook that tells the run's
-    pool to send fewer requests at once whenever the API answers 429/529 (each attempt, retries
-    included)."""
-    import httpx2
+    def http_client(self, client_class: Any) -> Any:
+        """The run's one HTTP client: a pool sized to `concurrency`, and a hook on every answer
+        (retries included) that tells the run's pool to send fewer requests at once on 429/529 and
+        keeps a retry-after within the request deadline."""
+        import httpx2
 
-    async def on_response(response: Any) -> None:
-        if response.status_code in SLOW_DOWN:
-            pool.rate_limited()
+        limit = deadline(self.settings)
 
-    limits = httpx2.Limits(max_connections=settings.concurrency, max_keepalive_connections=settings.concurrency)
-    return client_class(limits=limits, timeout=timeout(settings), event_hooks={"response": [on_response]})
+        async def on_response(response: Any) -> None:
+            if response.status_code in SLOW_DOWN:
+                self.pool.rate_limited()
+            wait = retry_after(response.headers)
+            if wait is not None and wait > limit:
+                response.headers["retry-after"] = f"{limit:g}"
+                response.headers.pop("retry-after-ms", None)
+                if wait not in self._capped:
+                    self._capped.add(wait)
+                    self.problems.append(
+                        f"{self.name} asked to wait {wait:g} s before retrying (retry-after); toolselect waited "
+                        f"at most {limit:g} s, the request timeout (timeout_s)"
+                    )
+
+        concurrency = self.settings.concurrency
+        limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        return client_class(limits=limits, timeout=timeout(self.settings), event_hooks={"response": [on_response]})
+
+    def redact(self, text: str) -> str:
+        """Belt and braces: no key value ever appears in a message we keep or print."""
+        for name in sorted({k for info in PROVIDERS.values() for k in info.keys}):
+            value = (self.environ.get(name) or "").strip()
+            if len(value) >= 8:
+                text = text.replace(value, f"<{name}>")
+        return text
+
+    def sort_error(self, exc: Exception) -> Exception:
+        """An SDK exception as a fatal InfraError (stop the run) or a SampleError (this sample only)."""
+        status = getattr(exc, "status_code", None)
+        retries = self.settings.max_retries
+        if isinstance(status, int) and status in FATAL_STATUSES:
+            hint = {
+                401: "check the API key (the SDK reads it from the usual environment variable)",
+                403: "the key is not allowed to use this model or endpoint",
+                404: "is the model name right, and the endpoint the one you meant?",
+                400: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
+                422: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
+            }.get(status)
+            said = f"{self.name} answered {status} for model '{self.model}' at {self.endpoint}: {api_message(exc)}"
+            return InfraError(self.redact(said), hint=hint)
+        tries = f" (after {retries} retries)" if retries else ""
+        if isinstance(status, int):
+            return SampleError(self.redact(f"{status} {api_message(exc)}{tries}"))
+        name = type(exc).__name__
+        if "Timeout" in name:
+            return SampleError(f"no answer within the timeout{tries}")
+        if "Connection" in name:
+            # the transport's own text can quote request headers (and so the key): name the cause only
+            cause = type(exc.__cause__).__name__ if exc.__cause__ else name
+            return SampleError(f"connection error ({cause}) at {self.endpoint}{tries}")
+        return SampleError(self.redact(f"{name}: {exc}"))
+
+
+def deadline(settings: Settings) -> float:
+    return settings.timeout_s or DEFAULT_TIMEOUT_S
 
 
 def timeout(settings: Settings) -> Any:
     import httpx2
 
-    seconds = settings.timeout_s or DEFAULT_TIMEOUT_S
+    seconds = deadline(settings)
     return httpx2.Timeout(seconds, connect=min(10.0, seconds))
+
+
+def retry_after(headers: Any) -> float | None:
+    """Seconds an answer asks to wait (`retry-after-ms`, `retry-after` in seconds or as a date)."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        text = headers.get(name)
+        if text is None:
+            continue
+        try:
+            return float(text) / scale
+        except ValueError:
+            pass
+        if name == "retry-after" and (when := email.utils.parsedate_tz(text)) is not None:
+            return float(email.utils.mktime_tz(when) - time.time())
+    return None
 
 
 def api_message(exc: Any) -> str:
@@ -81,49 +156,8 @@ def api_message(exc: Any) -> str:
     return str(getattr(exc, "message", "") or exc)
 
 
-SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY")
-
-
-def redact(text: str) -> str:
-    """Belt and braces: no API key value ever appears in a message we keep or print."""
-    import os
-
-    for name in SECRET_VARS:
-        value = os.environ.get(name, "").strip()
-        if len(value) >= 8:
-            text = text.replace(value, f"<{name}>")
-    return text
-
-
 def check_key(value: str | None, variable: str) -> None:
     """A key with whitespace or a line break (a common copy-paste slip) can't go in a header, and the
     transport's error would echo it: say so before the first request."""
     if value and (value != value.strip() or any(ch.isspace() or ord(ch) < 32 for ch in value)):
         raise InfraError(f"{variable} contains whitespace or a line break: remove it (the key is not shown here)")
-
-
-def sort_error(exc: Exception, provider: str, model: str, endpoint: str, retries: int) -> Exception:
-    """An SDK exception as a fatal InfraError (stop the run) or a SampleError (this sample only)."""
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and status in FATAL_STATUSES:
-        hint = {
-            401: "check the API key (the SDK reads it from the usual environment variable)",
-            403: "the key is not allowed to use this model or endpoint",
-            404: "is the model name right, and the endpoint the one you meant?",
-            400: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
-            422: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
-        }.get(status)
-        return InfraError(
-            redact(f"{provider} answered {status} for model '{model}' at {endpoint}: {api_message(exc)}"), hint=hint
-        )
-    tries = f" (after {retries} retries)" if retries else ""
-    if isinstance(status, int):
-        return SampleError(redact(f"{status} {api_message(exc)}{tries}"))
-    name = type(exc).__name__
-    if "Timeout" in name:
-        return SampleError(f"no answer within the timeout{tries}")
-    if "Connection" in name:
-        # the transport's own text can quote request headers (and so the key): name the cause only
-        cause = type(exc.__cause__).__name__ if exc.__cause__ else name
-        return SampleError(f"connection error ({cause}) at {endpoint}{tries}")
-    return SampleError(redact(f"{name}: {exc}"))

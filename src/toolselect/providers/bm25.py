@@ -11,24 +11,27 @@ Options go in `evals.params`: `threshold` (default 1.0), `k1` (1.2), `b` (0.75).
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..errors import ConfigError, did_you_mean
 from ..pick import Pick
 from ..text import BM25, tokenize, tool_text
-from . import Request, WireTool
+from . import Provider, Request, WireTool
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 DEFAULTS = {"threshold": 1.0, "k1": 1.2, "b": 0.75}
 
 
-class BM25Provider:
+class BM25Provider(Provider):
     name = "bm25"
     produces_args = False
     cacheable = False
 
     def __init__(self, threshold: float, k1: float, b: float) -> None:
-        self.model = "bm25"
+        super().__init__("bm25")
         self.threshold, self.k1, self.b = threshold, k1, b
         self._index: tuple[tuple[str, ...], BM25] | None = None
 
@@ -60,17 +63,11 @@ class BM25Provider:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
 
-    def identity(self) -> dict:
+    def identity(self) -> dict[str, Any]:
         return {"provider": "bm25", "threshold": self.threshold, "k1": self.k1, "b": self.b}
 
-    def connect(self) -> None:
-        return None
 
-    async def aclose(self) -> None:
-        return None
-
-
-def make(settings: Settings, pool: object = None) -> BM25Provider:
+def make(settings: Settings, pool: object = None, environ: Mapping[str, str] | None = None) -> BM25Provider:
     options: dict[str, Any] = dict(DEFAULTS)
     for key, value in settings.params.items():
         if key not in DEFAULTS:

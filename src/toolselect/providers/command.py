@@ -11,25 +11,29 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..errors import InfraError
 from ..explain import show
 from ..pick import Pick
-from . import Request, SampleError
+from . import Provider, Request, SampleError
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 DEFAULT_TIMEOUT_S = 120.0
 
 
-class CommandProvider:
+class CommandProvider(Provider):
     name = "command"
     produces_args = True
     cacheable = False  # the cache key can't see changes to your script (toolproof's rule)
 
     def __init__(self, command: tuple[str, ...], model: str, cwd: Path, timeout_s: float) -> None:
+        super().__init__(model)
         self.command = command
-        self.model = model
         self.cwd = cwd
         self.timeout_s = timeout_s
 
@@ -90,14 +94,8 @@ class CommandProvider:
             latency_ms=latency_ms,
         )
 
-    def identity(self) -> dict:
+    def identity(self) -> dict[str, Any]:
         return {"provider": "command", "command": list(self.command), "model": self.model}
-
-    def connect(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _tail(data: bytes, lines: int = 5) -> str:
@@ -105,7 +103,7 @@ def _tail(data: bytes, lines: int = 5) -> str:
     return " | ".join(text.splitlines()[-lines:])[-500:]
 
 
-def make(settings: Settings, pool: object = None) -> CommandProvider:
+def make(settings: Settings, pool: object = None, environ: Mapping[str, str] | None = None) -> CommandProvider:
     assert settings.command  # resolve_settings guarantees it
     return CommandProvider(
         command=settings.command,

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings
 from ..errors import InfraError
 from ..pick import Pick, Usage
-from ..pool import Pool
 from ..scoring import parse_args
 from . import Request, SampleError
-from .api import SdkProvider, check_key, http_client, sort_error, timeout
+from .api import SdkProvider, timeout
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..pool import Pool
 
 NO_KEY = (
     "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
@@ -29,12 +32,9 @@ class _OpenAIBase(SdkProvider):
     name = "openai"
     sdk = "openai"
 
-    def __init__(self, settings: Settings, pool: Pool) -> None:
-        import os
-
-        super().__init__(
-            settings, pool, settings.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        )
+    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str]) -> None:
+        endpoint = settings.base_url or environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        super().__init__(settings, pool, environ, endpoint)
 
     def identity(self) -> dict[str, Any]:
         s = self.settings
@@ -49,17 +49,15 @@ class _OpenAIBase(SdkProvider):
         }
 
     def connect(self) -> None:
-        import os
-
         import openai
 
-        check_key(os.environ.get("OPENAI_API_KEY"), "OPENAI_API_KEY")
         try:
             self.client = openai.AsyncOpenAI(
-                base_url=self.settings.base_url,
+                api_key=self.key("OPENAI_API_KEY"),
+                base_url=self.endpoint,
                 max_retries=self.settings.max_retries,
                 timeout=timeout(self.settings),
-                http_client=http_client(self.settings, self.pool, openai.DefaultAsyncHttpxClient),
+                http_client=self.http_client(openai.DefaultAsyncHttpxClient),
             )
         except openai.OpenAIError:
             raise InfraError(NO_KEY) from None
@@ -69,7 +67,7 @@ class _OpenAIBase(SdkProvider):
         try:
             answer = await self._ask(request)
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
-            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+            raise self.sort_error(exc) from None
         self.pool.succeeded()
         try:
             return self._read(answer, (time.perf_counter() - started) * 1000)
@@ -101,7 +99,7 @@ class ChatProvider(_OpenAIBase):
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
             )
         except Exception as exc:  # noqa: BLE001
-            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+            raise self.sort_error(exc) from None
         return (completion.choices[0].message.content or "") if completion.choices else ""
 
     async def _ask(self, request: Request) -> Any:
@@ -160,7 +158,7 @@ class ResponsesProvider(_OpenAIBase):
                 model=self.model, instructions=system, input=prompt, store=False
             )
         except Exception as exc:  # noqa: BLE001
-            raise sort_error(exc, self.name, self.model, self.endpoint, self.settings.max_retries) from None
+            raise self.sort_error(exc) from None
         return response.output_text or ""
 
     def identity(self) -> dict[str, Any]:
@@ -214,9 +212,9 @@ class ResponsesProvider(_OpenAIBase):
         return Pick(**fields)
 
 
-def make_chat(settings: Settings, pool: Pool) -> ChatProvider:
-    return ChatProvider(settings, pool)
+def make_chat(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> ChatProvider:
+    return ChatProvider(settings, pool, environ)
 
 
-def make_responses(settings: Settings, pool: Pool) -> ResponsesProvider:
-    return ResponsesProvider(settings, pool)
+def make_responses(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> ResponsesProvider:
+    return ResponsesProvider(settings, pool, environ)

@@ -8,17 +8,21 @@ Everything from the repo or the model is escaped; holdout prompts and names are 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
-from ..report import Report
+from ..report import Metric, Report
 from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, pct
-from .markdown import _MENTION, cases_table, code, confusion_table, esc, flaky_list, lint_list, position_table
+from .markdown import _MENTION, cases_table, code, confusion_table, esc, flaky_list, lint_list, position_rows
 
 COMMENT_LIMIT = 60_000
-SUMMARY_LIMIT = 1_000_000
+SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
 HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
 MAX_ROWS = 50
+
+if TYPE_CHECKING:
+    from ..outcome import Outcome
 
 
 def marker(comment_id: str) -> str:
@@ -70,7 +74,7 @@ def delta_text(value: float | None) -> str:
     return f"{'+' if value > 0 else '−'}{abs(value):.1f} pt"
 
 
-def headline(verdict: Verdict, head: Report, diff: Diff | None, base_note: str | None) -> str:
+def title_line(verdict: Verdict, head: Report, diff: Diff | None, base_note: str | None) -> str:
     icon = "✅" if verdict.passed else "❌"
     acc = head.metrics["accuracy"]
     if diff is not None and diff.metrics["accuracy"].base is not None:
@@ -100,7 +104,7 @@ def _signed(points: float) -> str:
     return f"{'+' if points > 0 else '−' if points < 0 else ''}{abs(points):.1f}"
 
 
-def metrics_table(head: Report, diff: Diff | None) -> list[str]:
+def metrics_delta_table(head: Report, diff: Diff | None) -> list[str]:
     if diff is None:
         out = ["| metric | head | 95% CI |", "|---|---:|---:|"]
         for key in HEADLINE_METRICS:
@@ -173,30 +177,24 @@ def footer(head: Report, base: Report | None, diff: Diff | None, run_url: str | 
 
 
 def render_comment(
-    head: Report,
-    verdict: Verdict,
+    outcome: Outcome,
     *,
-    base: Report | None = None,
-    diff: Diff | None = None,
-    base_note: str | None = None,
     comment_id: str | None = "default",
     run_url: str | None = None,
     limit: int = COMMENT_LIMIT,
-    extra_sections: tuple[Section, ...] = (),
     summary_hint: bool = True,
 ) -> str:
+    """The PR comment (with `comment_id`'s hidden marker), or without a marker the job summary."""
+    head, base, diff, verdict, base_note = outcome.head, outcome.base, outcome.diff, outcome.verdict, outcome.base_note
     top = [marker(comment_id)] if comment_id else []
-    top.append(headline(verdict, head, diff, base_note))
+    top.append(title_line(verdict, head, diff, base_note))
     top.append("")
-    for reason in verdict.reasons:
-        top.append(f"- ❌ {esc(reason)}")
-    for note in verdict.notes:
-        top.append(f"- ℹ️ {esc(note)}")
-    if base_note and diff is None:
-        top.append(f"- ℹ️ {esc(base_note)}")
-    if verdict.reasons or verdict.notes or (base_note and diff is None):
+    said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
+    top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]
+    top += [f"- ℹ️ {esc(note)}" for note in said]
+    if verdict.reasons or said:
         top.append("")
-    top += [*metrics_table(head, diff), ""]
+    top += [*metrics_delta_table(head, diff), ""]
 
     sections: list[Section] = []
     if diff is not None:
@@ -267,7 +265,7 @@ def render_comment(
         sections.append(
             Section(
                 "Accuracy by the expected tool's position",
-                "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_table(head)),
+                "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_rows(head)),
                 45,
             )
         )
@@ -287,7 +285,6 @@ def render_comment(
     if head.lint:
         counts = lint_summary(head.lint)
         sections.append(Section(f"Lint: {counts}", "\n".join(lint_list(head.lint, limit=15)), 40))
-    sections += list(extra_sections)
     matrix = confusion_table(head, base if diff is not None else None)
     if matrix:
         title = "Confusion matrix (head; Δ vs base in brackets)" if diff is not None else "Confusion matrix"

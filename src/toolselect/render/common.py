@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import ERROR, NONE, UNKNOWN, CaseOut, Metric, Report, SampleOut, headline
+from ..report import ERROR, NONE, UNKNOWN, CaseOut, Metric, Report, SampleOut, case_headline
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",
@@ -85,7 +85,7 @@ def picked_label(sample: SampleOut | None, with_args: bool = True, limit: int = 
 
 
 def case_row(case: CaseOut) -> CaseRow:
-    outcome, shown = headline(case)
+    outcome, shown = case_headline(case)
     rate = f"{case.passed}/{case.evaluated}" if len(case.samples) > 1 else ""
     if case.split == "holdout":  # arguments and reasons can quote the prompt: the tool only
         return CaseRow(

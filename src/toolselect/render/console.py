@@ -3,12 +3,16 @@ the metrics and the gate line (rich)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..report import Report
+from ..report import FindingOut, Report
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
@@ -23,6 +27,14 @@ from .common import (
     verdict,
 )
 
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..golden import Case
+    from ..lint import Finding
+    from ..outcome import Outcome
+    from ..pipeline import Hooks
+    from ..surface import Surface
+
 STYLE = {
     "PASS": "green",
     "ERROR": "bold magenta",
@@ -32,19 +44,38 @@ MAX_ROWS_ALL = 40  # beyond this many cases, list only the ones that need attent
 MAX_MATRIX = 14  # beyond this many labels, show the hot cells only
 
 
+CI_WIDTH = 200  # a CI log is no terminal, but it is wide: don't wrap tables and sentences at 80 columns
+
+
+def make_console(environ: Mapping[str, str] | None = None) -> Console:
+    """A console; in CI logs (no terminal, `CI` or `GITHUB_ACTIONS` set, no `COLUMNS`) a wide one."""
+    env = os.environ if environ is None else environ
+    console = Console(highlight=False)
+    in_ci = bool(env.get("CI") or env.get("GITHUB_ACTIONS"))
+    if in_ci and not console.is_terminal and not env.get("COLUMNS"):
+        console = Console(highlight=False, width=CI_WIDTH)
+    return console
+
+
 class ConsoleView:
     def __init__(self, quiet: bool = False, console: Console | None = None) -> None:
         self.quiet = quiet
-        self.console = console or Console(highlight=False)
+        self.console = console or make_console()
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
 
-    def hooks(self):
+    def hooks(self) -> Hooks:
         from ..pipeline import Hooks
 
         return Hooks(on_start=self.start, on_sample=self.advance)
 
-    def start(self, settings, surface, cases, samples: int) -> None:
+    def stop(self) -> None:
+        """Take the progress bar away (the run ended, or was interrupted)."""
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def start(self, settings: Settings, surface: Surface, cases: list[Case], samples: int) -> None:
         for note in settings.notes:
             self.console.print(f"[dim]info: {escape(note)}[/]")
         if self.quiet:
@@ -73,8 +104,8 @@ class ConsoleView:
         self.progress.start()
         self.task = self.progress.add_task("samples", total=samples)
 
-    def advance(self, job, pick) -> None:
-        if self.progress is not None:
+    def advance(self, job: Any, pick: Any) -> None:
+        if self.progress is not None and self.task is not None:
             self.progress.advance(self.task)
 
     def note(self, text: str) -> None:
@@ -82,8 +113,7 @@ class ConsoleView:
             self.console.print(escape(text))
 
     def finish(self, report: Report) -> None:
-        if self.progress is not None:
-            self.progress.stop()
+        self.stop()
         if not self.quiet:
             self.print_cases(report)
             self.print_confusion(report)
@@ -198,16 +228,18 @@ class ConsoleView:
         if extra:
             self.console.print("[yellow]" + "; ".join(extra) + "[/]")
 
-    def print_comparison(self, diff, verdict, base_note: str | None, base_ref: str) -> None:
-        """The base-vs-head part: metric deltas, changed cells, flipped cases, the verdict."""
+    def print_outcome(self, outcome: Outcome) -> None:
+        """The base-vs-head part: metric deltas, changed cells, flipped cases, then the verdict."""
         from .comment import cell_line, delta_text
 
+        diff = outcome.diff
         if diff is None:
-            self.console.print(f"[yellow]{escape(base_note or 'no baseline')}[/]")
+            self.console.print(f"[yellow]{escape(outcome.base_note or 'no baseline')}[/]")
         else:
             m = diff.metrics["accuracy"]
             self.console.print(
-                f"[bold]vs base {escape(base_ref)}[/]: accuracy {pct(m.base)} → {pct(m.head)} ({delta_text(m.delta_pt)})"
+                f"[bold]vs base {escape(str(outcome.base_label))}[/]: accuracy {pct(m.base)} → {pct(m.head)} "
+                f"({delta_text(m.delta_pt)})"
             )
             for cell in [c for c in diff.cells if not c.diagonal][:10]:
                 self.console.print("  " + escape(cell_line(cell).removeprefix("- ").replace("`", "")))
@@ -216,27 +248,30 @@ class ConsoleView:
                 from ..gate import significance_text
 
                 self.console.print(
-                    f"  paired over {p.cases} cases: {delta_text(p.delta_pt)}, 95% CI {p.ci_pt[0]:+.1f}…{p.ci_pt[1]:+.1f} pt, "
+                    f"  paired over {p.cases} cases: {delta_text(p.delta_pt)}, "
+                    f"95% CI {p.ci_pt[0]:+.1f}…{p.ci_pt[1]:+.1f} pt, "
                     f"{significance_text(diff)} by {p.test} ({p.improved} better, {p.worsened} worse)"
                 )
             for title, cases in (("flipped to failing", diff.to_failing), ("flipped to passing", diff.to_passing)):
                 for case in cases[:20]:
                     certain = " [bold](certain)[/]" if case.certain else ""
                     self.console.print(
-                        f"  {title}{certain}: {escape(case.name)} — base {escape(case.base.pick)}, head {escape(case.head.pick)}"
+                        f"  {title}{certain}: {escape(case.name)} — "
+                        f"base {escape(case.base.pick)}, head {escape(case.head.pick)}"
                     )
             for change in diff.tools:
                 self.console.print(f"  tool {escape(change.name)}: {change.kind}")
-        for note in verdict.notes:
+        verdict = outcome.verdict
+        for note in (*outcome.notes, *verdict.notes):
             self.console.print(f"  [dim]{escape(note)}[/]")
         if verdict.passed:
-            self.console.print("[bold green]PASSED[/]  the comparison gate")
+            self.console.print("[bold green]PASSED[/]  the gate, head and comparison")
         else:
             self.console.print("[bold red]FAILED[/]")
             for reason in verdict.reasons:
                 self.console.print(f"  - {escape(reason)}")
 
-    def print_lint(self, findings, limit: int | None = None, title: str = "Lint") -> None:
+    def print_lint(self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint") -> None:
         if not findings:
             return
         shown = sorted_findings(findings)

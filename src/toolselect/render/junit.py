@@ -6,11 +6,14 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import PurePosixPath
 
+from ..gate import Verdict
 from ..report import Report
 from .common import case_row, picked_label
 
 
-def render_junit(report: Report) -> str:
+def render_junit(report: Report, verdict: Verdict | None = None) -> str:
+    """The cases, and a `gate` testcase that fails with the verdict's reasons (the head's own gate
+    when there is no verdict)."""
     rows = [case_row(c) for c in report.cases]
     suite = ET.Element(
         "testsuite", name="toolselect", timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}"
@@ -55,8 +58,9 @@ def render_junit(report: Report) -> str:
         f"provider={report.run.provider} model={report.run.model} accuracy={acc.numerator}/{acc.denominator} "
         f"min_accuracy={report.gate.min_accuracy}"
     )
-    if not report.passed:
-        reasons = "; ".join(report.gate.reasons) or "gate failed"
+    passed, reasons_list = (verdict.passed, verdict.reasons) if verdict else (report.passed, tuple(report.gate.reasons))
+    if not passed:
+        reasons = "; ".join(reasons_list) or "gate failed"
         ET.SubElement(gate, "failure", message=reasons, type="gate").text = reasons
         failures += 1
     suite.set("tests", str(len(rows) + 1))

@@ -69,7 +69,7 @@ def metrics_table(report: Report) -> list[str]:
     return out
 
 
-def position_table(report: Report) -> list[str]:
+def position_rows(report: Report) -> list[str]:
     if not report.position:
         return []
     out = ["| expected tool's position | accuracy | n/d | 95% CI |", "|---|---:|---:|---:|"]
@@ -192,7 +192,7 @@ def render_markdown(report: Report) -> str:
             "Each sample saw the tools in a seeded, shuffled order.",
             "",
         ]
-        lines += [*position_table(report), ""]
+        lines += [*position_rows(report), ""]
     rows = [case_row(c) for c in report.cases]
     failing = [r for r in rows if r.failing]
     if failing:

@@ -5,20 +5,25 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
-from .cli import _overrides, run_async
+from ..config import Overrides, Settings
+from ..providers.registry import API_PROVIDERS
+from ..runtime import run_async
+from ..surface import Surface
+from .common import flag_overrides, load_settings
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     import asyncio
 
-    from .config import Overrides, find_config, load_config, surface_source
-    from .errors import ConfigError
-    from .surface import build_surface
-    from .surface.file import write_tools_file
-    from .surface.mcp import list_tools
+    from ..config import find_config, load_config, surface_source
+    from ..errors import ConfigError
+    from ..surface import build_surface
+    from ..surface.file import write_tools_file
+    from ..surface.mcp import list_tools
 
-    if args.tools:
+    if args.tools_file:
         raise ConfigError("snapshot captures a live server: use --url URL, -- SERVER COMMAND, or a config with server:")
     cwd = Path.cwd()
     explicit = args.config or not (args.url or args.server_command)
@@ -37,37 +42,23 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _surface_only(args: argparse.Namespace):
+def _surface_only(args: argparse.Namespace) -> Any:
     """Config (optional) and settings for commands that need a tool surface but no model."""
-    from dataclasses import replace
-
-    from .config import find_config, load_config, resolve_settings
-
-    cwd = Path.cwd()
-    over = replace(_overrides(args), provider="bm25", model=None)
-    path = (
-        find_config(args.config, cwd) if (args.config or not (args.tools or args.url or args.server_command)) else None
-    )
-    if path is None and not (args.tools or args.url or args.server_command):
-        from .errors import ConfigError
-
-        raise ConfigError("no tool surface: pass --tools FILE, --url URL, or -- SERVER COMMAND (or -c CONFIG)")
-    loaded = load_config(path, os.environ)
-    return loaded, resolve_settings(loaded, over, os.environ, cwd)
+    return load_settings(flag_overrides(args, provider="bm25", model=""), config_optional=True)
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
     import asyncio
     import json
 
-    from .config import load_cases
-    from .errors import EXIT_PASSED, EXIT_USAGE, ConfigError
-    from .lint import lint_golden, lint_surface
-    from .pipeline import load_surface, surface_place
-    from .render.common import lint_summary
-    from .render.console import ConsoleView
-    from .render.markdown import lint_list
-    from .report import FindingOut
+    from ..config import load_cases
+    from ..errors import EXIT_PASSED, EXIT_USAGE, ConfigError
+    from ..lint import lint_golden, lint_surface
+    from ..pipeline import load_surface, surface_place
+    from ..render.common import lint_summary
+    from ..render.console import ConsoleView
+    from ..render.markdown import lint_list
+    from ..report import FindingOut
 
     loaded, settings = _surface_only(args)
     try:
@@ -97,18 +88,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
         )
         args.markdown.write_text(body + "\n", encoding="utf-8")
     if args.annotate:
-        from .github.commands import Workflow
+        from ..github.annotations import annotate_findings
+        from ..github.commands import Workflow
 
-        wf = Workflow(os.environ)
-        for f in findings:
-            level = {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
-            wf.annotate(
-                level,
-                f"{f.message}" + (f" — fix: {f.fix}" if f.fix else ""),
-                file=f.file,
-                line=f.line,
-                title=f"toolselect lint {f.code}",
-            )
+        annotate_findings(findings, Workflow(os.environ))
     failing = [f for f in findings if f.severity == "error" or (args.strict and f.severity == "warning")]
     return EXIT_USAGE if failing else EXIT_PASSED
 
@@ -116,9 +99,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_init(args: argparse.Namespace) -> int:
     import asyncio
 
-    from .errors import ConfigError
-    from .init import render_config, render_golden
-    from .pipeline import load_surface
+    from ..errors import ConfigError
+    from ..init import render_config, render_golden
+    from ..pipeline import load_surface
 
     out = args.output
     targets = [out / "toolselect.yaml", out / "golden.yaml"]
@@ -127,11 +110,11 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere"
         )
-    if not (args.tools or args.url or args.server_command):
+    if not (args.tools_file or args.url or args.server_command):
         raise ConfigError("init needs a tool surface: --tools FILE, --url URL, or -- SERVER COMMAND")
-    if args.draft and args.provider not in ("anthropic", "openai", "openai-responses"):
+    if args.draft and args.provider not in API_PROVIDERS:
         raise ConfigError(
-            "--draft asks a model to write the prompts: add --provider anthropic|openai|openai-responses and --model M"
+            f"--draft asks a model to write the prompts: add --provider {'|'.join(API_PROVIDERS)} and --model M"
         )
     _, settings = _surface_only(args)
     surface = asyncio.run(load_surface(settings))
@@ -154,27 +137,17 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _draft(args, surface):
-    from .config import Settings
-    from .init import draft
-    from .pool import Pool
-    from .providers import make_provider
+async def _draft(args: argparse.Namespace, surface: Surface) -> Any:
+    from ..config import default_settings
+    from ..errors import ConfigError
+    from ..init import draft
+    from ..pool import Pool
+    from ..providers import make_provider
 
-    settings = Settings(
-        config_file=None,
-        base_dir=Path.cwd(),
-        server=None,
-        tools_file=None,
-        golden=(),
-        provider=args.provider,
-        model=args.model or "",
-        base_url=args.base_url,
-    )
-    if not settings.model:
-        from .errors import ConfigError
-
+    if not args.model:
         raise ConfigError("--draft needs --model: the model that writes the prompts")
-    provider = make_provider(settings, Pool(4))
+    settings: Settings = default_settings(args.provider, args.model, base_url=args.base_url)
+    provider = make_provider(settings, Pool(4), os.environ)
     provider.connect()
     try:
         return await draft(provider, surface)
@@ -182,12 +155,12 @@ async def _draft(args, surface):
         await provider.aclose()
 
 
-def _init_source(args, out: Path) -> str:
+def _init_source(args: argparse.Namespace, out: Path) -> str:
     """The surface part of the written config, with paths that work from the output folder."""
     import json
 
-    if args.tools:
-        return f"tools_file: {json.dumps(os.path.relpath(Path(args.tools).resolve(), out.resolve()))}"
+    if args.tools_file:
+        return f"tools_file: {json.dumps(os.path.relpath(Path(args.tools_file).resolve(), out.resolve()))}"
     if args.url:
         return f"server:\n  url: {json.dumps(args.url)}"
 
@@ -205,8 +178,8 @@ def _init_source(args, out: Path) -> str:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from .cache import cache_stats, prune
-    from .config import find_config, load_config
+    from ..cache import cache_stats, prune
+    from ..config import find_config, load_config
 
     cwd = Path.cwd()
     if args.cache_dir:
@@ -214,10 +187,10 @@ def cmd_cache(args: argparse.Namespace) -> int:
     else:
         path = find_config(args.config, cwd)
         if path is None:
-            from .errors import ConfigError
+            from ..errors import ConfigError
 
             raise ConfigError("no config file here to find the cache in: pass --cache-dir DIR or -c FILE")
-        root = path.parent / load_config(path, os.environ).model.evals.cache_dir  # as eval resolves it
+        root = path.parent / load_config(path, os.environ).config_value("cache_dir")  # as eval resolves it
     if args.action == "stats":
         stats = cache_stats(root)
         print(f"{root}: {stats['entries']} answers, {stats['bytes'] / 1024:.1f} KiB")

@@ -1,0 +1,164 @@
+"""The `toolselect` command: flags → overrides → settings → pipeline → outcome → outputs → exit code.
+
+Kept free of heavy imports at module level so `toolselect --version` starts fast: each command's
+module is imported when it runs. The options' flags come from their declarations (options.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .. import __version__
+from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, ToolselectError
+from ..options import add_flags, option, with_flags
+
+SURFACE_COMMANDS = ("eval", "snapshot", "lint", "init")
+
+
+def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command in cli/<module>.py, imported only when it runs (keeps --version fast)."""
+
+    def run(args: argparse.Namespace) -> int:
+        command: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        return command(args)
+
+    return run
+
+
+def _url(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", help="an MCP server over streamable HTTP (or SSE when the path ends in /sse)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolselect",
+        description="Does the model still pick the right MCP tool, with the right arguments?",
+    )
+    parser.add_argument("--version", action="version", version=f"toolselect {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    ev = sub.add_parser(
+        "eval",
+        help="run the golden set and report accuracy, restraint and the confusion matrix",
+        usage="toolselect eval [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [options]",
+    )
+    add_flags(ev, with_flags(("surface", "run", "gate", "compare", "base", "report")))
+    _url(ev)
+    cache = ev.add_mutually_exclusive_group()
+    cache.add_argument("--no-cache", action="store_true", help="ask again and refresh the answer cache")
+    cache.add_argument("--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED")
+    ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report (with --base-ref, the base's beside it)")
+    ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as Markdown (with --base-ref: the PR comment)")
+    ev.add_argument("--dry-run", action="store_true", help="say how many requests, tokens and dollars the run would take, and stop")
+    ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
+    ev.set_defaults(func=_later("evaluate", "cmd_eval"))
+
+    df = sub.add_parser("diff", help="compare two saved JSON reports (base, head) under the head's recorded gate")
+    df.add_argument("base", type=Path, metavar="BASE.json")
+    df.add_argument("head", type=Path, metavar="HEAD.json")
+    add_flags(df, with_flags(("compare",)))
+    df.add_argument("--markdown", type=Path, metavar="PATH", help="write the comparison as the PR comment Markdown")
+    df.add_argument("--json", type=Path, metavar="PATH", help="write the diff as JSON")
+    df.set_defaults(func=_later("evaluate", "cmd_diff"))
+
+    act = sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and the GitHub environment)")
+    act.set_defaults(func=_cmd_action)
+
+    snap = sub.add_parser(
+        "snapshot",
+        help="capture a live server's tool surface into a tools.json file",
+        usage="toolselect snapshot [-c CONFIG] [--url URL | -- SERVER CMD…] -o tools.json",
+    )
+    add_flags(snap, [option("config"), option("tools_file")])
+    _url(snap)
+    snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
+    snap.set_defaults(func=_later("surface", "cmd_snapshot"))
+
+    lint = sub.add_parser(
+        "lint",
+        help="check the tool surface and the golden set before any model is asked",
+        usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… [--strict]",
+    )
+    add_flags(lint, with_flags(("surface",)))
+    _url(lint)
+    lint.add_argument("--strict", action="store_true", help="warnings fail too")
+    lint.add_argument("--json", type=Path, metavar="PATH", help="write the findings as JSON")
+    lint.add_argument("--markdown", type=Path, metavar="PATH", help="write the findings as Markdown")
+    lint.add_argument("--annotate", action="store_true", help="also print GitHub workflow annotations (file:line)")
+    lint.set_defaults(func=_later("surface", "cmd_lint"))
+
+    init = sub.add_parser(
+        "init",
+        help="write a starter toolselect.yaml and golden set for a server (seed 001's recipe)",
+        usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] "
+        "[--draft --provider P --model M]",
+    )
+    add_flags(init, [option("tools_file"), option("provider"), option("model"), option("base_url")])
+    _url(init)
+    init.add_argument("-o", "--output", type=Path, default=Path("."), metavar="DIR", help="where to write the files")
+    init.add_argument("--force", action="store_true", help="overwrite existing files")
+    init.add_argument("--draft", action="store_true", help="ask the model to write the prompts (they still need review)")
+    init.set_defaults(func=_later("surface", "cmd_init"))
+
+    cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
+    cache_cmd.add_argument("action", choices=["stats", "prune"])
+    add_flags(cache_cmd, [option("config"), option("cache_dir")])
+    cache_cmd.add_argument("--dry-run", action="store_true", help="prune: only say what would go")
+    cache_cmd.set_defaults(func=_later("surface", "cmd_cache"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    server_command: tuple[str, ...] | None = None
+    if "--" in argv:
+        i = argv.index("--")
+        argv, server_command = argv[:i], tuple(argv[i + 1 :]) or None
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    if server_command and args.command not in SURFACE_COMMANDS:
+        parser.error("'-- SERVER COMMAND' only applies to eval, snapshot, lint and init")
+    given = [x for x in (getattr(args, "tools_file", None), getattr(args, "url", None), server_command) if x]
+    if len(given) > 1:
+        parser.error("give only one of --tools, --url, or -- SERVER COMMAND")
+    args.server_command = server_command
+    try:
+        code: int = args.func(args)
+        return code
+    except ToolselectError as exc:
+        _print_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - a bug of ours, never a verdict: not exit 1 ("the gate failed")
+        if os.environ.get("TOOLSELECT_DEBUG"):
+            raise
+        print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr)
+        return EXIT_INFRA
+
+
+def _print_error(exc: ToolselectError) -> None:
+    """`error: ` before each problem; indented detail lines (hints, server stderr) as they are."""
+    for line in str(exc).splitlines() or ["unknown error"]:
+        detail = line.startswith(" ") or (line.endswith(":") and "stderr" in line)
+        print(line if detail else f"error: {line}", file=sys.stderr)
+
+
+def _cmd_action(args: argparse.Namespace) -> int:
+    from ..action import run_action
+
+    return run_action(dict(os.environ))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

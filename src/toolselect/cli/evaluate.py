@@ -1,0 +1,83 @@
+"""`toolselect eval` and `toolselect diff`: a run (or two saved reports) → outcome → outputs → exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..config import Loaded, Overrides, Settings
+from ..errors import EXIT_INTERRUPTED, ConfigError
+from ..outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
+from ..pipeline import Against, plan_eval
+from ..render.console import ConsoleView
+from ..runtime import run_async
+from .common import flag_overrides, load_settings
+
+COMPARISON = ("max_drop", "significance", "fail_on_certain_flips")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    over = flag_overrides(args)
+    loaded, settings = load_settings(over)
+    base_ref = over.get("base_ref")
+    against = Against(base_ref, over, Path.cwd()) if base_ref else None
+    if args.dry_run:
+        return _dry_run(loaded, settings, against)
+    if against is None and any(over.get(k) is not None for k in COMPARISON):
+        raise ConfigError(
+            "--max-drop, --significance and --fail-on-certain-flips compare against a base: "
+            "add --base-ref REF (e.g. origin/main)"
+        )
+    view = ConsoleView(quiet=args.quiet)
+    outcome = run_async(evaluate(loaded, settings, os.environ, view.hooks(), against=against), view.stop)
+    if outcome is None:
+        return EXIT_INTERRUPTED
+    view.finish(outcome.head)
+    if outcome.compared:
+        view.print_outcome(outcome)
+    junit = over.get("junit")
+    _write(outcome, Targets(json=args.json, markdown=args.markdown, junit=Path(junit) if junit else None), view)
+    return exit_code(outcome)
+
+
+def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int:
+    """`eval --dry-run`: what the run would ask and cost; nothing is sent to a model."""
+    from ..budget import check_budget, describe
+
+    plans = run_async(plan_eval(loaded, settings, os.environ, against=against))
+    if plans is None:
+        return EXIT_INTERRUPTED
+    sides = [("head", plans.head), ("base", plans.base)] if against else [("run", plans.head)]
+    budgets = [b for _, b in sides if b is not None]
+    for name, budget in sides:
+        print(describe(budget, name) if budget is not None else f"base: {plans.base_note}")
+    total = sum(b.requests for b in budgets)
+    costs = [b.cost_usd for b in budgets]
+    money = "" if any(c is None for c in costs) else f", ≈ ${sum(c or 0.0 for c in costs):.4f}"
+    limit = f" (max_requests {settings.max_requests})" if settings.max_requests else ""
+    print(f"total: {total} requests{money}{limit}")
+    check_budget(budgets, settings.max_requests)
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Two saved reports, judged as a live comparison: under the head's recorded gate, flags on top."""
+    from ..diff import incomparable
+    from ..report import read_report
+
+    base, head = read_report(args.base), read_report(args.head)
+    reasons = incomparable(base, head)
+    if reasons:
+        raise ConfigError(f"{args.base} and {args.head} can't be compared: " + "; ".join(reasons))
+    over: Overrides = flag_overrides(args)
+    outcome = compare_saved(base, head, over.values, base_label=str(args.base))
+    view = ConsoleView()
+    view.print_outcome(outcome)
+    _write(outcome, Targets(markdown=args.markdown, diff_json=args.json), view)
+    return exit_code(outcome)
+
+
+def _write(outcome: Outcome, targets: Targets, view: ConsoleView) -> None:
+    for what, path in write_outputs(outcome, targets).files:
+        view.note(f"{what} written to {path}")

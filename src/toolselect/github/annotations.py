@@ -1,0 +1,74 @@
+"""Workflow annotations at file:line: failing cases at their golden file line, lint findings where
+they are. Paths are made relative to the repository, as GitHub wants them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from ..report import Report, case_headline, pick_name
+from .commands import Workflow
+
+LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+class _Finding(Protocol):
+    code: str
+    severity: str
+    message: str
+    fix: str
+    file: str | None
+    line: int | None
+    scope: str
+
+
+def repo_path(workdir: Path, workspace: Path) -> Callable[[str | None], str | None]:
+    """A file named relative to `workdir`, as a path relative to the repository (`workspace`)."""
+
+    def convert(file: str | None) -> str | None:
+        if not file:
+            return None
+        try:
+            return (workdir / file).resolve().relative_to(workspace).as_posix()
+        except ValueError:
+            return None
+
+    return convert
+
+
+def annotate_cases(head: Report, wf: Workflow, where: Callable[[str | None], str | None], limit: int = 50) -> None:
+    """One `::error` per failing reviewed case, at its golden file line."""
+    shown = 0
+    for case in head.cases:
+        outcome, sample = case_headline(case)
+        if outcome in ("PASS", "NOT-EVALUATED") or case.status == "needs_review":
+            continue
+        if shown == limit:
+            wf.annotate("warning", f"more failing cases than {limit}: see the job summary", title="toolselect")
+            break
+        shown += 1
+        rate = f" ({case.passed}/{case.evaluated} samples passed)" if len(case.samples) > 1 else ""
+        if case.split == "holdout":
+            message = f"a holdout case failed: {outcome}{rate}"
+        else:
+            why = sample.reasons[0] if sample and sample.reasons else f"picked {pick_name(sample)}"
+            message = f"case '{case.name}': {why}{rate}"
+        wf.annotate("error", message, file=where(case.source.file), line=case.source.line, title=f"toolselect {outcome}")
+
+
+def annotate_findings(
+    findings: Sequence[_Finding],
+    wf: Workflow,
+    where: Callable[[str | None], str | None] = lambda file: file,
+    *,
+    notes: bool = True,
+    limit: int | None = None,
+) -> None:
+    """Lint findings at their file and line; `notes`: info findings too (as notices)."""
+    from ..render.common import sorted_findings
+
+    shown = [f for f in sorted_findings(findings) if notes or f.severity != "info"]
+    for f in shown[:limit]:
+        message = f.message + (f" — fix: {f.fix}" if f.fix else "")
+        wf.annotate(LEVELS[f.severity], message, file=where(f.file), line=f.line, title=f"toolselect lint {f.code}")

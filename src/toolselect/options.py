@@ -1,0 +1,342 @@
+"""Every option, declared once: its config key, command-line flag, Action input, type, range,
+default and help.
+
+From these declarations come the `evals:` fields of the config model (and their validation), the
+command-line flags, the Action's inputs (action.yml and the README's tables are generated from them
+by `python scripts/sync_options.py`), the parsing and range checks of a flag's or an input's text,
+and every "must be between 0 and 1" message. Adding an option is one declaration here, one field
+in `Settings` (config.py), and its behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .errors import ConfigError, did_you_mean
+from .providers.registry import PROVIDERS
+
+Kind = Literal["float", "int", "bool", "text", "floors", "files", "any"]
+# Which commands take an option's flag (cli.py) and where the docs list it.
+Group = Literal["surface", "run", "gate", "compare", "base", "report", "action"]
+Source = Literal["flag", "input"]
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str  # snake_case: evals.<key> in the config, the Settings field
+    help: str  # one line: --help, the Action input's description, the docs row
+    kind: Kind
+    group: Group
+    default: Any = None
+    ge: float | None = None  # the range (for `floors`: of each floor)
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    unit: str = ""  # said after a range error, e.g. "it is a share: 0.9 means 90%"
+    choices: tuple[str, ...] = ()
+    noun: str = ""  # with choices: "unknown provider 'x'" instead of "must be one of"
+    pattern: str = ""  # a regular expression the whole text must match
+    config: Literal["evals", "top", None] = "evals"  # evals.<key>, a top-level <key>, or not in the config
+    toolproof: bool = False  # one of toolproof's own `evals:` keys
+    flag: str | None = ""  # "" → --key-with-dashes; None → no flag
+    short: str = ""  # e.g. -c
+    metavar: str = ""
+    input: str | None = ""  # "" → key-with-dashes; None → not an Action input
+    input_default: str = ""  # the input's default in action.yml
+    env: tuple[str, ...] = ()  # variables read between the flag (or input) and the config
+    secret: bool = False  # an Action input that is masked and never written anywhere
+    annotation: Any = None  # the config key's type, when `kind` doesn't say it (config.py types `cases`, `price`)
+    shown_default: str = ""  # the default as the docs say it, when not the value itself
+
+    # ------------------------------------------------------------------ derived names
+
+    @property
+    def flag_name(self) -> str | None:
+        return None if self.flag is None else self.flag or "--" + self.key.replace("_", "-")
+
+    @property
+    def input_name(self) -> str | None:
+        return None if self.input is None else self.input or self.key.replace("_", "-")
+
+    @property
+    def config_key(self) -> str | None:
+        return {"evals": f"evals.{self.key}", "top": self.key, None: None}[self.config]
+
+    def label(self, source: Source) -> str:
+        """How a message names the option where it was given: `--max-drop`, `input max-drop`."""
+        return f"input {self.input_name}" if source == "input" else str(self.flag_name)
+
+    # ------------------------------------------------------------------ the range, in words
+
+    def bounds(self) -> str:
+        low, high = self.ge if self.ge is not None else self.gt, self.le if self.le is not None else self.lt
+        if low is not None and high is not None:
+            return f"between {low:g} and {high:g}"
+        if self.ge is not None:
+            return f"at least {self.ge:g}" if self.ge else "0 or more"
+        if self.gt is not None:
+            return f"more than {self.gt:g}"
+        if high is not None:
+            return f"at most {high:g}"
+        return ""
+
+    def out_of_range(self, value: float) -> bool:
+        return (
+            (self.ge is not None and value < self.ge)
+            or (self.gt is not None and value <= self.gt)
+            or (self.le is not None and value > self.le)
+            or (self.lt is not None and value >= self.lt)
+        )
+
+    def range_message(self, label: str, shown: str) -> str:
+        return f"{label} must be {self.bounds()} (got {shown})" + (f"; {self.unit}" if self.unit else "")
+
+    # ------------------------------------------------------------------ the config model's field
+
+    def field(self, annotation: Any = None) -> tuple[Any, Any]:
+        """(annotation, pydantic Field) of the config key, with the same range."""
+        from typing import Annotated
+
+        from pydantic import Field
+
+        optional = self.default is None
+        annotation = annotation or self.annotation or {
+            "float": float | None if optional else float,
+            "int": int | None if optional else int,
+            "bool": bool | None if optional else bool,
+            "text": str | None if optional else str,
+            "floors": dict[str, Annotated[float, Field(ge=self.ge, le=self.le)]],
+            "files": str | list[str] | None,
+        }[self.kind]
+        bounds = {"ge": self.ge, "gt": self.gt, "le": self.le, "lt": self.lt}
+        constraints = {} if self.kind == "floors" else {k: v for k, v in bounds.items() if v is not None}
+        default = dict(self.default) if isinstance(self.default, dict) else self.default
+        default = list(default) if isinstance(default, list) else default
+        return annotation, Field(default, description=self.help, **constraints)
+
+    # ------------------------------------------------------------------ text: a flag's or an input's
+
+    def parse(self, text: str, label: str) -> Any:
+        """A flag's or an input's text as a value, range-checked; a ConfigError names `label`."""
+        text = text.strip()
+        value: Any
+        if self.kind == "bool":
+            if text.lower() not in ("true", "false"):
+                raise ConfigError(f"{label} must be true or false (got {text!r})")
+            return text.lower() == "true"
+        if self.kind in ("int", "float"):
+            try:
+                value = int(text) if self.kind == "int" else float(text)
+            except ValueError:
+                value = math.nan
+            if not math.isfinite(value):
+                word = "a whole number" if self.kind == "int" else "a number"
+                raise ConfigError(f"{label} must be {word} (got {text!r})")
+            if self.out_of_range(value):
+                raise ConfigError(self.range_message(label, text))
+            return value
+        if self.kind == "floors":
+            return parse_floors(text, label)
+        if self.kind == "files":
+            return tuple(item.strip() for item in re.split(r"[\n,]", text) if item.strip())
+        self.check_text(text, label)
+        return text
+
+    def check_text(self, text: str, label: str, place: str = "") -> None:
+        """A text value against the choices or the pattern; `place` (`file:line: `) starts the message."""
+        if self.choices and text not in self.choices:
+            if self.noun:
+                raise ConfigError(f"{place}unknown {self.noun} '{text}' in {label}{did_you_mean(text, self.choices)}")
+            raise ConfigError(f"{label} must be {_one_of(self.choices)} (got {text!r})")
+        if self.pattern and not re.fullmatch(self.pattern, text):
+            raise ConfigError(f"{label} {self.unit} (got {text!r})")
+
+
+def _one_of(choices: tuple[str, ...]) -> str:
+    return ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+
+
+def parse_floors(text: str, label: str) -> dict[str, float]:
+    """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {tool: floor}."""
+    floors = {}
+    for item in re.split(r"[\n,]", text):
+        if not item.strip():
+            continue
+        m = re.fullmatch(r"\s*([^=:\s]+)\s*[=:]\s*(\S+)\s*", item)
+        try:
+            tool, floor = m.group(1), float(m.group(2))  # type: ignore[union-attr]
+        except (AttributeError, ValueError):
+            raise ConfigError(f"{label}: expected tool=floor, e.g. get_weather=0.8 (got {item.strip()!r})") from None
+        if not 0 <= floor <= 1:
+            raise ConfigError(f"{label}: {item.strip()!r}: the floor must be between 0 and 1")
+        floors[tool] = floor
+    return floors
+
+
+SHARE = "it is a share: 0.9 means 90%"
+POINTS = "it is in points: 5 means five points"
+KNOWN_PROVIDERS = tuple(sorted(PROVIDERS))
+
+OPTIONS: tuple[Option, ...] = (
+    # where the cases and the tool surface come from
+    Option("config", "the config file, relative to the working directory", "text", "surface",
+           config=None, short="-c", metavar="FILE", shown_default="`toolselect.yaml`, then `toolproof.yaml`"),
+    Option("tools_file", "a frozen tool surface (a tools/list result) instead of the config's server", "text",
+           "surface", config="top", flag="--tools", metavar="FILE", shown_default="the config's"),
+    Option("golden", "golden files (.jsonl in seed 001's format, or .yaml), after the inline cases; a flag (repeatable) "
+           "or an input (one per line or comma-separated) replaces the config's list", "files", "surface",
+           metavar="FILE"),
+    # the model
+    Option("provider", f"who picks the tools: {', '.join(KNOWN_PROVIDERS)} (bm25 is offline)", "text", "run",
+           choices=KNOWN_PROVIDERS, noun="provider", toolproof=True,
+           env=("TOOLSELECT_PROVIDER", "TOOLPROOF_EVAL_PROVIDER")),
+    Option("model", "the model your users' clients use; also part of the answer cache's key", "text", "run",
+           toolproof=True, env=("TOOLSELECT_MODEL", "TOOLPROOF_EVAL_MODEL")),
+    Option("command", "the program for provider command (it runs in the config's folder)", "any", "run",
+           toolproof=True, flag=None, input=None, annotation=list[str] | None),
+    Option("system", "a system prompt, e.g. the one your client uses", "any", "run", toolproof=True, flag=None,
+           input=None, annotation=str | None),
+    Option("params", "extra request fields for the provider; for bm25: threshold (1.0), k1 (1.2), b (0.75)", "any",
+           "run", default={}, toolproof=True, flag=None, input=None, annotation=dict[str, Any]),
+    Option("base_url", "an OpenAI-compatible (or Anthropic) endpoint", "text", "run", metavar="URL", input=None),
+    Option("temperature", "sampling temperature, sent where the API has it and recorded in the report", "float",
+           "run", ge=0, le=2, metavar="T", input=None),
+    Option("seed", "sampling seed, sent where the API has it; also seeds the tool-order shuffle", "int", "run",
+           metavar="N", input=None),
+    Option("max_tokens", "the Anthropic answer budget", "int", "run", default=4096, ge=1, flag=None, input=None),
+    Option("timeout_s", "per-request timeout in seconds (a stalled answer is cut off and retried); per run of the "
+           "program for provider command", "float", "run", gt=0, flag="--timeout", metavar="SECONDS", input=None,
+           toolproof=True, shown_default="60 (API), 120 (command)"),
+    Option("max_retries", "retries of a transient API failure (429, 5xx, 529, timeouts), by the SDK's own machinery",
+           "int", "run", default=5, ge=0, metavar="N", input=None),
+    Option("price", "`{input: X, output: Y}` in USD per million tokens, for the cost estimate", "any", "run",
+           flag=None, input=None, shown_default="built-in table"),
+    # how much to ask
+    Option("repeat", "samples per case; a case's pass rate is the share of its samples that pass", "int", "run",
+           default=1, ge=1, metavar="N"),
+    Option("concurrency", "requests in flight", "int", "run", default=8, ge=1, metavar="N"),
+    Option("shuffle", "each sample sees the tools in its own seeded order, recorded in the report", "bool", "run",
+           input=None, shown_default="on when repeat > 1"),
+    Option("max_requests", "refuse to start a run (head and base together) that would make more uncached model "
+           "requests", "int", "run", ge=1, metavar="N", shown_default="none"),
+    Option("forbid_extra_args", "any argument a case's expect_args doesn't list fails the case (BFCL's rule); cases "
+           "can override", "bool", "run", default=False, flag=None, input=None),
+    Option("cache", "cache model answers", "bool", "run", default=True, toolproof=True, flag=None, input=None),
+    Option("cache_dir", "the answer cache's folder (in the config: beside the config; as a flag or input: relative to "
+           "the working directory)", "text", "run", default=".toolselect-cache", toolproof=True, metavar="DIR",
+           input_default=".toolselect-cache"),
+    Option("enabled", "accepted for toolproof's `run`; `toolselect eval` always runs", "bool", "run", default=True,
+           toolproof=True, flag=None, input=None),
+    Option("cases", "the cases, in toolproof's format (below)", "any", "run", default=[],
+           toolproof=True, flag=None, input=None),
+    # the gate on the head
+    Option("min_accuracy", "fail below this share (0..1) of correct samples", "float", "gate", default=1.0, ge=0,
+           le=1, unit=SHARE, toolproof=True, metavar="X"),
+    Option("max_error_rate", "more provider errors than this share exits 3: an outage is never a low score",
+           "float", "gate", default=0.1, ge=0, le=1, unit=SHARE, metavar="X", input=None),
+    Option("max_over_trigger", "fail when more than this share (0..1) of no-tool samples call a tool", "float", "gate",
+           ge=0, le=1, unit=SHARE, metavar="X", shown_default="none"),
+    Option("min_tool_recall", "per-tool recall floors: in the config a mapping {get_weather: 0.8}; as a flag "
+           "(repeatable) or an input: get_weather=0.8, get_forecast=0.9", "floors", "gate", default={}, ge=0, le=1,
+           metavar="TOOL=X"),
+    # the gate against the base
+    Option("max_drop", "fail when accuracy drops more than this many points against the base (0: any drop)", "float",
+           "compare", ge=0, unit=POINTS, metavar="PTS", shown_default="none"),
+    Option("significance", "α, e.g. 0.05: a drop beyond the allowed drop fails only when it is also significant (a "
+           "paired test over cases); without max-drop, any significant drop fails", "float", "compare", gt=0, lt=1, unit="e.g. 0.05", metavar="ALPHA",
+           shown_default="none"),
+    Option("fail_on_certain_flips", "fail when a case certainly flipped to failing (Fisher's exact test on its "
+           "samples, e.g. 5/5 → 0/5)", "bool", "compare", default=False),
+    Option("base_ref", "the git ref to compare against (the Action's default: the pull request's base commit)",
+           "text", "base", config=None, metavar="REF", shown_default="the PR's base commit"),
+    # what is written
+    Option("junit", "also write JUnit XML here (each missed case is a failing testcase)", "text", "report",
+           config=None, metavar="PATH"),
+    # the Action only
+    Option("comment", "always: post or update the PR comment; on-change: only when something changed (an existing "
+           "comment is always updated); off", "text", "action", config=None, flag=None,
+           choices=("always", "on-change", "off"), input_default="always"),
+    Option("comment_id", "keeps several toolselect comments on one PR apart (letters, digits, . _ -)", "text",
+           "action", config=None, flag=None, pattern=r"[A-Za-z0-9_.-]{1,64}",
+           unit="may use letters, digits, '.', '_' and '-' only", input_default="default"),
+    Option("github_token", "token for the PR comment (needs pull-requests: write); GitHub never passes it to "
+           "containers by itself", "text", "action", config=None, flag=None, secret=True,
+           input_default="${{ github.token }}"),
+    Option("anthropic_api_key", "for provider anthropic; empty (e.g. on fork PRs) means cached answers only", "text",
+           "action", config=None, flag=None, secret=True, env=("ANTHROPIC_API_KEY",), shown_default="empty"),
+    Option("openai_api_key", "for provider openai or openai-responses; empty means cached answers only", "text",
+           "action", config=None, flag=None, secret=True, env=("OPENAI_API_KEY",), shown_default="empty"),
+    Option("openai_base_url", "an OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, OpenRouter, gateways)", "text",
+           "action", config=None, flag=None, env=("OPENAI_BASE_URL",), shown_default="empty"),
+    Option("working_directory", "where the config lives and the eval runs, relative to the workspace", "text",
+           "action", config=None, flag=None, input_default="."),
+    Option("fail_on_fork", "on fork PRs (no secrets, a read-only token) the gate only adds a notice; true fails the "
+           "check there too", "bool", "action", default=False, config=None, flag=None, input_default="false"),
+    Option("from_artifact", "in a workflow_run workflow: the folder of a fork PR run's toolselect-report artifact, "
+           "to post its comment", "text", "action", config=None, flag=None, shown_default="empty"),
+)
+
+BY_KEY: dict[str, Option] = {o.key: o for o in OPTIONS}
+
+
+def option(key: str) -> Option:
+    return BY_KEY[key]
+
+
+def with_flags(groups: Iterable[Group]) -> list[Option]:
+    wanted = set(groups)
+    return [o for o in OPTIONS if o.group in wanted and o.flag_name]
+
+
+def inputs() -> list[Option]:
+    return [o for o in OPTIONS if o.input_name]
+
+
+def read_inputs(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Every Action input that was given (GitHub passes each declared input as `INPUT_<NAME>`, dashes
+    kept, empty when not set), parsed and range-checked: key → value."""
+    given: dict[str, Any] = {}
+    for o in inputs():
+        name = str(o.input_name)
+        text = environ.get(f"INPUT_{name.upper()}", "").strip() or o.input_default
+        if text and "${{" not in text:
+            given[o.key] = o.parse(text, o.label("input"))
+    return given
+
+
+def add_flags(parser: argparse.ArgumentParser, options: Iterable[Option]) -> None:
+    """The options' flags; their text is parsed by `read_flags`, after argparse."""
+    for o in options:
+        names = [n for n in (o.short, str(o.flag_name)) if n]
+        common: dict[str, Any] = {"dest": o.key, "help": o.help, "default": None}
+        if o.kind == "bool":
+            parser.add_argument(*names, action=argparse.BooleanOptionalAction, **common)
+        elif o.kind in ("floors", "files"):
+            parser.add_argument(*names, action="append", metavar=o.metavar or None, **common)
+        else:
+            parser.add_argument(*names, metavar=o.metavar or None, **common)
+
+
+def read_flags(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The options given as flags (argparse's values: text, a list for a repeatable flag, a bool for
+    an on/off flag), parsed and range-checked: key → value."""
+    given: dict[str, Any] = {}
+    for o in OPTIONS:
+        value = raw.get(o.key)
+        if value is None or not o.flag_name:
+            continue
+        label = o.label("flag")
+        if o.kind == "bool":
+            given[o.key] = bool(value)
+        elif o.kind == "floors":
+            given[o.key] = parse_floors("\n".join(value), label)
+        elif o.kind == "files":
+            given[o.key] = tuple(value)
+        else:
+            given[o.key] = o.parse(value, label)
+    return given

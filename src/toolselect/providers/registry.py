@@ -1,0 +1,28 @@
+"""The providers toolselect knows, by name: where each one's factory lives and which environment
+variables hold its key. The one list of provider names (options, config, the Action and the docs
+read it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    factory: str  # "module:function"; the function takes the run's Settings, Pool and environment
+    keys: tuple[str, ...] = ()  # environment variables that hold its API key (none: answered locally)
+
+    @property
+    def api(self) -> bool:
+        """A model API: needs a model name and a key, and its answers are cached."""
+        return bool(self.keys)
+
+
+PROVIDERS: dict[str, ProviderInfo] = {
+    "bm25": ProviderInfo("toolselect.providers.bm25:make"),
+    "command": ProviderInfo("toolselect.providers.command:make"),
+    "anthropic": ProviderInfo("toolselect.providers.anthropic:make", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
+    "openai": ProviderInfo("toolselect.providers.openai:make_chat", ("OPENAI_API_KEY",)),
+    "openai-responses": ProviderInfo("toolselect.providers.openai:make_responses", ("OPENAI_API_KEY",)),
+}
+API_PROVIDERS = tuple(name for name, info in PROVIDERS.items() if info.api)
