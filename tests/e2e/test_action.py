@@ -96,7 +96,9 @@ class Repo:
     head: str
 
 
-def make_repo(root: Path, head_description: str = HEAD_FORECAST, base_has_config: bool = True) -> Repo:
+def make_repo(
+    root: Path, head_description: str = HEAD_FORECAST, base_has_config: bool = True, extra_config: str = ""
+) -> Repo:
     ws = root / "workspace"
     ws.mkdir()
     git("init", "-q", "-b", "main", cwd=ws)
@@ -107,6 +109,7 @@ def make_repo(root: Path, head_description: str = HEAD_FORECAST, base_has_config
     )
     (ws / "evals" / "golden.jsonl").write_text(golden)
     config = "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n  golden: golden.jsonl\n"
+    config += extra_config
     if base_has_config:
         (ws / "evals" / "toolselect.yaml").write_text(config)
     git("add", "-A", cwd=ws)
@@ -499,6 +502,38 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", body)  # what GitHub renders as Markdown/HTML
     assert "<img" not in outside_code
     assert api.requests == 0
+
+
+def test_the_poster_judges_with_the_gate_the_config_set(world, tmp_path):
+    """`evals.max_drop` set only in the config: the fork PR's run and the poster both fail the drop."""
+    api, github = world
+    repo = make_repo(tmp_path, extra_config="  max_drop: 5\n")
+    seed = run_action(repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github)
+    assert seed.code in (0, 1)
+    run = run_action(repo.path, tmp_path, inputs={"openai-api-key": "", "github-token": "ro"},
+                     event=pull_request_event(repo, fork=True), event_name="pull_request", api=api, github=github)
+    assert run.code == 0 and run.outputs["passed"] == "false"  # a fork PR: said, not failing
+    github.add_pull(7, "contributor", "reword-forecast", repo.head)
+    artifact = tmp_path / "poster" / "artifact"
+    artifact.parent.mkdir()
+    subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
+    poster_event = {"action": "completed", "workflow_run": {
+        "event": "pull_request", "head_sha": repo.head, "head_branch": "reword-forecast", "conclusion": "success",
+        "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
+        "html_url": "https://github.com/acme/weather-mcp/actions/runs/99", "pull_requests": []}}
+    posted = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": "."},
+                        event=poster_event, event_name="workflow_run", api=api, github=github)
+    assert posted.code == 0, posted.stdout + posted.stderr
+    [comment] = github.comments_on(7)
+    assert comment["body"].splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt")
+    assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in comment["body"]
+    assert posted.outputs["passed"] == "false"
+    # the poster's own input still wins over what the run recorded
+    relaxed = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": ".",
+                                                            "max-drop": "30"},
+                         event=poster_event, event_name="workflow_run", api=api, github=github)
+    assert relaxed.outputs["passed"] == "true"
+    assert github.comments_on(7)[0]["body"].splitlines()[1].startswith("### ✅ toolselect passed")
 
 
 def test_github_5xx_after_retries_is_a_warning_not_an_exit_code(world, tmp_path):

@@ -9,18 +9,22 @@ from tests.conftest import DATA, toolselect
 TOOLS = DATA / "outcomes" / "tools.json"
 
 
-def reports(tmp_path):
-    (tmp_path / "g.jsonl").write_text(
-        '{"id": "a", "question": "current weather in Paris city", "expected_tool": "get_weather"}\n'
-        '{"id": "b", "question": "forecast for Rome", "expected_tool": "get_forecast"}\n'
-    )
-    for name, threshold in (("base", "0.1"), ("head", "100")):  # a high threshold: bm25 calls nothing
+GOLDEN = (
+    '{"id": "a", "question": "current weather in Paris city", "expected_tool": "get_weather"}\n'
+    '{"id": "b", "question": "forecast for Rome", "expected_tool": "get_forecast"}\n'
+)
+
+
+def reports(tmp_path, min_accuracy="0", head_threshold="100", golden=GOLDEN):
+    (tmp_path / "g.jsonl").write_text(golden)
+    for name, threshold in (("base", "0.1"), ("head", head_threshold)):  # a high threshold: bm25 calls nothing
         (tmp_path / f"{name}.yaml").write_text(
-            f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: bm25\n  min_accuracy: 0\n  golden: g.jsonl\n"
+            f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: bm25\n  min_accuracy: {min_accuracy}\n"
+            "  golden: g.jsonl\n"
             f"  params: {{threshold: {threshold}}}\n"
         )
         run = toolselect("eval", "-c", f"{name}.yaml", "--json", f"{name}.json", "-q", cwd=tmp_path)
-        assert run.code == 0, run.err
+        assert run.code in (0, 1), run.err
 
 
 def test_diff_gates_on_a_drop_and_writes_markdown_and_json(tmp_path):
@@ -55,3 +59,17 @@ def test_reports_that_cannot_be_compared(tmp_path):
     (tmp_path / "junk.json").write_text('{"hello": 1}')
     run = toolselect("diff", "base.json", "junk.json", cwd=tmp_path)
     assert run.code == 2 and "not a toolselect report with schema_version 1" in run.err
+
+
+def test_a_head_that_fails_its_own_gate_fails_the_comparison(tmp_path):
+    """No drop at all, but the head is below its min_accuracy: ❌ and exit 1, as a live run says."""
+    missed = '{"id": "c", "question": "tell me a joke", "expected_tool": "get_weather"}\n'  # bm25: no tool
+    reports(tmp_path, min_accuracy="1", head_threshold="0.1", golden=GOLDEN + missed)
+    head = json.loads((tmp_path / "head.json").read_text())
+    assert head["passed"] is False
+    run = toolselect("diff", "base.json", "head.json", "--max-drop", "0", "--markdown", "d.md", cwd=tmp_path)
+    assert run.code == 1
+    body = (tmp_path / "d.md").read_text()
+    assert body.startswith("### ❌ toolselect failed: accuracy 66.7% → 66.7% (±0.0 pt")
+    assert "- ❌ accuracy 66.7% (2/3) is below min\\_accuracy 100%" in body  # escaped Markdown
+    assert "accuracy 66.7% (2/3) is below min_accuracy 100%" in run.out

@@ -1,0 +1,67 @@
+"""The import graph follows the data flow: entry points (the CLI, the Action) are leaves that the
+library never imports, and the pure stages touch nothing outside."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+SRC = ROOT / "src" / "toolselect"
+ENTRY_POINTS = ("toolselect.cli", "toolselect.action", "toolselect.__main__")
+PURE = ("toolselect.scoring", "toolselect.diff", "toolselect.stats", "toolselect.gate", "toolselect.lint")
+OUTSIDE_WORLD = {"subprocess", "socket", "httpx", "httpx2", "requests", "github", "anthropic", "openai", "mcp", "os"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module a file imports, relative imports resolved (function-level imports included)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    return {module_name(p): imports(p) for p in SRC.rglob("*.py")}
+
+
+def is_entry(module: str) -> bool:
+    return any(module == e or module.startswith(e + ".") for e in ENTRY_POINTS)
+
+
+def test_nothing_imports_the_entry_points():
+    offenders = {
+        module: sorted(i for i in found if is_entry(i))
+        for module, found in graph().items()
+        if not is_entry(module) and any(is_entry(i) for i in found)
+    }
+    assert offenders == {}
+
+
+def test_the_action_does_not_reach_into_the_cli():
+    found = graph()["toolselect.action"]
+    assert not [i for i in found if i == "toolselect.cli" or i.startswith("toolselect.cli.")]
+
+
+def test_pure_stages_touch_nothing_outside():
+    g = graph()
+    for module in PURE:
+        outside = {i for i in g[module] if i.split(".")[0] in OUTSIDE_WORLD}
+        assert outside == set(), module
