@@ -20,7 +20,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 
 from .errors import ConfigErrors, did_you_mean, where
 from .golden import Case
-from .surface import SAFE_NAME, Surface
+from .surface import SAFE_NAME, Surface, described, nameless
 from .text import BM25, similar_pairs, tokenize, tool_text
 
 Severity = Literal["error", "warning", "info"]
@@ -69,11 +69,12 @@ def lint_surface(surface: Surface, file: str | None = None, line: int | None = N
     def add(code: str, severity: Severity, message: str, fix: str, tool: str | None = None) -> None:
         out.append(Finding(code, severity, message, fix, "surface", tool, None, file, line))
 
-    names = Counter()
-    for raw in surface.raw:
+    names: Counter[str] = Counter()
+    for index, raw in enumerate(surface.raw):
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str) or not name.strip():
-            add("name-empty", "error", "a tool has no name", "give every tool a name")
+            add("name-empty", "error", f"{nameless(index)} has no name{described(raw)}: it is left out of what the model sees",
+                "give every tool a name: cases refer to tools by name")
             continue
         names[name] += 1
         if names[name] == 2:
@@ -197,28 +198,44 @@ def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable
         )
     if not valid:
         return
+    # One finding per code for a tool, listing its parameters: one fix, said once.
+    undescribed: list[str] = []
+    unexplained: list[str] = []
     for param, spec in properties.items():
         if not isinstance(spec, dict):
             continue
         described = isinstance(spec.get("description"), str) and spec["description"].strip()
         if not described and "$ref" not in spec:
-            yield Finding(
-                "param-no-description",
-                "warning",
-                f"{name}.{param} has no description",
-                "say what the value is, its unit or format, and where it comes from",
-            )
+            undescribed.append(param)
         enum = spec.get("enum")
         if isinstance(enum, list) and len(enum) > 1:
             words = set(re.findall(r"[\w.+-]+", (spec.get("description") or "").lower()))
             if not described or not all(str(v).lower() in words for v in enum):
                 values = ", ".join(map(str, enum[:6])) + ("…" if len(enum) > 6 else "")
-                yield Finding(
-                    "enum-unexplained",
-                    "warning",
-                    f"{name}.{param} is an enum ({values}) whose description doesn't explain the values",
-                    "say what each value means, e.g. 'metric: °C and km/h; imperial: °F and mph'",
-                )
+                unexplained.append(f"{param} ({values})")
+    if undescribed:
+        yield Finding(
+            "param-no-description",
+            "warning",
+            f"{name}: {_plural(undescribed, 'parameter')} {_have(undescribed)} no description",
+            "say what each value is, its unit or format, and where it comes from",
+        )
+    if unexplained:
+        yield Finding(
+            "enum-unexplained",
+            "warning",
+            f"{name}: {_plural(unexplained, 'enum')} {_have(unexplained, 'doesn’t', 'don’t')} explain "
+            f"{'its' if len(unexplained) == 1 else 'their'} values",
+            "say what each value means, e.g. 'metric: °C and km/h; imperial: °F and mph'",
+        )
+
+
+def _plural(items: Sequence[str], noun: str) -> str:
+    return f"{noun} {items[0]}" if len(items) == 1 else f"{noun}s {', '.join(items)}"
+
+
+def _have(items: Sequence[str], one: str = "has", many: str = "have") -> str:
+    return one if len(items) == 1 else many
 
 
 # --------------------------------------------------------------------------- the golden set
@@ -250,14 +267,14 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     for case in cases:
         for tool_name in case.expected:
             if tool_name not in listed:
-                add(
-                    case,
-                    "case-unknown-tool",
-                    "error",
-                    f"case '{case.name}' expects tool '{tool_name}', which the tool surface does not have{did_you_mean(tool_name, listed)}",
-                    "fix the name, or add the tool to the server",
-                    tool_name,
-                )
+                missing = f"case '{case.name}' expects tool '{tool_name}', which the tool surface does not have"
+                unnamed = surface.nameless
+                if unnamed:  # a tool without a name can't be matched: say so, it is likely the one
+                    verb = "has" if len(unnamed) == 1 else "have"
+                    missing += f" ({', '.join(unnamed)} {verb} no name: is it that one?)"
+                else:
+                    missing += did_you_mean(tool_name, listed)
+                add(case, "case-unknown-tool", "error", missing, "fix the name, or add the tool to the server", tool_name)
                 continue
             if surface.is_left_out(tool_name):
                 add(
@@ -397,30 +414,34 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     out: list[Finding] = []
     reviewed = [c for c in cases if c.status != "needs_review"]  # what the gate will count
     counts = Counter(t for c in reviewed for t in c.expected)
-    for tool in surface.tools:
-        n = counts.get(tool.name, 0)
-        if n == 0:
-            out.append(
-                Finding(
-                    "coverage-no-case",
-                    "warning",
-                    f"no case expects {tool.name}",
-                    "add 3–5 cases: a direct ask, paraphrases in users' own words, an argument-extraction ask",
-                    "golden",
-                    tool.name,
-                )
+    uncovered = [t.name for t in surface.tools if not counts.get(t.name)]
+    few = [(t.name, counts[t.name]) for t in surface.tools if 0 < counts.get(t.name, 0) < MIN_CASES_PER_TOOL]
+    if uncovered:
+        out.append(
+            Finding(
+                "coverage-no-case",
+                "warning",
+                f"no case expects {', '.join(uncovered)}",
+                "add 3–5 cases per tool: a direct ask, paraphrases in users' own words, an argument-extraction ask",
+                "golden",
+                uncovered[0],
             )
-        elif n < MIN_CASES_PER_TOOL:
-            out.append(
-                Finding(
-                    "coverage-few-cases",
-                    "warning",
-                    f"only {n} case(s) expect {tool.name}",
-                    "aim for at least 3: a direct ask, a paraphrase, an argument-extraction ask",
-                    "golden",
-                    tool.name,
-                )
+        )
+    if few:
+        listed = f"only {few[0][1]} case(s) expect {few[0][0]}" if len(few) == 1 else (
+            f"{len(few)} tools have fewer than {MIN_CASES_PER_TOOL} cases: "
+            + ", ".join(f"{name} ({n})" for name, n in few)
+        )
+        out.append(
+            Finding(
+                "coverage-few-cases",
+                "warning",
+                listed,
+                "aim for at least 3 per tool: a direct ask, a paraphrase, an argument-extraction ask",
+                "golden",
+                few[0][0],
             )
+        )
     if reviewed:
         negatives = sum(not c.expected for c in reviewed)
         share = negatives / len(reviewed)

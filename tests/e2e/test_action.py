@@ -292,14 +292,15 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert (repo.path / "evals" / "out" / "junit.xml").exists()
     assert "::group::toolselect: evaluating the head and the base" in run.stdout
     # lint findings: a short section in the comment, annotations at their file
-    assert "<summary>Lint: 6 warnings</summary>" in body and "`coverage-few-cases`" in body
+    # (one finding per code and tool, or per code and file: one fix, said once)
+    assert "<summary>Lint: 4 warnings</summary>" in body and "`coverage-few-cases`" in body
     assert (
-        "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::only 1 case(s) expect search_web"
-        in run.stdout
+        "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::2 tools have fewer than 3 cases: "
+        "get_weather (2), search_web (1)" in run.stdout
     )
     assert (
-        "::warning file=evals/tools.json,title=toolselect lint param-no-description::get_weather.city has no description"
-        in run.stdout
+        "::warning file=evals/tools.json,title=toolselect lint param-no-description::get_forecast: parameters city, "
+        "days have no description" in run.stdout
     )
 
     # a second run edits the same comment, and the base costs nothing: every answer is cached

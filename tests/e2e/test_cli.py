@@ -265,3 +265,13 @@ def test_a_command_without_a_shebang_is_a_clear_error(tmp_path):
     run = toolselect("eval", cwd=tmp_path)
     assert run.code == 3
     assert "cannot start the command provider './pick.txt'" in run.out + run.err
+
+
+def test_ci_logs_get_a_wide_console(tmp_path):
+    """No terminal and CI set: sentences and table cells are not wrapped at 80 columns."""
+    line = "get_weather and get_forecast are likely confusable (similarity"
+    lint = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": "", "GITHUB_ACTIONS": "true"})
+    assert any(line in row and "toolselect.yaml:3" in row for row in lint.out.splitlines())
+    narrow = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": ""})
+    assert not any(line in row for row in narrow.out.splitlines())  # 80 columns: wrapped
+    assert max(map(len, narrow.out.splitlines())) <= 80

@@ -146,6 +146,26 @@ def test_transient_failures_are_retried(provider, model_api, tmp_path):
     assert report(tmp_path)["run"]["pool_shrinks"] >= 1  # the 429s made the run send fewer at once
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_long_retry_after_is_cut_to_the_request_timeout_and_said(provider, model_api, tmp_path):
+    """An API that asks for 300 s: the SDK would sleep that long (Anthropic) or give up (OpenAI);
+    toolselect waits at most timeout_s, retries, and says so."""
+    api = model_api(
+        {
+            "key": KEY,
+            "answers": {"a": {"tool": "get_weather", "args": {"city": "Oslo"}}},
+            "faults": [{"match": "a", "status": 429, "retry_after": 300, "times": 1}],
+        }
+    )
+    write_cases(tmp_path, [("a", "get_weather", {"city": "Oslo"})])
+    result = run(tmp_path, provider, api, "--timeout", "1")  # a 300 s wait would outlast the helper's timeout
+    assert result.code == 0, result.err
+    assert set(outcomes(tmp_path).values()) == {"PASS"} and api.requests == 2
+    said = f"{provider} asked to wait 300 s before retrying (retry-after); toolselect waited at most 1 s"
+    assert any(w.startswith(said) for w in report(tmp_path)["warnings"])
+    assert said in result.out
+
+
 def test_persistent_rate_limit_gives_errors_and_exit_3(model_api, tmp_path):
     api = model_api({"key": KEY, "faults": [{"match": "*", "status": 429, "retry_after": 0.01}]})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(4)])

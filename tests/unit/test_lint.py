@@ -40,7 +40,8 @@ def test_a_bad_surface_produces_each_surface_finding_once():
     )
     by_code = {f.code: f for f in findings}
     assert by_code["name-unsafe"].message.endswith("it is sent as search_orders")
-    assert by_code["param-no-description"].message == "compose_mail.body has no description"
+    assert by_code["param-no-description"].message == "compose_mail: parameter body has no description"
+    assert by_code["name-empty"].message.startswith("tools[0] has no name")
     assert (
         by_code["required-not-in-properties"].message == "convert_currency: required field(s) to are not in properties"
     )
@@ -71,7 +72,8 @@ def test_a_weak_golden_set_produces_each_golden_finding():
     assert "(did you mean 'get_weather'?)" in by_code["case-unknown-tool"].message
     assert by_code["arg-invalid-value"].message.endswith("'kelvin' is not one of ['metric', 'imperial']")
     assert by_code["arg-invalid-value"].line == 4 and by_code["arg-invalid-value"].severity == "error"
-    assert codes["coverage-no-case"] == 3  # get_forecast, convert_temperature, search_web
+    assert codes["coverage-no-case"] == 1  # one finding, one fix, for every tool without a case
+    assert by_code["coverage-no-case"].message == "no case expects get_forecast, convert_temperature, search_web"
     assert by_code["coverage-boundary"].message.startswith(
         "no case sits on the boundary between get_weather and get_forecast"
     )
@@ -166,3 +168,39 @@ def test_holdout_case_names_stay_out_of_lint_messages():
     case = Case("what is the weather in my secret town", "q", "get_wether", {}, Source("g", 9), split="holdout")
     [finding] = [f for f in lint_golden([case], s) if f.code == "case-unknown-tool"]
     assert "secret town" not in finding.message and "(a holdout case)" in finding.message
+
+
+def test_findings_of_one_code_on_one_tool_are_grouped():
+    schema = {
+        "type": "object",
+        "required": ["city"],
+        "properties": {
+            "city": {"type": "string"},
+            "units": {"type": "string", "enum": ["metric", "imperial"]},
+            "lang": {"type": "string", "enum": ["en", "fr"]},
+            "days": {"type": "integer", "description": "how many days ahead, 1-10"},
+        },
+    }
+    tools = [{"name": "get_weather", "description": "Current weather in a city.", "inputSchema": schema}]
+    findings = lint_surface(build_surface(tools, "t"), "tools.json")
+    by_code = Counter(f.code for f in findings)
+    assert by_code["param-no-description"] == 1 and by_code["enum-unexplained"] == 1
+    messages = {f.code: f.message for f in findings}
+    assert messages["param-no-description"] == "get_weather: parameters city, units, lang have no description"
+    assert messages["enum-unexplained"] == (
+        "get_weather: enums units (metric, imperial), lang (en, fr) don’t explain their values"
+    )
+
+
+def test_a_tool_without_a_name_is_named_by_its_place():
+    tools = [
+        {"name": "get_forecast", "description": "Forecast.", "inputSchema": {"type": "object"}},
+        {"description": "Current weather conditions in a city right now.", "inputSchema": {"type": "object"}},
+    ]
+    s = build_surface(tools, "t")
+    assert s.nameless == ("tools[1]",)
+    [finding] = [f for f in lint_surface(s, "tools.json") if f.code == "name-empty"]
+    assert finding.message == (
+        'tools[1] has no name (its description begins "Current weather conditions in a city rig…"): '
+        "it is left out of what the model sees"
+    )

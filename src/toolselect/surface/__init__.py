@@ -68,12 +68,34 @@ class Surface:
     def is_left_out(self, name: str) -> bool:
         return any(lo.name == name for lo in self.left_out)
 
+    @property
+    def nameless(self) -> tuple[str, ...]:
+        """The tools listed without a name (`tools[2]`), left out of what the model sees."""
+        return tuple(lo.name for lo in self.left_out if lo.reason.startswith(NO_NAME))
+
     def from_wire(self, wire_name: str) -> str:
         """The MCP name behind a name a provider answered with (unknown names pass through)."""
         for tool in self.tools:
             if tool.wire_name == wire_name:
                 return tool.name
         return wire_name
+
+
+NO_NAME = "has no name"
+
+
+def nameless(index: int) -> str:
+    """How a tool without a name is called: its place in the tools/list result."""
+    return f"tools[{index}]"
+
+
+def described(raw: Any) -> str:
+    """' (its description begins "…")': what tells a nameless tool apart."""
+    description = raw.get("description") if isinstance(raw, dict) else None
+    if not isinstance(description, str) or not description.strip():
+        return ""
+    words = " ".join(description.split())
+    return f' (its description begins "{words[:40]}{"…" if len(words) > 40 else ""}")'
 
 
 def surface_hash(definitions: list[dict[str, Any]]) -> str:
@@ -112,10 +134,10 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
     valid: list[tuple[dict[str, Any], Validator]] = []
     left_out: list[LeftOut] = []
     seen: set[str] = set()
-    for raw in raw_tools:
+    for index, raw in enumerate(raw_tools):
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str) or not name.strip():
-            left_out.append(LeftOut(str(name or "(no name)"), "tool has no name"))
+            left_out.append(LeftOut(nameless(index), NO_NAME + described(raw)))
             continue
         description = raw.get("description") or ""
         definitions.append({"name": name, "description": description, "inputSchema": raw.get("inputSchema")})
