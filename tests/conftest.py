@@ -67,6 +67,7 @@ def start_http_server(argv: list[str], path: str, env: dict[str, str] | None = N
         text=True,
         env={**os.environ, **(env or {})},
     )
+    assert proc.stdout is not None
     line = proc.stdout.readline().strip()
     if not line.startswith("PORT="):
         proc.kill()
@@ -83,7 +84,8 @@ def stop(server: HttpServer) -> None:
     except subprocess.TimeoutExpired:
         server.proc.kill()
         server.proc.wait()
-    server.proc.stdout.close()
+    if server.proc.stdout is not None:
+        server.proc.stdout.close()
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
 from .pipeline import Against
 from .policy import Event, Plan, decide, read_event
-from .report import Report, read_report
+from .report import read_report
 from .runtime import run_async
 from .strict import Record
 
@@ -60,14 +60,18 @@ def run_action(environ: Mapping[str, str]) -> int:
         if o.secret and inputs.get(o.key):
             wf.mask(inputs[o.key])
     # The providers read their keys and endpoints from this environment (never os.environ behind it).
-    env = dict(environ) | {o.env[0]: inputs[o.key] for o in OPTIONS if o.group == "action" and o.env and inputs.get(o.key)}
+    env = dict(environ) | {
+        o.env[0]: inputs[o.key] for o in OPTIONS if o.group == "action" and o.env and inputs.get(o.key)
+    }
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
     workdir = (workspace / inputs["working_directory"]).resolve()
     try:
         os.chdir(workdir)  # report paths are shown relative to the working directory, as locally
     except OSError as exc:
         wf.annotate(
-            "error", f"working-directory {inputs['working_directory']}: {exc.strerror}", title="toolselect: invalid input"
+            "error",
+            f"working-directory {inputs['working_directory']}: {exc.strerror}",
+            title="toolselect: invalid input",
         )
         return EXIT_USAGE
     try:
@@ -76,7 +80,9 @@ def run_action(environ: Mapping[str, str]) -> int:
             return post_artifact(inputs, decide(event, inputs, None, env), env, wf, workspace)
         return evaluate_event(inputs, event, env, wf, workspace, workdir)
     except ToolselectError as exc:
-        title = "toolselect: configuration error" if exc.exit_code == EXIT_USAGE else "toolselect: infrastructure failure"
+        title = (
+            "toolselect: configuration error" if exc.exit_code == EXIT_USAGE else "toolselect: infrastructure failure"
+        )
         wf.annotate("error", str(exc), title=title)
         wf.write_summary(f"### ❌ toolselect could not run\n\n```\n{exc}\n```\n")
         return exc.exit_code
@@ -98,7 +104,8 @@ def evaluate_event(
     path = find_config(inputs.get("config"), workdir)
     if path is None and not inputs.get("tools_file"):
         raise ConfigError(
-            f"no config: toolselect.yaml or toolproof.yaml not found in {inputs['working_directory']}; set the config input"
+            f"no config: toolselect.yaml or toolproof.yaml not found in {inputs['working_directory']}; set the "
+            "config input"
         )
     loaded = load_config(path, env)
     provider, _, _ = resolve_value(BY_KEY["provider"], loaded, over, env)
@@ -115,7 +122,13 @@ def evaluate_event(
     with wf.group(title):
         outcome = run_async(
             evaluate(
-                loaded, settings, env, view.hooks(), against=against, notes=plan.notes, base_note=plan.base_note,
+                loaded,
+                settings,
+                env,
+                view.hooks(),
+                against=against,
+                notes=plan.notes,
+                base_note=plan.base_note,
                 enforced=plan.enforced,
             ),
             view.stop,
@@ -130,8 +143,13 @@ def evaluate_event(
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
     written = write_outputs(outcome, _targets(inputs, env, out_dir, junit))
     meta = Meta(
-        event=event.name, pr=plan.pr, head_sha=_head_sha(event), base_sha=plan.base_ref, fork=plan.fork,
-        base_note=outcome.base_note, run_url=run_url(env),
+        event=event.name,
+        pr=plan.pr,
+        head_sha=_head_sha(event),
+        base_sha=plan.base_ref,
+        fork=plan.fork,
+        base_note=outcome.base_note,
+        run_url=run_url(env),
     )
     (out_dir / "meta.json").write_text(meta.model_dump_json(indent=2) + "\n", encoding="utf-8")
     where = repo_path(workdir, workspace)
@@ -154,7 +172,8 @@ def evaluate_event(
     if code == EXIT_PASSED and not outcome.verdict.passed:
         wf.annotate(
             "notice",
-            "the gate failed on the cached answers of a fork PR; not failing the check (set fail-on-fork: true to fail)",
+            "the gate failed on the cached answers of a fork PR; not failing the check (set fail-on-fork: true to "
+            "fail)",
             title="toolselect",
         )
     return code
@@ -200,7 +219,9 @@ def _share(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
-def post(inputs: Mapping[str, Any], environ: Mapping[str, str], wf: Workflow, number: int, body: str, create: bool) -> str:
+def post(
+    inputs: Mapping[str, Any], environ: Mapping[str, str], wf: Workflow, number: int, body: str, create: bool
+) -> str:
     """Upsert the sticky comment; any GitHub failure is a warning, never a different exit code."""
     from github import GithubException
     from requests.exceptions import RequestException
@@ -211,7 +232,9 @@ def post(inputs: Mapping[str, Any], environ: Mapping[str, str], wf: Workflow, nu
     repo = environ.get("GITHUB_REPOSITORY")
     token = inputs.get("github_token", "")
     if not token or not repo:
-        wf.annotate("warning", "no github-token (or GITHUB_REPOSITORY): the PR comment was not posted", title="toolselect")
+        wf.annotate(
+            "warning", "no github-token (or GITHUB_REPOSITORY): the PR comment was not posted", title="toolselect"
+        )
         return ""
     gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), token)
     try:
@@ -230,7 +253,9 @@ def post(inputs: Mapping[str, Any], environ: Mapping[str, str], wf: Workflow, nu
     return ""
 
 
-def post_artifact(inputs: Mapping[str, Any], plan: Plan, environ: Mapping[str, str], wf: Workflow, workspace: Path) -> int:
+def post_artifact(
+    inputs: Mapping[str, Any], plan: Plan, environ: Mapping[str, str], wf: Workflow, workspace: Path
+) -> int:
     """The fork-safe poster (`on: workflow_run`): re-render the comment from the artifact's JSON,
     treated as untrusted data, for the PR found through the API — never the artifact's word — and
     judge it as the PR's run would have: under the gate its report recorded, with this step's inputs
@@ -260,7 +285,11 @@ def post_artifact(inputs: Mapping[str, Any], plan: Plan, environ: Mapping[str, s
         base = None
     lookup = plan.lookup
     if meta.head_sha and meta.head_sha != lookup.sha:
-        wf.annotate("warning", "the artifact was made for another commit than the triggering run: not posting", title="toolselect")
+        wf.annotate(
+            "warning",
+            "the artifact was made for another commit than the triggering run: not posting",
+            title="toolselect",
+        )
         return EXIT_PASSED
     repo = environ.get("GITHUB_REPOSITORY", "")
     gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), inputs.get("github_token", ""))
@@ -279,8 +308,13 @@ def post_artifact(inputs: Mapping[str, Any], plan: Plan, environ: Mapping[str, s
         return EXIT_PASSED
     gate_inputs = {k: v for k, v in inputs.items() if BY_KEY[k].group in ("gate", "compare")}
     outcome = compare_saved(
-        base, head, gate_inputs, base_label="the PR run's base",
-        base_note=None if base is not None else "no baseline in the PR's run", notes=plan.notes, enforced=False,
+        base,
+        head,
+        gate_inputs,
+        base_label="the PR run's base",
+        base_note=None if base is not None else "no baseline in the PR's run",
+        notes=plan.notes,
+        enforced=False,
     )
     written = write_outputs(outcome, Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url))
     url = post(inputs, environ, wf, number, written.comment, create=True)

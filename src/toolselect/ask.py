@@ -98,4 +98,6 @@ async def ask_all(
     stopped = None
     if fatal:
         stopped = fatal[0].message + (f" ({fatal[0].hint})" if fatal[0].hint else "")
-    return Asked(tuple(jobs), tuple(picks), stopped)
+    answered = tuple(p for p in picks if p is not None)
+    assert len(answered) == len(jobs)  # every worker fills its slot, asked or skipped
+    return Asked(tuple(jobs), answered, stopped)

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
@@ -63,15 +63,11 @@ def add_worktree(root: Path, commit: str) -> Path:
 
 
 def remove_worktree(root: Path, folder: Path) -> None:
-    try:
+    with suppress(NoBaseline):
         git("worktree", "remove", "--force", str(folder), cwd=root)
-    except NoBaseline:
-        pass
     shutil.rmtree(folder, ignore_errors=True)
-    try:
+    with suppress(NoBaseline):
         git("worktree", "prune", cwd=root)
-    except NoBaseline:
-        pass
 
 
 @contextmanager

@@ -97,5 +97,6 @@ def describe(budget: Budget, side: str) -> str:
     extra = f", {budget.not_evaluated} would be NOT-EVALUATED (--cache-only)" if budget.not_evaluated else ""
     return (
         f"{side}: {budget.samples} samples, {budget.cached} already cached, {budget.requests} requests to "
-        f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input + {budget.output_tokens:,} output tokens, {cost}"
+        f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input + {budget.output_tokens:,} output "
+        f"tokens, {cost}"
     )

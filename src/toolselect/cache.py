@@ -25,7 +25,7 @@ from .pick import Pick, Usage, skipped
 from .providers import Provider, Request
 from .strict import Record
 
-FORMAT = 1
+FORMAT: Literal[1] = 1
 Mode = Literal["use", "refresh", "only", "off"]
 NOT_CACHED = "not in the answer cache (--cache-only)"
 

@@ -35,8 +35,8 @@ class ServerModel(Authored):
     command: list[str] | None = None
     url: str | None = None
     transport: Literal["streamable-http", "sse"] | None = None
-    env: dict[str, str] = {}
-    headers: dict[str, str] = {}
+    env: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
     startup_timeout_s: float = Field(30.0, gt=0)
 
@@ -76,14 +76,16 @@ ConfigModel = create_model(  # type: ignore[call-overload]
     tools_file=(str | None, None),
     evals=(EvalsModel, Field(default_factory=EvalsModel)),
     # toolproof sections toolselect accepts and ignores
-    **{name: (Any, None) for name in TOOLPROOF_IGNORED},
+    **dict.fromkeys(TOOLPROOF_IGNORED, (Any, None)),
 )
 
 
+MODELS_AT: dict[Loc, Any] = {(): ConfigModel, ("server",): ServerModel, ("evals",): EvalsModel}
+
+
 def _model_at(loc: Loc) -> Any:
-    return {(): ConfigModel, ("server",): ServerModel, ("evals",): EvalsModel}.get(loc) or (
-        YamlCase if len(loc) == 3 and loc[:2] == ("evals", "cases") else None
-    )
+    """The model at a place in the config, for did-you-mean on unknown keys."""
+    return MODELS_AT.get(loc) or (YamlCase if len(loc) == 3 and loc[:2] == ("evals", "cases") else None)
 
 
 def _range(loc: Loc) -> tuple[str, str] | None:
@@ -244,7 +246,9 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
             explain_errors(exc, doc, model_at=_model_at, hints={"expect_tool": EXPECT_TOOL_HINT}, ranges=_range)
         ) from None
     if model.server is not None and model.tools_file is not None:
-        raise ConfigError(f"{where(shown, doc.line(('tools_file',), key=True))}set either server: or tools_file:, not both")
+        raise ConfigError(
+            f"{where(shown, doc.line(('tools_file',), key=True))}set either server: or tools_file:, not both"
+        )
     evals = {key: getattr(model.evals, key) for key in EvalsModel.model_fields}
     ignored = tuple(k for k in TOOLPROOF_IGNORED if getattr(model, k) is not None)
     return Loaded(evals, model.server, model.tools_file, ignored, doc, path)
@@ -261,7 +265,8 @@ def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> A
             name = m.group(1)
             if name not in environ:
                 raise ConfigError(
-                    f"{where(doc.file, doc.line(loc))}environment variable {name} is not set (used as ${{{name}}} in 'server')",
+                    f"{where(doc.file, doc.line(loc))}environment variable {name} is not set (used as ${{{name}}} in "
+                    "'server')",
                     hint=f"export {name}=… before running, or remove it from the config",
                 )
             return environ[name]
@@ -274,9 +279,7 @@ def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> A
     return value
 
 
-def resolve_value(
-    option: Option, loaded: Loaded, over: Overrides, environ: Mapping[str, str]
-) -> tuple[Any, str, str]:
+def resolve_value(option: Option, loaded: Loaded, over: Overrides, environ: Mapping[str, str]) -> tuple[Any, str, str]:
     """(value, where it came from, `file:line: ` when that is the config) for one option."""
     if option.key in over.values:
         return over.values[option.key], option.label(over.source), ""

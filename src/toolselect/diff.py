@@ -12,7 +12,6 @@ import difflib
 import json
 from typing import Any, Literal
 
-
 from .report import CaseOut, Metric, Report, case_headline, pick_name
 from .stats import fisher_exact, paired_bootstrap, sign_test
 from .strict import Record
@@ -222,12 +221,13 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
     single = True
     for old, now in pairs:
         before, after = passing(old), passing(now)
-        if before is None or after is None or "needs_review" in (old.status, now.status):
+        was, rate = old.pass_rate, now.pass_rate
+        if before is None or after is None or was is None or rate is None or "needs_review" in (old.status, now.status):
             continue  # unevaluated or pending on either side: not counted by the gate, not compared
         single = single and old.evaluated == 1 and now.evaluated == 1
-        differences.append(now.pass_rate - old.pass_rate)
-        improved += now.pass_rate > old.pass_rate
-        worsened += now.pass_rate < old.pass_rate
+        differences.append(rate - was)
+        improved += rate > was
+        worsened += rate < was
         p = fisher_exact(old.passed, old.evaluated - old.passed, now.passed, now.evaluated - now.passed)
         delta = CaseDelta(
             name=now.name,
@@ -240,11 +240,11 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
             p_value=p,
             certain=p < alpha,
         )
-        if (before and not after) or (delta.certain and now.pass_rate < old.pass_rate):
+        if (before and not after) or (delta.certain and rate < was):
             to_failing.append(delta)
-        elif (after and not before) or (delta.certain and now.pass_rate > old.pass_rate):
+        elif (after and not before) or (delta.certain and rate > was):
             to_passing.append(delta)
-        elif old.pass_rate != now.pass_rate:
+        elif was != rate:
             changed.append(delta)
     certain_first = lambda d: (not d.certain, d.p_value)  # noqa: E731
     ci = paired_bootstrap(differences)

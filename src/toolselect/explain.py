@@ -88,12 +88,12 @@ def explain_errors(
     ]
 
 
-def _known_keys(model_at, parent: Loc) -> list[str]:
+def _known_keys(model_at: Callable[[Loc], Any] | None, parent: Loc) -> list[str]:
     model = model_at(parent) if model_at else None
     return [f.alias or n for n, f in model.model_fields.items()] if model is not None else []
 
 
-def _close_key(loc: Loc, model_at) -> str | None:
+def _close_key(loc: Loc, model_at: Callable[[Loc], Any] | None) -> str | None:
     import difflib
 
     close = difflib.get_close_matches(str(loc[-1]), _known_keys(model_at, loc[:-1]), n=1, cutoff=0.6)
@@ -145,7 +145,9 @@ def _one(
         known = ranges(loc) if ranges else None
         if known:
             bounds, unit = known
-            return where(doc.file, line) + f"{name} must be {bounds} (got {show(value)})" + (f"; {unit}" if unit else "")
+            return (
+                where(doc.file, line) + f"{name} must be {bounds} (got {show(value)})" + (f"; {unit}" if unit else "")
+            )
         op = {
             "greater_than_equal": "at least",
             "less_than_equal": "at most",
@@ -163,5 +165,3 @@ def _one(
         text = str(ctx.get("error", error["msg"]))
         return where(doc.file, line) + (f"{name}: {text}" if name else text)
     return where(doc.file, line) + f"{name}: {error['msg']} (got {show(value)})"
-
-

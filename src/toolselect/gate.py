@@ -148,7 +148,9 @@ def comparison_reasons(diff: Diff | None, gate: Gate) -> tuple[list[str], list[s
     dropped = f"accuracy dropped {-(delta or 0):.1f} pt vs the base"
     bound = f", more than max-drop {gate.max_drop:g} pt" if gate.max_drop is not None else ""
     if drop_fails(delta, p, gate.max_drop, gate.significance):
-        significant = f", and the drop is significant (p = {p:.2g} < {gate.significance:g})" if gate.significance else ""
+        significant = (
+            f", and the drop is significant (p = {p:.2g} < {gate.significance:g})" if gate.significance else ""
+        )
         reasons.append(dropped + bound + significant)
     elif gate.significance is not None and drop_fails(delta, p, gate.max_drop, None):
         notes.append(f"{dropped}{bound}, but it is not significant (p = {p:.2g} ≥ {gate.significance:g}): not failing")
@@ -162,9 +164,7 @@ def comparison_reasons(diff: Diff | None, gate: Gate) -> tuple[list[str], list[s
 
 def unevaluated(report: Report) -> int:
     """Samples of reviewed cases that were never asked (NOT-EVALUATED)."""
-    return sum(
-        s.outcome == "NOT-EVALUATED" for c in report.cases if c.status != "needs_review" for s in c.samples
-    )
+    return sum(s.outcome == "NOT-EVALUATED" for c in report.cases if c.status != "needs_review" for s in c.samples)
 
 
 def decide_verdict(head: Report, diff: Diff | None, gate: Gate, notes: tuple[str, ...] = ()) -> Verdict:

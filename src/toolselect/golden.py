@@ -29,10 +29,10 @@ EXPECT_TOOL_HINT = "use null when no tool should be called"
 
 
 class _CaseFields(Authored):
-    tags: list[str] = []
+    tags: list[str] = Field(default_factory=list)
     split: str | None = None
     status: Literal["reviewed", "needs_review"] = "reviewed"
-    match: dict[str, Any] = {}
+    match: dict[str, Any] = Field(default_factory=dict)
     forbid_extra_args: bool | None = None
 
     @field_validator("match")
@@ -66,7 +66,7 @@ class YamlCase(_CaseFields):
 
     prompt: str = Field(min_length=1)
     expect_tool: Any = Field(...)
-    expect_args: dict[str, Any] = {}
+    expect_args: dict[str, Any] = Field(default_factory=dict)
     name: str | None = None
 
     @field_validator("expect_tool")
@@ -81,7 +81,7 @@ class JsonlCase(_CaseFields):
     id: str | None = None
     question: str = Field(min_length=1)
     expected_tool: Any = Field(...)
-    expected_args: dict[str, Any] = {}
+    expected_args: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("expected_tool")
     @classmethod
@@ -156,10 +156,9 @@ def load_golden(path: Path, forbid_extra_args: bool, base: Path | None = None) -
 def _load_yaml_list(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
     doc = load_yaml(path, shown, "golden file")
     data = doc.data
+    prefix: Loc = ()
     if isinstance(data, dict) and set(data) == {"cases"}:
         data, prefix = data["cases"], ("cases",)
-    else:
-        prefix = ()
     if data is None:
         return []
     if not isinstance(data, list):
@@ -263,15 +262,15 @@ def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc:
         elif mode == "any_of":
             if not isinstance(expected, list) or not expected:
                 raise ConfigError(
-                    f"{place}'{key}' uses any_of, so its expected value must be a non-empty list of acceptable values (got {show(expected)})"
+                    f"{place}'{key}' uses any_of, so its expected value must be a non-empty list of acceptable "
+                    f"values (got {show(expected)})"
                 )
         elif mode == "contains":
             if not isinstance(expected, str):
                 raise ConfigError(
                     f"{place}'{key}' uses contains, so its expected value must be a string (got {show(expected)})"
                 )
-        elif isinstance(mode, dict):
-            if not isinstance(expected, (int, float)) or isinstance(expected, bool):
-                raise ConfigError(
-                    f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})"
-                )
+        elif isinstance(mode, dict) and (not isinstance(expected, (int, float)) or isinstance(expected, bool)):
+            raise ConfigError(
+                f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})"
+            )

@@ -113,7 +113,7 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
         out.append("")
     for score, a, b in confusable_pairs(surface):
         written = drafts.pairs.get((a, b), {})
-        right = written.get("tool") if written.get("tool") in (a, b) else a
+        right = written["tool"] if written.get("tool") in (a, b) else a
         out.append(f"# --- the boundary between {a} and {b} (likely confusable, similarity {score:.2f})")
         out.append(f"- name: {_q(f'boundary-{a}-{b}')}")
         out.append(
@@ -167,7 +167,8 @@ def negatives_request(names: list[str]) -> str:
     return (
         f"The assistant's tools: {', '.join(names)}.\n\n"
         'Return {"prompts": [...]}: five user messages for which calling any of these tools would be wrong '
-        "(small talk, general knowledge, a follow-up answered from context, something out of scope, a request to explain)."
+        "(small talk, general knowledge, a follow-up answered from context, something out of scope, a request to "
+        "explain)."
     )
 
 

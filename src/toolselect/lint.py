@@ -13,14 +13,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from .errors import ConfigErrors, did_you_mean, where
 from .golden import Case
-from .surface import SAFE_NAME, Surface, described, nameless
+from .surface import SAFE_NAME, Surface, Tool, described, nameless
 from .text import BM25, similar_pairs, tokenize, tool_text
 
 Severity = Literal["error", "warning", "info"]
@@ -73,8 +73,12 @@ def lint_surface(surface: Surface, file: str | None = None, line: int | None = N
     for index, raw in enumerate(surface.raw):
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str) or not name.strip():
-            add("name-empty", "error", f"{nameless(index)} has no name{described(raw)}: it is left out of what the model sees",
-                "give every tool a name: cases refer to tools by name")
+            add(
+                "name-empty",
+                "error",
+                f"{nameless(index)} has no name{described(raw)}: it is left out of what the model sees",
+                "give every tool a name: cases refer to tools by name",
+            )
             continue
         names[name] += 1
         if names[name] == 2:
@@ -179,10 +183,10 @@ def _schema_problem(schema: Any) -> str | None:
 
 
 def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable[Finding]:
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    properties: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+    required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
     missing = [r for r in required if r not in properties]
-    if missing and properties is not None and not schema.get("additionalProperties"):
+    if missing and not schema.get("additionalProperties"):
         yield Finding(
             "required-not-in-properties",
             "error",
@@ -224,7 +228,7 @@ def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable
         yield Finding(
             "enum-unexplained",
             "warning",
-            f"{name}: {_plural(unexplained, 'enum')} {_have(unexplained, 'doesn’t', 'don’t')} explain "
+            f"{name}: {_plural(unexplained, 'enum')} {_have(unexplained, 'does not', 'do not')} explain "
             f"{'its' if len(unexplained) == 1 else 'their'} values",
             "say what each value means, e.g. 'metric: °C and km/h; imperial: °F and mph'",
         )
@@ -274,19 +278,29 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                     missing += f" ({', '.join(unnamed)} {verb} no name: is it that one?)"
                 else:
                     missing += did_you_mean(tool_name, listed)
-                add(case, "case-unknown-tool", "error", missing, "fix the name, or add the tool to the server", tool_name)
+                add(
+                    case,
+                    "case-unknown-tool",
+                    "error",
+                    missing,
+                    "fix the name, or add the tool to the server",
+                    tool_name,
+                )
                 continue
             if surface.is_left_out(tool_name):
                 add(
                     case,
                     "case-expects-left-out",
                     "warning",
-                    f"case '{case.name}' expects '{tool_name}', which was left out (invalid input schema): the model can't pick it",
+                    f"case '{case.name}' expects '{tool_name}', which was left out (invalid input schema): the model "
+                    "can't pick it",
                     "fix the tool's input schema",
                     tool_name,
                 )
                 continue
             tool = surface.get(tool_name)
+            if tool is None:  # listed, not left out: offered
+                continue
             declared = declared_keys(tool.input_schema)
             for key, value in case.expect_args.items():
                 if declared is not None and key not in declared:
@@ -294,7 +308,8 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                         case,
                         "arg-undeclared",
                         "error",
-                        f"case '{case.name}': expect_args key '{key}' is not a parameter of {tool_name}{did_you_mean(key, declared)}",
+                        f"case '{case.name}': expect_args key '{key}' is not a parameter of "
+                        f"{tool_name}{did_you_mean(key, declared)}",
                         "use the parameter's name as the schema declares it",
                         tool_name,
                     )
@@ -305,7 +320,8 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                         case,
                         "arg-invalid-value",
                         "error",
-                        f"case '{case.name}': expected {key}={_short(value)} is not a valid {tool_name} argument: {problem}",
+                        f"case '{case.name}': expected {key}={_short(value)} is not a valid {tool_name} argument: "
+                        f"{problem}",
                         "the tool itself would reject this value: fix the expected value",
                         tool_name,
                     )
@@ -318,7 +334,8 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                 case,
                 "case-duplicate-name",
                 "error",
-                f"duplicate case name '{case.name}' (also at {other.file}:{other.line}); give one of them a distinct name",
+                f"duplicate case name '{case.name}' (also at {other.file}:{other.line}); give one of them a distinct "
+                "name",
                 "cases are paired with the base branch by name",
             )
         seen_names.setdefault(case.name, case)
@@ -340,7 +357,8 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                     case,
                     "prompt-copies-description",
                     "warning",
-                    f"case '{case.name}': the prompt repeats {tool_name}'s description almost word for word; it proves little",
+                    f"case '{case.name}': the prompt repeats {tool_name}'s description almost word for word; it "
+                    "proves little",
                     "write it the way a user would ask",
                     tool_name,
                 )
@@ -385,7 +403,7 @@ def _forgiven(error: Any, mode: Any) -> bool:
     return False
 
 
-def _value_problem(tool, key: str, value: Any, mode: Any) -> str | None:
+def _value_problem(tool: Tool, key: str, value: Any, mode: Any) -> str | None:
     """Why no schema-valid answer could ever match the expected value (None when one could)."""
     schema = tool.input_schema.get("properties", {}).get(key)
     if not isinstance(schema, dict) or tool.validator is None or mode in ("contains", "regex"):
@@ -393,7 +411,7 @@ def _value_problem(tool, key: str, value: Any, mode: Any) -> str | None:
     candidates = [v for v in value if v is not None] if mode == "any_of" else [value]
     for candidate in candidates:
         try:
-            errors = [e for e in tool.validator.descend(candidate, schema) if not _forgiven(e, mode)]
+            errors = [e for e in cast(Any, tool.validator).descend(candidate, schema) if not _forgiven(e, mode)]
         except Exception:  # noqa: BLE001 - a schema we can't apply (e.g. an unresolvable $ref)
             return None
         if errors:
@@ -428,9 +446,13 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
             )
         )
     if few:
-        listed = f"only {few[0][1]} case(s) expect {few[0][0]}" if len(few) == 1 else (
-            f"{len(few)} tools have fewer than {MIN_CASES_PER_TOOL} cases: "
-            + ", ".join(f"{name} ({n})" for name, n in few)
+        listed = (
+            f"only {few[0][1]} case(s) expect {few[0][0]}"
+            if len(few) == 1
+            else (
+                f"{len(few)} tools have fewer than {MIN_CASES_PER_TOOL} cases: "
+                + ", ".join(f"{name} ({n})" for name, n in few)
+            )
         )
         out.append(
             Finding(
@@ -450,8 +472,10 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                 Finding(
                     "coverage-negatives",
                     "warning",
-                    f"{negatives} of {len(reviewed)} cases ({share:.0%}) expect no tool; aim for at least {MIN_NEGATIVE_SHARE:.0%}",
-                    "add prompts no tool should answer: small talk, general knowledge, follow-ups answered from context",
+                    f"{negatives} of {len(reviewed)} cases ({share:.0%}) expect no tool; aim for at least "
+                    f"{MIN_NEGATIVE_SHARE:.0%}",
+                    "add prompts no tool should answer: small talk, general knowledge, follow-ups answered from "
+                    "context",
                     "golden",
                 )
             )
@@ -463,7 +487,8 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                     "coverage-boundary",
                     "warning",
                     f"no case sits on the boundary between {a} and {b} (similarity {score:.2f})",
-                    f"add a prompt that could go either way (e.g. tagged 'confusable') and label which of {a} and {b} is right",
+                    f"add a prompt that could go either way (e.g. tagged 'confusable') and label which of {a} and "
+                    f"{b} is right",
                     "golden",
                     a,
                 )
@@ -474,7 +499,8 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
             Finding(
                 "pending-review",
                 "info",
-                f"{pending} of {len(cases)} cases ({pending / len(cases):.0%}) still need review: scored and shown, not counted by the gate",
+                f"{pending} of {len(cases)} cases ({pending / len(cases):.0%}) still need review: scored and shown, "
+                "not counted by the gate",
                 "have a domain owner confirm each label, then set status: reviewed",
                 "golden",
             )

@@ -143,7 +143,9 @@ def write_outputs(outcome: Outcome, targets: Targets) -> Written:
         files.append((what, path))
 
     def preview() -> str:  # the comment without its marker, at the job summary's size
-        return render_comment(outcome, comment_id=None, run_url=targets.run_url, limit=SUMMARY_CHARS, summary_hint=False)
+        return render_comment(
+            outcome, comment_id=None, run_url=targets.run_url, limit=SUMMARY_CHARS, summary_hint=False
+        )
 
     comment = render_comment(outcome, comment_id=targets.comment_id, run_url=targets.run_url)
     if targets.json:

@@ -96,12 +96,14 @@ async def prepare(
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
     try:
         # the SDK is imported while the MCP server starts
-        loaded_sdk, surface = await asyncio.gather(
+        loaded_sdk, listed = await asyncio.gather(
             asyncio.to_thread(provider.preload), load_surface(settings), return_exceptions=True
         )
-        for outcome in (loaded_sdk, surface):
+        for outcome in (loaded_sdk, listed):
             if isinstance(outcome, BaseException):
                 raise outcome
+        assert isinstance(listed, Surface)
+        surface = listed
         findings = lint_surface(surface, *surface_place(settings))
         findings += check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(

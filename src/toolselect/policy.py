@@ -114,7 +114,9 @@ def decide(event: Event, inputs: Mapping[str, Any], provider: str | None, enviro
     base_ref = inputs.get("base_ref") or (_get(pr, "base", "sha") if pr else None)
     base_note = None
     if not base_ref:
-        base_note = PUSH_NOTE if event.name == "push" else f"{event.name or 'this event'}: head only (set base-ref to compare)"
+        base_note = (
+            PUSH_NOTE if event.name == "push" else f"{event.name or 'this event'}: head only (set base-ref to compare)"
+        )
     return Plan(
         mode="evaluate",
         fork=fork,

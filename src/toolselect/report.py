@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from .errors import ConfigError
 from .gate import Gate, head_reasons
@@ -24,7 +24,7 @@ from .stats import cluster_bootstrap, wilson
 from .strict import Record
 from .surface import Surface
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
 PENDING = "needs_review"
 
@@ -63,7 +63,7 @@ class SampleOut(Record):
     picked_args: Any = None
     raw_args: str | None = None
     text: str = ""
-    reasons: list[str] = []
+    reasons: list[str] = Field(default_factory=list)
     calls: int = 0
     cached: bool = False
     latency_ms: float | None = None
@@ -78,10 +78,10 @@ class CaseOut(Record):
     prompt: str
     source: SourceOut
     expect_tool: str | list[str] | None
-    expect_args: dict[str, Any] = {}
-    match: dict[str, Any] = {}
+    expect_args: dict[str, Any] = Field(default_factory=dict)
+    match: dict[str, Any] = Field(default_factory=dict)
     forbid_extra_args: bool = False
-    tags: list[str] = []
+    tags: list[str] = Field(default_factory=list)
     split: str | None = None
     status: str = "reviewed"
     passed: int  # samples that passed
@@ -99,8 +99,8 @@ class SurfaceOut(Record):
     hash: str
     origin: str
     tools: list[str]
-    left_out: list[LeftOutOut] = []
-    definitions: list[dict[str, Any]] = []
+    left_out: list[LeftOutOut] = Field(default_factory=list)
+    definitions: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class RunOut(Record):
@@ -137,11 +137,11 @@ class GateOut(Record):
     min_accuracy: float
     max_error_rate: float
     max_over_trigger: float | None = None
-    min_tool_recall: dict[str, float] = {}
+    min_tool_recall: dict[str, float] = Field(default_factory=dict)
     max_drop: float | None = None
     significance: float | None = None
     fail_on_certain_flips: bool = False
-    reasons: list[str] = []
+    reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
     def options(self) -> Gate:
@@ -188,10 +188,10 @@ class Report(Record):
     cases: list[CaseOut]
     surface: SurfaceOut
     run: RunOut
-    lint: list[FindingOut] = []  # what `toolselect lint` finds, before any model is asked
-    flaky: list[str] = []  # cases whose pass rate is strictly between 0 and 1
+    lint: list[FindingOut] = Field(default_factory=list)  # what `toolselect lint` finds, before any model is asked
+    flaky: list[str] = Field(default_factory=list)  # cases whose pass rate is strictly between 0 and 1
     position: dict[str, Metric] | None = None  # accuracy by the expected tool's third (shuffled runs)
-    warnings: list[str] = []
+    warnings: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- building
@@ -355,7 +355,7 @@ def accuracy_by_position(results: Sequence[Result]) -> dict[str, Metric] | None:
         if not counted(r) or r.outcome is Outcome.ERROR:
             continue
         pos = expected_position(r)
-        if pos is None:
+        if pos is None or r.tool_order is None:
             continue
         n = len(r.tool_order)
         buckets[THIRDS[round(pos * 2 / (n - 1)) if n > 1 else 0]].append(r.passed)

@@ -10,6 +10,7 @@ import asyncio
 import signal
 import sys
 from collections.abc import Callable, Coroutine
+from contextlib import suppress
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -24,10 +25,8 @@ def run_async(coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], None] | N
     asyncio.set_event_loop(loop)
     main_task = loop.create_task(coro)
     for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
+        with suppress(NotImplementedError, RuntimeError, ValueError):  # not on every platform
             loop.add_signal_handler(sig, main_task.cancel)
-        except (NotImplementedError, RuntimeError, ValueError):  # pragma: no cover - not on this platform
-            pass
     try:
         return loop.run_until_complete(main_task)
     except (KeyboardInterrupt, asyncio.CancelledError):

@@ -143,7 +143,7 @@ def _schema_problems(tool: Tool, pick: Pick) -> list[str]:
         return []
     try:
         error = best_match(tool.validator.iter_errors(args))
-    except Exception as exc:  # a schema the validator can't apply (e.g. an unresolvable $ref)
+    except Exception as exc:  # noqa: BLE001 - a schema the validator can't apply (e.g. an unresolvable $ref)
         return [f"could not check the arguments against the input schema: {exc}"]
     if error is None:
         return []

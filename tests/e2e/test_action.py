@@ -108,7 +108,10 @@ def make_repo(
         json.dumps({"id": n, "question": q, "expected_tool": t, "expected_args": a}) + "\n" for n, q, t, a in CASES
     )
     (ws / "evals" / "golden.jsonl").write_text(golden)
-    config = "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n  golden: golden.jsonl\n"
+    config = (
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n"
+        "  golden: golden.jsonl\n"
+    )
     config += extra_config
     if base_has_config:
         (ws / "evals" / "toolselect.yaml").write_text(config)
@@ -285,8 +288,8 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert o["comment-url"] == ours[0]["html_url"]
     assert run.summary.startswith("### ❌ toolselect failed") and "<!-- toolselect" not in run.summary
     assert (
-        "::error file=evals/golden.jsonl,line=3,title=toolselect SEL-WRONG::case 'fc-dublin': expected get_forecast, got get_weather"
-        in run.stdout
+        "::error file=evals/golden.jsonl,line=3,title=toolselect SEL-WRONG::case 'fc-dublin': expected get_forecast, "
+        "got get_weather" in run.stdout
     )
     assert f"::add-mask::{KEY}" in run.stdout and f"::add-mask::{TOKEN}" in run.stdout
     assert (repo.path / "evals" / "out" / "junit.xml").exists()
@@ -329,8 +332,8 @@ def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_pa
     )
     assert run.code == 0, run.stdout + run.stderr  # 75% ≥ 50% and no max-drop: the gate passes
     assert (
-        "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by integration"
-        in run.stdout
+        "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by "
+        "integration" in run.stdout
     )
     assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
     assert github.comments_on(7) == []
@@ -509,30 +512,60 @@ def test_the_poster_judges_with_the_gate_the_config_set(world, tmp_path):
     """`evals.max_drop` set only in the config: the fork PR's run and the poster both fail the drop."""
     api, github = world
     repo = make_repo(tmp_path, extra_config="  max_drop: 5\n")
-    seed = run_action(repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github)
+    seed = run_action(
+        repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github
+    )
     assert seed.code in (0, 1)
-    run = run_action(repo.path, tmp_path, inputs={"openai-api-key": "", "github-token": "ro"},
-                     event=pull_request_event(repo, fork=True), event_name="pull_request", api=api, github=github)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"openai-api-key": "", "github-token": "ro"},
+        event=pull_request_event(repo, fork=True),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
     assert run.code == 0 and run.outputs["passed"] == "false"  # a fork PR: said, not failing
     github.add_pull(7, "contributor", "reword-forecast", repo.head)
     artifact = tmp_path / "poster" / "artifact"
     artifact.parent.mkdir()
     subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
-    poster_event = {"action": "completed", "workflow_run": {
-        "event": "pull_request", "head_sha": repo.head, "head_branch": "reword-forecast", "conclusion": "success",
-        "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
-        "html_url": "https://github.com/acme/weather-mcp/actions/runs/99", "pull_requests": []}}
-    posted = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": "."},
-                        event=poster_event, event_name="workflow_run", api=api, github=github)
+    poster_event = {
+        "action": "completed",
+        "workflow_run": {
+            "event": "pull_request",
+            "head_sha": repo.head,
+            "head_branch": "reword-forecast",
+            "conclusion": "success",
+            "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
+            "html_url": "https://github.com/acme/weather-mcp/actions/runs/99",
+            "pull_requests": [],
+        },
+    }
+    posted = run_action(
+        artifact.parent,
+        tmp_path,
+        inputs={"from-artifact": "artifact", "working-directory": "."},
+        event=poster_event,
+        event_name="workflow_run",
+        api=api,
+        github=github,
+    )
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)
     assert comment["body"].splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt")
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in comment["body"]
     assert posted.outputs["passed"] == "false"
     # the poster's own input still wins over what the run recorded
-    relaxed = run_action(artifact.parent, tmp_path, inputs={"from-artifact": "artifact", "working-directory": ".",
-                                                            "max-drop": "30"},
-                         event=poster_event, event_name="workflow_run", api=api, github=github)
+    relaxed = run_action(
+        artifact.parent,
+        tmp_path,
+        inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "30"},
+        event=poster_event,
+        event_name="workflow_run",
+        api=api,
+        github=github,
+    )
     assert relaxed.outputs["passed"] == "true"
     assert github.comments_on(7)[0]["body"].splitlines()[1].startswith("### ✅ toolselect passed")
 

@@ -23,6 +23,7 @@ def config(folder: Path, text: str) -> Path:
 def picker_block(script: dict | None = None, folder: Path | None = None, extra: str = "") -> str:
     argv = [sys.executable, str(FAKES / "picker.py")]
     if script is not None:
+        assert folder is not None
         (folder / "script.json").write_text(json.dumps(script))
         argv.append(str(folder / "script.json"))
     return f"evals:\n  provider: command\n  command: {json.dumps(argv)}\n{extra}"
@@ -152,7 +153,8 @@ def test_missing_server_program(tmp_path):
 
 def test_http_headers_expand_env_vars(tmp_path, serve):
     server = serve([str(FAKES / "mcp_server.py"), str(TOOLS), "http"], env={"REQUIRE_BEARER": "s3cret"})
-    text = f"server:\n  url: {server.url}\n  headers: {{Authorization: 'Bearer ${{MCP_TOKEN}}'}}\nevals:\n  provider: bm25\n  min_accuracy: 0\n{CASES}"
+    headers = "{Authorization: 'Bearer ${MCP_TOKEN}'}"
+    text = f"server:\n  url: {server.url}\n  headers: {headers}\nevals:\n  provider: bm25\n  min_accuracy: 0\n{CASES}"
     config(tmp_path, text)
     run = toolselect("eval", "-q", cwd=tmp_path, env={"MCP_TOKEN": "s3cret"})
     assert run.code == 0, run.err

@@ -27,6 +27,9 @@ EXPECTED = {
 }
 
 
+PICKER = json.dumps(str(FAKES / "picker.py"))
+
+
 def write_config(folder: Path, server: str) -> Path:
     config = folder / "toolselect.yaml"
     config.write_text(
@@ -35,7 +38,7 @@ server:
 {server}
 evals:
   provider: command
-  command: [{json.dumps(sys.executable)}, {json.dumps(str(FAKES / "picker.py"))}, {json.dumps(str(OUT / "script.json"))}]
+  command: [{json.dumps(sys.executable)}, {PICKER}, {json.dumps(str(OUT / "script.json"))}]
   min_accuracy: 0.5
   golden: {json.dumps(str(OUT / "cases.yaml"))}
 """,
@@ -62,7 +65,7 @@ def server_block(request, serve, tmp_path):
 
 
 def test_each_outcome_code(server_block, tmp_path):
-    transport, block, log = server_block
+    _, block, log = server_block
     write_config(tmp_path, block)
     run = toolselect(
         "eval", "--json", "out/report.json", "--junit", "out/junit.xml", "--markdown", "out/report.md", cwd=tmp_path

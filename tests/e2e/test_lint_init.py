@@ -46,7 +46,8 @@ def test_warnings_fail_only_with_strict(tmp_path):
 
 def test_eval_stops_on_golden_errors_before_any_request(tmp_path):
     (tmp_path / "toolselect.yaml").write_text(
-        f"tools_file: {json.dumps(str(LINT / 'weather_tools.json'))}\nevals:\n  provider: openai\n  model: m\n  golden: {json.dumps(str(LINT / 'weak.jsonl'))}\n"
+        f"tools_file: {json.dumps(str(LINT / 'weather_tools.json'))}\nevals:\n  provider: openai\n  model: m\n  "
+        f"golden: {json.dumps(str(LINT / 'weak.jsonl'))}\n"
     )
     with FakeModelAPI({}) as api:
         run = toolselect("eval", cwd=tmp_path, env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": api.url + "/v1"})
@@ -91,14 +92,17 @@ def test_init_draft_asks_the_model_for_prompts(tmp_path):
         "key": "sk-draft",
         "contains": {
             "Tool: get_weather": {
-                "text": 'Sure: {"direct": "weather in Oslo now?", "paraphrase": "do I need a coat in Oslo today", "arguments": "Oslo weather in imperial please"}'
+                "text": 'Sure: {"direct": "weather in Oslo now?", "paraphrase": "do I need a coat in Oslo today", '
+                '"arguments": "Oslo weather in imperial please"}'
             },
             "Tool: get_forecast": {
-                "text": '{"direct": "forecast for Rome", "paraphrase": "will the weekend in Rome be nice", "arguments": "7 days for Rome"}'
+                "text": '{"direct": "forecast for Rome", "paraphrase": "will the weekend in Rome be nice", '
+                '"arguments": "7 days for Rome"}'
             },
             "Tool A: get_weather": {"text": '{"prompt": "will it rain in Lisbon later?", "tool": "get_forecast"}'},
             "five user messages": {
-                "text": '{"prompts": ["thanks!", "what is a cold front?", "ok and in celsius?", "book me a flight", "explain humidity"]}'
+                "text": '{"prompts": ["thanks!", "what is a cold front?", "ok and in celsius?", "book me a flight", '
+                '"explain humidity"]}'
             },
         },
     }

@@ -35,7 +35,8 @@ def write_cases(folder: Path, cases: list[tuple[str, object, dict | None]], extr
         lines.append(json.dumps({"question": prompt, "expected_tool": tool, "expected_args": args or {}}))
     (folder / "golden.jsonl").write_text("\n".join(lines) + "\n")
     (folder / "toolselect.yaml").write_text(
-        f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  model: claude-x\n  golden: golden.jsonl\n  min_accuracy: 0\n{extra}"
+        f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  model: claude-x\n  golden: golden.jsonl\n  min_accuracy: "
+        f"0\n{extra}"
     )
 
 
@@ -320,7 +321,7 @@ def test_a_killed_run_keeps_its_answers(how, model_api, tmp_path):
     proc = _start_eval(tmp_path, api)
     _wait_for_entries(tmp_path, 8, proc)
     proc.send_signal(signal.SIGKILL if how == "kill -9" else signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=30)
     if how == "SIGTERM":
         assert proc.returncode == 130 and "kept in the answer cache" in err and "Traceback" not in err
     entries = list((tmp_path / ".toolselect-cache" / "v1").glob("*/*.json"))

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 from tests.conftest import toolselect
 from tests.fakes.model_api import FakeModelAPI
@@ -38,7 +39,7 @@ CASES = {
 
 
 def script() -> dict:
-    answers = {}
+    answers: dict[str, Any] = {}
     for name, (prompt, tool) in CASES.items():
         if name.startswith("first"):
             answers[prompt] = {"first": True}  # favours whatever is listed first
@@ -79,8 +80,8 @@ def make_repo(root, head_change, extra: str = ""):
         )
     )
     (repo / "toolselect.yaml").write_text(
-        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0\n"
-        + extra
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  "
+        "min_accuracy: 0\n" + extra
     )
     git("init", "-q", "-b", "main", cwd=repo)
     git("add", "-A", cwd=repo)
@@ -162,7 +163,8 @@ def test_dry_run_and_max_requests_before_anything_is_asked(tmp_path):
         )
     )
     (tmp_path / "toolselect.yaml").write_text(
-        "tools_file: tools.json\nevals:\n  provider: anthropic\n  model: claude-sonnet-4-x\n  golden: golden.jsonl\n  repeat: 3\n"
+        "tools_file: tools.json\nevals:\n  provider: anthropic\n  model: claude-sonnet-4-x\n  golden: golden.jsonl\n "
+        " repeat: 3\n"
     )
     with FakeModelAPI(script()) as api:
         env = {"ANTHROPIC_BASE_URL": api.url, "HOME": str(tmp_path)}  # no key: a dry run needs none
@@ -212,7 +214,8 @@ def test_a_base_run_that_failed_is_no_baseline(tmp_path):
     (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
     (repo / "golden.jsonl").write_text(json.dumps({"id": "n", "question": "hi", "expected_tool": None}) + "\n")
     (repo / "toolselect.yaml").write_text(
-        f"tools_file: tools.json\nevals:\n  provider: command\n  command: [{json.dumps(sys.executable)}, pick.py]\n  golden: golden.jsonl\n"
+        f"tools_file: tools.json\nevals:\n  provider: command\n  command: [{json.dumps(sys.executable)}, pick.py]\n  "
+        "golden: golden.jsonl\n"
     )
     (repo / "pick.py").write_text("import sys; sys.exit('backend down')\n")
     git("init", "-q", "-b", "main", cwd=repo)

@@ -186,7 +186,10 @@ class FakeGitHub:
                     404: "Not Found",
                     502: "Bad Gateway",
                 }.get(status, "")
-                head = f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: {len(data)}\r\n{extra}\r\n"
+                head = (
+                    f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json; charset=utf-8\r\n"
+                    f"content-length: {len(data)}\r\n{extra}\r\n"
+                )
                 self.wfile.write(head.encode() + data)
 
             def _body(self) -> dict[str, Any]:

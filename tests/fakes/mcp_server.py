@@ -85,7 +85,7 @@ if __name__ == "__main__":
     if mode == "stdio":
         anyio.run(serve_stdio)
     else:
-        from serve import require_bearer, serve_app, sse_app
+        from serve import require_bearer, serve_app, sse_app  # type: ignore[import-not-found]
 
         app = server.streamable_http_app(host="127.0.0.1") if mode == "http" else sse_app(server)
         if token := os.environ.get("REQUIRE_BEARER"):

@@ -31,6 +31,7 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import random
@@ -108,6 +109,7 @@ class FakeModelAPI:
         return self
 
     async def _shutdown(self) -> None:
+        assert self._server is not None
         self._server.close()
         for task in list(self._tasks):
             task.cancel()
@@ -117,6 +119,7 @@ class FakeModelAPI:
     def stop(self) -> None:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
+            assert self._thread is not None
             self._thread.join(10)
 
     def __enter__(self) -> FakeModelAPI:
@@ -140,6 +143,7 @@ class FakeModelAPI:
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
+        assert task is not None
         self._tasks.add(task)
         try:
             while True:
@@ -162,10 +166,8 @@ class FakeModelAPI:
             pass
         finally:
             writer.close()
-            try:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
                 await writer.wait_closed()
-            except (ConnectionError, asyncio.CancelledError):
-                pass
             self._tasks.discard(task)
 
     def _write(

@@ -12,9 +12,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from serve import serve_app  # noqa: E402
+from serve import serve_app  # type: ignore[import-not-found]  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("weather_server", HERE.parents[1] / "examples" / "weather" / "server.py")
+assert spec is not None and spec.loader is not None
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from toolselect.cache import AnswerCache, cache_key
 from toolselect.pick import Pick, Usage
@@ -11,7 +12,7 @@ from toolselect.pool import Pool
 from toolselect.providers import Request, WireTool
 
 TOOLS = (WireTool("a", "A tool", {"type": "object"}), WireTool("b", "B tool", {"type": "object"}))
-IDENTITY = {
+IDENTITY: dict[str, Any] = {
     "provider": "openai",
     "model": "m",
     "endpoint": "http://x/v1",

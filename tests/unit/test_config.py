@@ -123,9 +123,13 @@ def test_a_flag_or_input_is_range_checked_as_the_yaml_is():
 
 
 def test_yaml_ranges_come_from_the_same_declarations(tmp_path):
-    with pytest.raises(ConfigError, match=r"toolselect.yaml:\d+: evals.min_tool_recall.get_weather must be between 0 and 1"):
+    with pytest.raises(
+        ConfigError, match=r"toolselect.yaml:\d+: evals.min_tool_recall.get_weather must be between 0 and 1"
+    ):
         settings(tmp_path, text=BASE + "  min_tool_recall: {get_weather: 1.5}\n")
-    with pytest.raises(ConfigError, match=r"toolselect.yaml:\d+: evals.max_drop must be 0 or more \(got -1\); it is in points"):
+    with pytest.raises(
+        ConfigError, match=r"toolselect.yaml:\d+: evals.max_drop must be 0 or more \(got -1\); it is in points"
+    ):
         settings(tmp_path, text=BASE + "  max_drop: -1\n")
 
 

@@ -13,6 +13,7 @@ import math
 from tests.conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("gate_simulation", ROOT / "scripts" / "gate_simulation.py")
+assert spec is not None and spec.loader is not None
 simulation = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(simulation)
 

@@ -38,9 +38,10 @@ def test_responses_match_the_openapi_schemas():
     with FakeGitHub({"tok": "github-actions[bot]", "dev": "octocat"}, installation_tokens={"tok"}) as gh:
         gh.add_comment(7, "hello", "octocat")
         session = requests.Session()
-        get = lambda path, token="tok": session.get(
-            gh.url + path, headers={"authorization": f"token {token}"}, timeout=5
-        )
+
+        def get(path, token="tok"):
+            return session.get(gh.url + path, headers={"authorization": f"token {token}"}, timeout=5)
+
         comments = get("/repos/acme/weather-mcp/issues/7/comments").json()
         for comment in comments:
             validate(comment, "issue-comment")

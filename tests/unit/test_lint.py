@@ -188,7 +188,7 @@ def test_findings_of_one_code_on_one_tool_are_grouped():
     messages = {f.code: f.message for f in findings}
     assert messages["param-no-description"] == "get_weather: parameters city, units, lang have no description"
     assert messages["enum-unexplained"] == (
-        "get_weather: enums units (metric, imperial), lang (en, fr) don’t explain their values"
+        "get_weather: enums units (metric, imperial), lang (en, fr) do not explain their values"
     )
 
 

@@ -10,18 +10,31 @@ BASE_SHA = "b" * 40
 
 
 def pr(fork: bool = False) -> Event:
-    return Event("pull_request", {"pull_request": {
-        "number": 7,
-        "base": {"sha": BASE_SHA, "repo": {"full_name": "acme/mcp"}},
-        "head": {"sha": "h" * 40, "repo": {"full_name": "someone/mcp" if fork else "acme/mcp"}},
-    }})
+    return Event(
+        "pull_request",
+        {
+            "pull_request": {
+                "number": 7,
+                "base": {"sha": BASE_SHA, "repo": {"full_name": "acme/mcp"}},
+                "head": {"sha": "h" * 40, "repo": {"full_name": "someone/mcp" if fork else "acme/mcp"}},
+            }
+        },
+    )
 
 
 def workflow_run(event: str = "pull_request", fork: bool = True) -> Event:
-    return Event("workflow_run", {"workflow_run": {
-        "event": event, "head_sha": "h" * 40, "head_branch": "topic", "html_url": "https://github.com/acme/mcp/runs/9",
-        "head_repository": {"full_name": "someone/mcp" if fork else "acme/mcp", "owner": {"login": "someone"}},
-    }})
+    return Event(
+        "workflow_run",
+        {
+            "workflow_run": {
+                "event": event,
+                "head_sha": "h" * 40,
+                "head_branch": "topic",
+                "html_url": "https://github.com/acme/mcp/runs/9",
+                "head_repository": {"full_name": "someone/mcp" if fork else "acme/mcp", "owner": {"login": "someone"}},
+            }
+        },
+    )
 
 
 KEY = {"OPENAI_API_KEY": "sk-test", "GITHUB_REPOSITORY": "acme/mcp"}
@@ -33,33 +46,95 @@ TABLE = [
     ("PR with a key", pr(), ALWAYS, "openai", KEY, ("evaluate", BASE_SHA, False, "always", True, False)),
     ("PR, no key given", pr(), ALWAYS, "openai", NO_KEY, ("evaluate", BASE_SHA, True, "always", True, False)),
     ("PR, offline provider", pr(), ALWAYS, "bm25", NO_KEY, ("evaluate", BASE_SHA, False, "always", True, False)),
-    ("PR, comment on-change", pr(), {"comment": "on-change"}, "openai", KEY,
-     ("evaluate", BASE_SHA, False, "on-change", True, False)),
+    (
+        "PR, comment on-change",
+        pr(),
+        {"comment": "on-change"},
+        "openai",
+        KEY,
+        ("evaluate", BASE_SHA, False, "on-change", True, False),
+    ),
     ("PR, comment off", pr(), {"comment": "off"}, "openai", KEY, ("evaluate", BASE_SHA, False, "off", True, False)),
-    ("PR, base-ref given", pr(), {**ALWAYS, "base_ref": "origin/main"}, "openai", KEY,
-     ("evaluate", "origin/main", False, "always", True, False)),
+    (
+        "PR, base-ref given",
+        pr(),
+        {**ALWAYS, "base_ref": "origin/main"},
+        "openai",
+        KEY,
+        ("evaluate", "origin/main", False, "always", True, False),
+    ),
     ("fork PR", pr(fork=True), ALWAYS, "openai", NO_KEY, ("evaluate", BASE_SHA, True, "off", False, True)),
-    ("fork PR, fail-on-fork", pr(fork=True), {**ALWAYS, "fail_on_fork": True}, "openai", NO_KEY,
-     ("evaluate", BASE_SHA, True, "off", True, True)),
-    ("fork PR, offline provider", pr(fork=True), ALWAYS, "bm25", NO_KEY, ("evaluate", BASE_SHA, True, "off", False, True)),
-    ("push", Event("push", {"ref": "refs/heads/main"}), ALWAYS, "openai", KEY,
-     ("evaluate", None, False, "off", True, False)),
-    ("push with base-ref", Event("push", {}), {**ALWAYS, "base_ref": "HEAD~1"}, "openai", KEY,
-     ("evaluate", "HEAD~1", False, "off", True, False)),
+    (
+        "fork PR, fail-on-fork",
+        pr(fork=True),
+        {**ALWAYS, "fail_on_fork": True},
+        "openai",
+        NO_KEY,
+        ("evaluate", BASE_SHA, True, "off", True, True),
+    ),
+    (
+        "fork PR, offline provider",
+        pr(fork=True),
+        ALWAYS,
+        "bm25",
+        NO_KEY,
+        ("evaluate", BASE_SHA, True, "off", False, True),
+    ),
+    (
+        "push",
+        Event("push", {"ref": "refs/heads/main"}),
+        ALWAYS,
+        "openai",
+        KEY,
+        ("evaluate", None, False, "off", True, False),
+    ),
+    (
+        "push with base-ref",
+        Event("push", {}),
+        {**ALWAYS, "base_ref": "HEAD~1"},
+        "openai",
+        KEY,
+        ("evaluate", "HEAD~1", False, "off", True, False),
+    ),
     ("schedule", Event("schedule", {}), ALWAYS, "anthropic", NO_KEY, ("evaluate", None, True, "off", True, False)),
-    ("workflow_run poster, fork", workflow_run(), {**ALWAYS, "from_artifact": "a"}, None, NO_KEY,
-     ("post", None, False, "always", False, True)),
-    ("workflow_run poster, same repo", workflow_run(fork=False), {**ALWAYS, "from_artifact": "a"}, None, NO_KEY,
-     ("post", None, False, "always", False, False)),
-    ("workflow_run after a push", workflow_run(event="push"), {**ALWAYS, "from_artifact": "a"}, None, NO_KEY,
-     ("nothing", None, False, "off", True, False)),
-    ("workflow_run without from-artifact", workflow_run(), ALWAYS, "openai", KEY,
-     ("evaluate", None, False, "off", True, False)),
+    (
+        "workflow_run poster, fork",
+        workflow_run(),
+        {**ALWAYS, "from_artifact": "a"},
+        None,
+        NO_KEY,
+        ("post", None, False, "always", False, True),
+    ),
+    (
+        "workflow_run poster, same repo",
+        workflow_run(fork=False),
+        {**ALWAYS, "from_artifact": "a"},
+        None,
+        NO_KEY,
+        ("post", None, False, "always", False, False),
+    ),
+    (
+        "workflow_run after a push",
+        workflow_run(event="push"),
+        {**ALWAYS, "from_artifact": "a"},
+        None,
+        NO_KEY,
+        ("nothing", None, False, "off", True, False),
+    ),
+    (
+        "workflow_run without from-artifact",
+        workflow_run(),
+        ALWAYS,
+        "openai",
+        KEY,
+        ("evaluate", None, False, "off", True, False),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("event", "inputs", "provider", "environ", "expected"),
-                         [row[1:] for row in TABLE], ids=[row[0] for row in TABLE])
+@pytest.mark.parametrize(
+    ("event", "inputs", "provider", "environ", "expected"), [row[1:] for row in TABLE], ids=[row[0] for row in TABLE]
+)
 def test_decide(event, inputs, provider, environ, expected):
     plan = decide(event, inputs, provider, environ)
     assert (plan.mode, plan.base_ref, plan.cache_only, plan.comment, plan.enforced, plan.fork) == expected
@@ -72,10 +147,15 @@ def test_what_each_plan_says():
     keyless = decide(pr(), ALWAYS, "anthropic", NO_KEY)
     assert keyless.warnings == ("no API key for anthropic: evaluating cached answers only (pass anthropic-api-key)",)
     assert decide(Event("push", {}), ALWAYS, "bm25", NO_KEY).base_note == PUSH_NOTE
-    assert decide(Event("schedule", {}), ALWAYS, "bm25", NO_KEY).base_note == "schedule: head only (set base-ref to compare)"
+    assert (
+        decide(Event("schedule", {}), ALWAYS, "bm25", NO_KEY).base_note
+        == "schedule: head only (set base-ref to compare)"
+    )
     poster = decide(workflow_run(), {"from_artifact": "a"}, None, NO_KEY)
     assert poster.lookup is not None and (poster.lookup.owner, poster.lookup.branch) == ("someone", "topic")
-    assert poster.notes == ("posted from the PR run's artifact: a fork PR, so only answers already in the cache were evaluated",)
+    assert poster.notes == (
+        "posted from the PR run's artifact: a fork PR, so only answers already in the cache were evaluated",
+    )
     assert decide(workflow_run(event="push"), {"from_artifact": "a"}, None, NO_KEY).notices == (
         "the triggering run was not a pull_request run: nothing to post",
     )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick, failed, skipped
-from toolselect.gate import Gate
 from toolselect.report import RunOut, build_report, read_report, write_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
@@ -33,7 +33,9 @@ def case(name, expect, args=None, status="reviewed"):
 def report_for(pairs, **gate):
     cases = [c for c, _ in pairs]
     results = [score_sample(c, p, SURFACE, 0) for c, p in pairs]
-    return build_report(cases, results, SURFACE, RUN, Gate.from_values({"min_accuracy": 0.5, "max_error_rate": 0.5, **gate}))
+    return build_report(
+        cases, results, SURFACE, RUN, Gate.from_values({"min_accuracy": 0.5, "max_error_rate": 0.5, **gate})
+    )
 
 
 PAIRS = [

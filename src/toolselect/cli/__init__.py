@@ -51,10 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     _url(ev)
     cache = ev.add_mutually_exclusive_group()
     cache.add_argument("--no-cache", action="store_true", help="ask again and refresh the answer cache")
-    cache.add_argument("--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED")
-    ev.add_argument("--json", type=Path, metavar="PATH", help="write the JSON report (with --base-ref, the base's beside it)")
-    ev.add_argument("--markdown", type=Path, metavar="PATH", help="write the report as Markdown (with --base-ref: the PR comment)")
-    ev.add_argument("--dry-run", action="store_true", help="say how many requests, tokens and dollars the run would take, and stop")
+    cache.add_argument(
+        "--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED"
+    )
+    ev.add_argument(
+        "--json", type=Path, metavar="PATH", help="write the JSON report (with --base-ref, the base's beside it)"
+    )
+    ev.add_argument(
+        "--markdown", type=Path, metavar="PATH", help="write the report as Markdown (with --base-ref: the PR comment)"
+    )
+    ev.add_argument(
+        "--dry-run", action="store_true", help="say how many requests, tokens and dollars the run would take, and stop"
+    )
     ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     ev.set_defaults(func=_later("evaluate", "cmd_eval"))
 
@@ -102,7 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     _url(init)
     init.add_argument("-o", "--output", type=Path, default=Path("."), metavar="DIR", help="where to write the files")
     init.add_argument("--force", action="store_true", help="overwrite existing files")
-    init.add_argument("--draft", action="store_true", help="ask the model to write the prompts (they still need review)")
+    init.add_argument(
+        "--draft", action="store_true", help="ask the model to write the prompts (they still need review)"
+    )
     init.set_defaults(func=_later("surface", "cmd_init"))
 
     cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
@@ -139,11 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - a bug of ours, never a verdict: not exit 1 ("the gate failed")
+    except Exception as exc:
         if os.environ.get("TOOLSELECT_DEBUG"):
             raise
         print(f"error: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr)
+        print(
+            "  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr
+        )
         return EXIT_INFRA
 
 

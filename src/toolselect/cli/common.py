@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Literal
 
 from ..config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings
 from ..errors import ConfigError
@@ -14,7 +15,11 @@ from ..options import read_flags
 def flag_overrides(args: argparse.Namespace, **values: object) -> Overrides:
     """The options given as flags (plus `values`), the server flags and the cache mode."""
     given = read_flags(vars(args)) | {k: v for k, v in values.items() if v is not None}
-    cache_mode = "refresh" if getattr(args, "no_cache", False) else "only" if getattr(args, "cache_only", False) else None
+    cache_mode: Literal["refresh", "only"] | None = None
+    if getattr(args, "no_cache", False):
+        cache_mode = "refresh"
+    elif getattr(args, "cache_only", False):
+        cache_mode = "only"
     return Overrides(given, "flag", getattr(args, "url", None), getattr(args, "server_command", None), cache_mode)
 
 

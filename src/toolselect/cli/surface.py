@@ -132,7 +132,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"
     )
     print(
-        "next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect eval`"
+        "next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect "
+        "eval`"
     )
     return 0
 

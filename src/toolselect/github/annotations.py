@@ -5,22 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Protocol
 
-from ..report import Report, case_headline, pick_name
+from ..lint import Finding
+from ..report import FindingOut, Report, case_headline, pick_name
 from .commands import Workflow
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
-
-
-class _Finding(Protocol):
-    code: str
-    severity: str
-    message: str
-    fix: str
-    file: str | None
-    line: int | None
-    scope: str
 
 
 def repo_path(workdir: Path, workspace: Path) -> Callable[[str | None], str | None]:
@@ -54,11 +44,13 @@ def annotate_cases(head: Report, wf: Workflow, where: Callable[[str | None], str
         else:
             why = sample.reasons[0] if sample and sample.reasons else f"picked {pick_name(sample)}"
             message = f"case '{case.name}': {why}{rate}"
-        wf.annotate("error", message, file=where(case.source.file), line=case.source.line, title=f"toolselect {outcome}")
+        wf.annotate(
+            "error", message, file=where(case.source.file), line=case.source.line, title=f"toolselect {outcome}"
+        )
 
 
 def annotate_findings(
-    findings: Sequence[_Finding],
+    findings: Sequence[Finding | FindingOut],
     wf: Workflow,
     where: Callable[[str | None], str | None] = lambda file: file,
     *,

@@ -76,7 +76,7 @@ def append_summary(path: Path, markdown: str) -> bool:
     """Append Markdown to a job summary file, cut to GitHub's 1 MiB."""
     data = markdown.encode("utf-8")
     if len(data) > SUMMARY_BYTES:
-        note = "\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n".encode()
+        note = b"\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n"
         data = data[: SUMMARY_BYTES - len(note) - 4].decode("utf-8", errors="ignore").encode() + note
     with open(path, "ab") as f:
         f.write(data)

@@ -81,12 +81,15 @@ class Provider(ABC):
 
     def preload(self) -> None:
         """Import what the provider needs (an SDK takes about a second) while the MCP server starts."""
+        return None
 
     def connect(self) -> None:
         """Check credentials and build the client: fails fast, before the first case."""
+        return None
 
     def ensure_connected(self) -> None:
         """Connect now if `connect` was skipped because every answer seemed to be cached."""
+        return None
 
     async def write(self, system: str, prompt: str) -> str:
         """Plain text from the model (no tools): `toolselect init --draft` writes prompts with it."""
@@ -94,6 +97,7 @@ class Provider(ABC):
 
     async def aclose(self) -> None:
         """Close the client, if there is one."""
+        return None
 
     # The answer cache's side; a provider that is not cached has nothing to say.
 
@@ -106,9 +110,11 @@ class Provider(ABC):
 
     def check_writable(self) -> None:
         """Before any request: fail when the answers paid for could not be kept."""
+        return None
 
     def finish(self, session: set[str] | None = None, interrupted: bool = False) -> None:
         """After the run: record which cached answers it used (for `toolselect cache prune`)."""
+        return None
 
 
 def make_provider(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> Provider:

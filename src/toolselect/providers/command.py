@@ -57,8 +57,12 @@ class CommandProvider(Provider):
             )
         except OSError as exc:  # not found, not executable, no shebang (ENOEXEC), out of file handles…
             raise InfraError(
-                f"cannot start the command provider {show(' '.join(self.command), 80)} in {self.cwd}: {exc.strerror or exc}",
-                hint="check evals.command (it runs in the config file's folder); a script needs a #! line, or use [python, pick.py]",
+                f"cannot start the command provider {show(' '.join(self.command), 80)} in {self.cwd}: "
+                f"{exc.strerror or exc}",
+                hint=(
+                    "check evals.command (it runs in the config file's folder); a script needs a #! line, or use "
+                    "[python, pick.py]"
+                ),
             ) from None
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), self.timeout_s)

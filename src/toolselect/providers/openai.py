@@ -62,6 +62,14 @@ class _OpenAIBase(SdkProvider):
         except openai.OpenAIError:
             raise InfraError(NO_KEY) from None
 
+    async def _ask(self, request: Request) -> Any:
+        """Send the request (Chat Completions or Responses)."""
+        raise NotImplementedError
+
+    def _read(self, answer: Any, latency_ms: float) -> Pick:
+        """The pick in an answer."""
+        raise NotImplementedError
+
     async def pick(self, request: Request) -> Pick:
         started = time.perf_counter()
         try:
@@ -132,7 +140,7 @@ class ChatProvider(_OpenAIBase):
         choice = completion.choices[0] if completion.choices else None
         message = choice.message if choice else None
         usage = getattr(completion, "usage", None)
-        fields = {
+        fields: dict[str, Any] = {
             "text": (getattr(message, "content", None) or getattr(message, "refusal", None) or ""),
             "latency_ms": latency_ms,
             "usage": Usage(usage.prompt_tokens, usage.completion_tokens) if usage else None,
@@ -201,7 +209,7 @@ class ResponsesProvider(_OpenAIBase):
             for part in (getattr(item, "content", None) or [])
             if getattr(part, "type", None) == "output_text"
         )
-        fields = {
+        fields: dict[str, Any] = {
             "text": text,
             "latency_ms": latency_ms,
             "usage": Usage(usage.input_tokens, usage.output_tokens) if usage else None,

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
-from ..report import Metric, Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, pct
+from ..report import Report
+from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, metric_text, pct
 from .markdown import _MENTION, cases_table, code, confusion_table, esc, flaky_list, lint_list, position_rows
 
 COMMENT_LIMIT = 60_000
@@ -109,24 +109,19 @@ def metrics_delta_table(head: Report, diff: Diff | None) -> list[str]:
         out = ["| metric | head | 95% CI |", "|---|---:|---:|"]
         for key in HEADLINE_METRICS:
             m = head.metrics[key]
-            out.append(f"| {METRIC_LABELS[key]} | {_value(m, head, key)} ({frac(m)}) | {interval(m)} |")
+            out.append(f"| {METRIC_LABELS[key]} | {metric_text(m, head, key)} ({frac(m)}) | {interval(m)} |")
     else:
         out = ["| metric | base | head | head 95% CI | Δ |", "|---|---:|---:|---:|---:|"]
         for key in HEADLINE_METRICS:
             d = diff.metrics[key]
-            base = _value(d.base, head, key) if d.base is not None else "n/a"
+            base = metric_text(d.base, head, key) if d.base is not None else "n/a"
             out.append(
-                f"| {METRIC_LABELS[key]} | {base} | {_value(d.head, head, key)} ({frac(d.head)}) | {interval(d.head)} | {delta_text(d.delta_pt)} |"
+                f"| {METRIC_LABELS[key]} | {base} | {metric_text(d.head, head, key)} ({frac(d.head)}) | "
+                f"{interval(d.head)} | {delta_text(d.delta_pt)} |"
             )
     if any(interval(head.metrics[k]).endswith("†") for k in HEADLINE_METRICS):
         out += ["", CLUSTER_NOTE]
     return out
-
-
-def _value(m, report: Report, key: str) -> str:
-    if m.value is None and key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured:
-        return "not measured"
-    return pct(m)
 
 
 def cell_line(cell: CellDelta) -> str:
@@ -149,7 +144,8 @@ def flips_table(cases: list[CaseDelta]) -> list[str]:
         rate = lambda s: f" {s.passed}/{s.evaluated}" if s.evaluated > 1 else ""  # noqa: E731
         certain = f" **certain** (p = {case.p_value:.2g})" if case.certain else ""
         out.append(
-            f"| {_case_name(case)}{certain} | {code(expected)} | {code(case.base.pick)}{rate(case.base)} | {code(case.head.pick)}{rate(case.head)} |"
+            f"| {_case_name(case)}{certain} | {code(expected)} | {code(case.base.pick)}{rate(case.base)} | "
+            f"{code(case.head.pick)}{rate(case.head)} |"
         )
     if len(cases) > MAX_ROWS:
         out.append(f"| … {len(cases) - MAX_ROWS} more | | | |")

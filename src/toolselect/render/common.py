@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import ERROR, NONE, UNKNOWN, CaseOut, Metric, Report, SampleOut, case_headline
+from ..lint import Finding
+from ..report import ERROR, NONE, UNKNOWN, CaseOut, FindingOut, Metric, Report, SampleOut, case_headline
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",
@@ -139,7 +141,17 @@ def verdict(report: Report) -> str:
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-def lint_summary(findings) -> str:
+def metric_text(m: Metric | None, report: Report, key: str) -> str:
+    """A rate as shown: '72.2%', 'n/a', or 'not measured' for argument metrics of a tools-only provider."""
+    if m is not None and m.value is None and key in ARG_METRICS and not report.run.args_measured:
+        return "not measured"
+    return pct(m)
+
+
+ARG_METRICS = ("arg_accuracy", "schema_valid_rate")
+
+
+def lint_summary(findings: Sequence[Finding | FindingOut]) -> str:
     """'1 error, 3 warnings, 1 note' (empty when there is nothing)."""
     counts = {"error": 0, "warning": 0, "info": 0}
     for f in findings:
@@ -148,5 +160,5 @@ def lint_summary(findings) -> str:
     return ", ".join(f"{n} {words[k][n != 1]}" for k, n in counts.items() if n)
 
 
-def sorted_findings(findings):
+def sorted_findings(findings: Sequence[Finding | FindingOut]) -> list[Finding | FindingOut]:
     return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.scope != "surface", f.code))

@@ -22,6 +22,7 @@ from .common import (
     interval,
     labels,
     lint_summary,
+    metric_text,
     pct,
     sorted_findings,
     verdict,
@@ -184,16 +185,7 @@ class ConsoleView:
         table.add_column("95% CI", justify="right", style="dim")
         for key, label in METRIC_LABELS.items():
             m = report.metrics[key]
-            value = (
-                pct(m)
-                if m.value is not None
-                else (
-                    "not measured"
-                    if key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured
-                    else "n/a"
-                )
-            )
-            table.add_row(label, value, frac(m), interval(m))
+            table.add_row(label, metric_text(m, report, key), frac(m), interval(m))
         self.console.print(table)
         if any(interval(m).endswith("†") for m in report.metrics.values()):
             self.console.print(f"[dim]{CLUSTER_NOTE}[/]")
@@ -271,7 +263,9 @@ class ConsoleView:
             for reason in verdict.reasons:
                 self.console.print(f"  - {escape(reason)}")
 
-    def print_lint(self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint") -> None:
+    def print_lint(
+        self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint"
+    ) -> None:
         if not findings:
             return
         shown = sorted_findings(findings)
@@ -280,7 +274,8 @@ class ConsoleView:
         for f in shown[:limit]:
             place = f"{f.file}:{f.line} " if f.file and f.line else (f"{f.file} " if f.file else "")
             self.console.print(
-                f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] {escape(place)}{escape(f.message)}"
+                f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] "
+                f"{escape(place)}{escape(f.message)}"
             )
             if f.fix:
                 self.console.print(f"           [dim]fix: {escape(f.fix)}[/]")

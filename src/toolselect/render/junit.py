@@ -68,7 +68,7 @@ def render_junit(report: Report, verdict: Verdict | None = None) -> str:
     suite.set("errors", str(errors))
     suite.set("skipped", str(skipped))
     root = ET.Element(
-        "testsuites", name="toolselect", tests=suite.get("tests"), failures=str(failures), errors=str(errors)
+        "testsuites", name="toolselect", tests=str(len(rows) + 1), failures=str(failures), errors=str(errors)
     )
     root.append(suite)
     ET.indent(root)

@@ -7,8 +7,10 @@ no table-breaking pipes, no hidden-comment markers.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from ..report import Report
+from ..lint import Finding
+from ..report import FindingOut, Report
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
@@ -19,6 +21,7 @@ from .common import (
     interval,
     labels,
     lint_summary,
+    metric_text,
     pct,
     sorted_findings,
     verdict,
@@ -60,10 +63,7 @@ def metrics_table(report: Report) -> list[str]:
     out = ["| metric | value | n/d | 95% CI |", "|---|---:|---:|---:|"]
     for key, label in METRIC_LABELS.items():
         m = report.metrics[key]
-        value = pct(m)
-        if m.value is None and key in ("arg_accuracy", "schema_valid_rate") and not report.run.args_measured:
-            value = "not measured"
-        out.append(f"| {label} | {value} | {frac(m)} | {interval(m)} |")
+        out.append(f"| {label} | {metric_text(m, report, key)} | {frac(m)} | {interval(m)} |")
     if any(interval(m).endswith("†") for m in report.metrics.values()):
         out += ["", CLUSTER_NOTE]
     return out
@@ -136,7 +136,7 @@ def cases_table(rows: list[CaseRow]) -> list[str]:
     return out
 
 
-def lint_list(findings, limit: int = 15) -> list[str]:
+def lint_list(findings: Sequence[Finding | FindingOut], limit: int = 15) -> list[str]:
     """The findings as a list: severity, where, what, and the fix."""
     out = []
     icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}

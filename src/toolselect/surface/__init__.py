@@ -149,8 +149,8 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
             left_out.append(LeftOut(name, f"description is not text (got {type(description).__name__})"))
             continue
         validator, problem = schema_validator(raw.get("inputSchema"))
-        if problem:
-            left_out.append(LeftOut(name, problem))
+        if problem or validator is None:
+            left_out.append(LeftOut(name, problem or "input schema can't be checked"))
             continue
         valid.append((raw, validator))
     # Names that are already safe keep themselves; unsafe ones get a free safe name.

@@ -8,7 +8,7 @@ toolselect judges schemas itself and leaves the invalid tools out, by name.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -48,7 +48,7 @@ async def list_tools(spec: ServerSpec) -> list[dict[str, Any]]:
 
 
 @asynccontextmanager
-async def _transport(spec: ServerSpec, errlog: Any, statuses: list[int]):
+async def _transport(spec: ServerSpec, errlog: Any, statuses: list[int]) -> AsyncIterator[tuple[Any, Any]]:
     if spec.command:
         from mcp import StdioServerParameters, stdio_client
 
