@@ -21,7 +21,7 @@ from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
-from .pipeline import Against
+from .pipeline import Against, run_eval
 from .policy import Event, Plan, decide, read_event
 from .report import read_report
 from .runtime import run_async
@@ -120,21 +120,17 @@ def evaluate_event(
     against = Against(plan.base_ref, over, workdir) if plan.base_ref else None
     title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
     with wf.group(title):
-        outcome = run_async(
-            evaluate(
-                loaded,
-                settings,
-                env,
-                view.hooks(),
-                against=against,
-                notes=plan.notes,
-                base_note=plan.base_note,
-                enforced=plan.enforced,
-            ),
-            view.stop,
-        )
-        if outcome is None:
+        run = run_async(run_eval(loaded, settings, env, view.hooks(), against=against), view.stop)
+        if run is None:
             return EXIT_INTERRUPTED
+        outcome = evaluate(
+            run,
+            settings.gate,
+            base_label=plan.base_ref,
+            base_note=plan.base_note,
+            notes=plan.notes,
+            enforced=plan.enforced,
+        )
         view.finish(outcome.head)
     if outcome.base_note and plan.base_ref:
         wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")

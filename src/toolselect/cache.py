@@ -89,19 +89,9 @@ class AnswerCache:
             return None  # missing, half-written by something else, or from another format: ask again
         if entry.key != key:
             return None
-        p = entry.pick
-        usage = Usage(p.usage.input_tokens, p.usage.output_tokens) if p.usage else None
-        return Pick(
-            tool=p.tool,
-            args=p.args,
-            raw_args=p.raw_args,
-            text=p.text,
-            calls=p.calls,
-            stop_reason=p.stop_reason,
-            usage=usage,
-            latency_ms=p.latency_ms,
-            cached=True,
-        )
+        kept = entry.pick.model_dump()
+        usage = kept.pop("usage")
+        return Pick(**kept, usage=Usage(**usage) if usage else None, cached=True)
 
     def put(self, key: str, provider: str, model: str, request: Request, pick: Pick) -> None:
         entry = Entry(
@@ -112,15 +102,9 @@ class AnswerCache:
             prompt=request.prompt,
             sample=request.sample,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            pick=CachedPick(
-                tool=pick.tool,
-                args=pick.args,
-                raw_args=pick.raw_args,
-                text=pick.text,
-                calls=pick.calls,
-                stop_reason=pick.stop_reason,
-                latency_ms=pick.latency_ms,
-                usage=CachedUsage(**vars(pick.usage)) if pick.usage else None,
+            pick=CachedPick.model_validate(  # what an answer keeps: not its error, skip or cache flags
+                {name: getattr(pick, name) for name in CachedPick.model_fields}
+                | {"usage": vars(pick.usage) if pick.usage else None}
             ),
         )
         write_atomic(self.path(key), entry.model_dump_json(indent=1))

@@ -42,10 +42,13 @@ class Gate:
             picked[f.name] = BY_KEY[f.name].default if value is None else value
         return cls(**picked)
 
+    def values(self) -> dict[str, Any]:
+        """The options by name, as a report records them."""
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"min_tool_recall": dict(self.min_tool_recall)}
+
     def overridden(self, values: Mapping[str, Any]) -> Gate:
         """This gate with the options `values` gives (None: keep this gate's)."""
-        mine = {f.name: getattr(self, f.name) for f in fields(self)}
-        return Gate(**{k: v if (v := values.get(k)) is not None else mine[k] for k in mine})
+        return Gate.from_values(self.values() | {k: v for k, v in values.items() if v is not None})
 
     @property
     def alpha(self) -> float:

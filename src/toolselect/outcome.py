@@ -1,7 +1,7 @@
 """After a run: one `Outcome` — the head, the base and the diff when there is one, the verdict —
 its exit code, and every file it is written to. The CLI and the Action both finish a run here.
 
-- `evaluate` runs the pipeline (the head, or the head and a base commit) and judges it;
+- `evaluate` judges a live run of the pipeline (the head, or the head and a base commit);
 - `compare_saved` judges two saved reports (`toolselect diff`, the fork-PR poster) under the gate
   the head's run recorded, with the caller's options on top;
 - `exit_code`: 3 when the run is no measurement (it stopped, or the provider failed too often),
@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Loaded, Settings
 from .diff import Diff, diff_reports
 from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED
-from .gate import Verdict, decide_verdict, run_failure
-from .pipeline import Against, Hooks, run_eval
+from .gate import Gate, Verdict, decide_verdict, run_failure
+from .pipeline import Comparison
 from .report import Report, write_report
 
 
@@ -43,26 +42,23 @@ class Outcome:
         return self.base_label is not None
 
 
-async def evaluate(
-    loaded: Loaded,
-    settings: Settings,
-    environ: Mapping[str, str],
-    hooks: Hooks = Hooks(),
+def evaluate(
+    run: Comparison,
+    gate: Gate,
     *,
-    against: Against | None = None,
-    base_hooks: Hooks = Hooks(),
-    notes: tuple[str, ...] = (),
+    base_label: str | None = None,
     base_note: str | None = None,
+    notes: tuple[str, ...] = (),
     enforced: bool = True,
 ) -> Outcome:
-    """A live run: the head (and, `against` a base commit, the base), judged under the settings' gate."""
-    run = await run_eval(loaded, settings, environ, hooks, against=against, base_hooks=base_hooks)
+    """A live run (`pipeline.run_eval`: the head, or the head and a base commit) judged under `gate`:
+    the one place a verdict is given (compare_saved comes here too)."""
     return Outcome(
         head=run.head,
         base=run.base,
         diff=run.diff,
-        verdict=decide_verdict(run.head, run.diff, settings.gate),
-        base_label=against.ref if against else None,
+        verdict=decide_verdict(run.head, run.diff, gate),
+        base_label=base_label,
         base_note=run.base_note or base_note,
         notes=notes,
         enforced=enforced,
@@ -86,15 +82,8 @@ def compare_saved(
     if base is not None and (failure := run_failure(base)):
         base, base_note = None, f"no baseline: the base run failed ({failure}), so it can't judge the head"
     diff = diff_reports(base, head, alpha=gate.alpha) if base is not None else None
-    return Outcome(
-        head=head,
-        base=base,
-        diff=diff,
-        verdict=decide_verdict(head, diff, gate),
-        base_label=base_label,
-        base_note=base_note,
-        notes=notes,
-        enforced=enforced,
+    return evaluate(
+        Comparison(head, base, diff, base_note), gate, base_label=base_label, notes=notes, enforced=enforced
     )
 
 

@@ -145,15 +145,8 @@ class GateOut(Record):
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
     def options(self) -> Gate:
-        return Gate(
-            min_accuracy=self.min_accuracy,
-            max_error_rate=self.max_error_rate,
-            max_over_trigger=self.max_over_trigger,
-            min_tool_recall=dict(self.min_tool_recall),
-            max_drop=self.max_drop,
-            significance=self.significance,
-            fail_on_certain_flips=self.fail_on_certain_flips,
-        )
+        """The gate this report was judged under."""
+        return Gate.from_values(self.model_dump())
 
 
 class FindingOut(Record):
@@ -406,18 +399,7 @@ def build_report(
     outcomes = Counter(r.outcome.value for r in results)
     return Report(
         passed=not reasons,
-        gate=GateOut(
-            passed=not reasons,
-            reasons=reasons,
-            stopped=stopped,
-            min_accuracy=gate.min_accuracy,
-            max_error_rate=gate.max_error_rate,
-            max_over_trigger=gate.max_over_trigger,
-            min_tool_recall=dict(gate.min_tool_recall),
-            max_drop=gate.max_drop,
-            significance=gate.significance,
-            fail_on_certain_flips=gate.fail_on_certain_flips,
-        ),
+        gate=GateOut(passed=not reasons, reasons=reasons, stopped=stopped, **gate.values()),
         metrics=metrics,
         per_tool=per_tool,
         confusion=confusion,

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..config import Loaded, Overrides, Settings
 from ..errors import EXIT_INTERRUPTED, ConfigError
 from ..outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
-from ..pipeline import Against, plan_eval
+from ..pipeline import Against, plan_eval, run_eval
 from ..render.console import ConsoleView
 from ..runtime import run_async
 from .common import flag_overrides, load_settings
@@ -30,9 +30,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
             "add --base-ref REF (e.g. origin/main)"
         )
     view = ConsoleView(quiet=args.quiet)
-    outcome = run_async(evaluate(loaded, settings, os.environ, view.hooks(), against=against), view.stop)
-    if outcome is None:
+    run = run_async(run_eval(loaded, settings, os.environ, view.hooks(), against=against), view.stop)
+    if run is None:
         return EXIT_INTERRUPTED
+    outcome = evaluate(run, settings.gate, base_label=base_ref)
     view.finish(outcome.head)
     if outcome.compared:
         view.print_outcome(outcome)

@@ -27,23 +27,11 @@ OFFLINE = "or run offline with --provider bm25"
 class AnthropicProvider(SdkProvider):
     name = "anthropic"
     sdk = "anthropic"
-
-    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str]) -> None:
-        endpoint = settings.base_url or environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
-        super().__init__(settings, pool, environ, endpoint)
+    endpoint_variable = "ANTHROPIC_BASE_URL"
+    default_endpoint = "https://api.anthropic.com"
 
     def identity(self) -> dict[str, Any]:
-        s = self.settings
-        return {
-            "provider": self.name,
-            "model": self.model,
-            "endpoint": self.endpoint,
-            "tool_choice": {"type": "auto"},
-            "max_tokens": s.max_tokens,
-            "params": dict(s.params),
-            "temperature": s.temperature,
-            "seed": s.seed,
-        }
+        return {**super().identity(), "tool_choice": {"type": "auto"}, "max_tokens": self.settings.max_tokens}
 
     def connect(self) -> None:
         import anthropic

@@ -28,17 +28,32 @@ class SdkProvider(Provider):
     """Settings, the run's pool, the environment its key is read from, one lazily built SDK client."""
 
     sdk = ""  # the SDK's module, imported early by preload()
+    endpoint_variable = ""  # where the SDK reads an endpoint from the environment
+    default_endpoint = ""
     produces_args = True
     cacheable = True
 
-    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str], endpoint: str) -> None:
+    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str]) -> None:
         super().__init__(settings.model)
         self.settings = settings
         self.pool = pool
         self.environ = environ
         self.client: Any = None
+        endpoint = settings.base_url or environ.get(self.endpoint_variable) or self.default_endpoint
         self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
         self._capped: set[float] = set()
+
+    def identity(self) -> dict[str, Any]:
+        """What every API provider's answer depends on; each adds its own request fields."""
+        s = self.settings
+        return {
+            "provider": self.name,
+            "model": self.model,
+            "endpoint": self.endpoint,
+            "params": dict(s.params),
+            "temperature": s.temperature,
+            "seed": s.seed,
+        }
 
     def preload(self) -> None:
         importlib.import_module(self.sdk)

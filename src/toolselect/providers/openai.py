@@ -31,22 +31,11 @@ NO_KEY = (
 class _OpenAIBase(SdkProvider):
     name = "openai"
     sdk = "openai"
-
-    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str]) -> None:
-        endpoint = settings.base_url or environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        super().__init__(settings, pool, environ, endpoint)
+    endpoint_variable = "OPENAI_BASE_URL"
+    default_endpoint = "https://api.openai.com/v1"
 
     def identity(self) -> dict[str, Any]:
-        s = self.settings
-        return {
-            "provider": self.name,
-            "model": self.model,
-            "endpoint": self.endpoint,
-            "tool_choice": "auto",
-            "params": dict(s.params),
-            "temperature": s.temperature,
-            "seed": s.seed,
-        }
+        return {**super().identity(), "tool_choice": "auto"}
 
     def connect(self) -> None:
         import openai
