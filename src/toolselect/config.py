@@ -307,14 +307,13 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         notes.append(f"ignoring toolproof section(s) {', '.join(loaded.ignored)}: toolselect runs the evals only")
 
     values: dict[str, Any] = {}
-    origins: dict[str, str] = {}
     for option in OPTIONS:
         if option.config is None and option.key not in over.values:
             continue
         value, origin, place = resolve_value(option, loaded, over, environ)
         if option.choices and value is not None:  # from the environment or the YAML: checked here
             option.check_text(value, origin, place)
-        values[option.key], origins[option.key] = value, origin
+        values[option.key] = value
 
     provider = values["provider"]
     if not provider:

@@ -6,16 +6,17 @@ module is imported when it runs. The options' flags come from their declarations
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, ToolselectError
-from ..options import add_flags, option, with_flags
+
+if TYPE_CHECKING:
+    import argparse
 
 SURFACE_COMMANDS = ("eval", "snapshot", "lint", "init")
 
@@ -30,11 +31,16 @@ def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
     return run
 
 
-def _url(p: argparse.ArgumentParser) -> None:
+def _url(p: argparse.ArgumentParser) -> None:  # a flag of the CLI only: no config key, no input
     p.add_argument("--url", help="an MCP server over streamable HTTP (or SSE when the path ends in /sse)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+    from pathlib import Path
+
+    from ..options import add_flags, option, with_flags
+
     parser = argparse.ArgumentParser(
         prog="toolselect",
         description="Does the model still pick the right MCP tool, with the right arguments?",
@@ -125,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--version"]:  # answered before the parser (and the option declarations) are imported
+        print(f"toolselect {__version__}")
+        return 0
     server_command: tuple[str, ...] | None = None
     if "--" in argv:
         i = argv.index("--")

@@ -1,0 +1,60 @@
+"""One outcome, one exit code, one place that writes the files."""
+
+from __future__ import annotations
+
+import json
+
+from tests.unit.test_diff import gate, report
+from toolselect.outcome import Targets, compare_saved, evaluate, exit_code, write_outputs
+from toolselect.pipeline import Comparison
+
+GOOD = {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+WORSE = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+
+
+def test_exit_codes():
+    base, head = report(GOOD), report(WORSE)
+    assert exit_code(compare_saved(base, head, {"max_drop": 30}, base_label="b")) == 0
+    failed = compare_saved(base, head, {"max_drop": 5}, base_label="b")
+    assert exit_code(failed) == 1 and not failed.verdict.passed
+    assert exit_code(compare_saved(base, head, {"max_drop": 5}, base_label="b", enforced=False)) == 0
+    stopped = head.model_copy(update={"gate": head.gate.model_copy(update={"stopped": "401 from the API"})})
+    assert exit_code(evaluate(Comparison(stopped), gate())) == 3
+
+
+def test_a_base_whose_run_failed_is_no_baseline():
+    base = report(GOOD)
+    broken = base.model_copy(update={"gate": base.gate.model_copy(update={"stopped": "the server crashed"})})
+    outcome = compare_saved(broken, report(WORSE), {"max_drop": 0}, base_label="b")
+    assert outcome.diff is None and outcome.verdict.passed
+    assert outcome.base_note == "no baseline: the base run failed (the server crashed), so it can't judge the head"
+
+
+def test_write_outputs_writes_every_named_file(tmp_path):
+    outcome = compare_saved(report(GOOD), report(WORSE), {"max_drop": 5}, base_label="origin/main")
+    targets = Targets(
+        json=tmp_path / "r.json",
+        markdown=tmp_path / "c.md",
+        junit=tmp_path / "j.xml",
+        comment=tmp_path / "comment.md",
+        diff_json=tmp_path / "d.json",
+        summary=tmp_path / "summary.md",
+        comment_id="x",
+    )
+    written = write_outputs(outcome, targets)
+    assert [what for what, _ in written.files] == [
+        "JSON report",
+        "the base's JSON report",
+        "PR comment preview",
+        "JUnit report",
+        "PR comment",
+        "diff",
+        "job summary",
+    ]
+    assert (tmp_path / "r.base.json").exists() and json.loads((tmp_path / "d.json").read_text())["to_failing"]
+    assert (tmp_path / "comment.md").read_text() == written.comment
+    assert written.comment.startswith("<!-- toolselect:x -->\n### ❌ toolselect failed")
+    assert (tmp_path / "c.md").read_text().startswith("### ❌ toolselect failed")  # the preview: no marker
+    assert (tmp_path / "summary.md").read_text() == (tmp_path / "c.md").read_text()
+    junit = (tmp_path / "j.xml").read_text()
+    assert 'name="gate"' in junit and "more than max-drop 5 pt" in junit  # the verdict, not only the head's gate
