@@ -432,26 +432,67 @@ def test_invalid_inputs_are_usage_errors(world, tmp_path):
     assert api.requests == 0
 
 
-def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
-    api, github = world
-    repo = make_repo(tmp_path)
-    # the default branch's run seeded the cache with the base's answers
+def seed_the_cache(repo: Repo, tmp: Path, api: FakeModelAPI, github: FakeGitHub) -> None:
+    """The default branch's run (a push, against the base commit): every answer the PR needs is cached."""
     seed = run_action(
-        repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github
+        repo.path, tmp, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github
     )
     assert seed.code in (0, 1)
-    api.requests = 0
-    github.log.clear()
-    event = pull_request_event(repo, fork=True)
-    run = run_action(
+
+
+def fork_run(repo: Repo, tmp: Path, api: FakeModelAPI, github: FakeGitHub, **inputs: str) -> ActionRun:
+    """A fork PR's run: no key, a read-only token."""
+    return run_action(
         repo.path,
-        tmp_path,
-        inputs={"openai-api-key": "", "github-token": "ro", "max-drop": "0"},
-        event=event,
+        tmp,
+        inputs={"openai-api-key": "", "github-token": "ro", **inputs},
+        event=pull_request_event(repo, fork=True),
         event_name="pull_request",
         api=api,
         github=github,
     )
+
+
+def artifact_of(run: ActionRun, tmp: Path) -> Path:
+    """The fork run's toolselect-report/, as the poster workflow downloads it."""
+    artifact = tmp / "poster" / "artifact"
+    artifact.parent.mkdir(exist_ok=True)
+    subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
+    return artifact
+
+
+def post(artifact: Path, repo: Repo, tmp: Path, api: FakeModelAPI, github: FakeGitHub, **inputs: str) -> ActionRun:
+    """The workflow_run poster, after the fork PR's run on `repo.head`."""
+    event = {
+        "action": "completed",
+        "workflow_run": {
+            "event": "pull_request",
+            "head_sha": repo.head,
+            "head_branch": "reword-forecast",
+            "conclusion": "success",
+            "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
+            "html_url": "https://github.com/acme/weather-mcp/actions/runs/99",
+            "pull_requests": [],
+        },
+    }
+    return run_action(
+        artifact.parent,
+        tmp,
+        inputs={"from-artifact": artifact.name, "working-directory": ".", **inputs},
+        event=event,
+        event_name="workflow_run",
+        api=api,
+        github=github,
+    )
+
+
+def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    seed_the_cache(repo, tmp_path, api, github)
+    api.requests = 0
+    github.log.clear()
+    run = fork_run(repo, tmp_path, api, github, **{"max-drop": "0"})
     assert run.code == 0, run.stdout + run.stderr  # the gate fails (−25 pt) but a fork PR only gets a notice
     assert api.requests == 0 and github.log == []  # no key, no model call, no comment attempt
     assert "fork PR" in run.summary and "only answers already in the cache were evaluated" in run.summary
@@ -461,9 +502,7 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
 
     # the workflow_run poster: no checkout of PR code, the artifact is data, the PR found via the API
     github.add_pull(7, "contributor", "reword-forecast", repo.head)
-    artifact = tmp_path / "poster" / "artifact"
-    artifact.parent.mkdir()
-    subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
+    artifact = artifact_of(run, tmp_path)
     # a fork controls its artifact: it tries to pass as not-a-fork and to smuggle HTML, pings and a marker in
     meta_path = artifact / "meta.json"
     tampered = json.loads(meta_path.read_text()) | {
@@ -476,27 +515,7 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     evil = json.loads(report_path.read_text())
     evil["surface"]["definitions"][0]["name"] = "x``<img src=x> @acme/maintainers <!-- toolselect:default --> ``y"
     report_path.write_text(json.dumps(evil))
-    poster_event = {
-        "action": "completed",
-        "workflow_run": {
-            "event": "pull_request",
-            "head_sha": repo.head,
-            "head_branch": "reword-forecast",
-            "conclusion": "success",
-            "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
-            "html_url": "https://github.com/acme/weather-mcp/actions/runs/99",
-            "pull_requests": [],
-        },
-    }
-    posted = run_action(
-        artifact.parent,
-        tmp_path,
-        inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "0"},
-        event=poster_event,
-        event_name="workflow_run",
-        api=api,
-        github=github,
-    )
+    posted = post(artifact, repo, tmp_path, api, github, **{"max-drop": "0"})
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)  # on PR 7, found via the API: not the artifact's "pr": 1
     body = comment["body"]
@@ -512,60 +531,19 @@ def test_the_poster_judges_with_the_gate_the_config_set(world, tmp_path):
     """`evals.max_drop` set only in the config: the fork PR's run and the poster both fail the drop."""
     api, github = world
     repo = make_repo(tmp_path, extra_config="  max_drop: 5\n")
-    seed = run_action(
-        repo.path, tmp_path, inputs={"base-ref": repo.base}, event={}, event_name="push", api=api, github=github
-    )
-    assert seed.code in (0, 1)
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={"openai-api-key": "", "github-token": "ro"},
-        event=pull_request_event(repo, fork=True),
-        event_name="pull_request",
-        api=api,
-        github=github,
-    )
+    seed_the_cache(repo, tmp_path, api, github)
+    run = fork_run(repo, tmp_path, api, github)
     assert run.code == 0 and run.outputs["passed"] == "false"  # a fork PR: said, not failing
     github.add_pull(7, "contributor", "reword-forecast", repo.head)
-    artifact = tmp_path / "poster" / "artifact"
-    artifact.parent.mkdir()
-    subprocess.run(["cp", "-r", str(run.report_dir), str(artifact)], check=True)
-    poster_event = {
-        "action": "completed",
-        "workflow_run": {
-            "event": "pull_request",
-            "head_sha": repo.head,
-            "head_branch": "reword-forecast",
-            "conclusion": "success",
-            "head_repository": {"full_name": "contributor/weather-mcp", "owner": {"login": "contributor"}},
-            "html_url": "https://github.com/acme/weather-mcp/actions/runs/99",
-            "pull_requests": [],
-        },
-    }
-    posted = run_action(
-        artifact.parent,
-        tmp_path,
-        inputs={"from-artifact": "artifact", "working-directory": "."},
-        event=poster_event,
-        event_name="workflow_run",
-        api=api,
-        github=github,
-    )
+    artifact = artifact_of(run, tmp_path)
+    posted = post(artifact, repo, tmp_path, api, github)
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)
     assert comment["body"].splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt")
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in comment["body"]
     assert posted.outputs["passed"] == "false"
     # the poster's own input still wins over what the run recorded
-    relaxed = run_action(
-        artifact.parent,
-        tmp_path,
-        inputs={"from-artifact": "artifact", "working-directory": ".", "max-drop": "30"},
-        event=poster_event,
-        event_name="workflow_run",
-        api=api,
-        github=github,
-    )
+    relaxed = post(artifact, repo, tmp_path, api, github, **{"max-drop": "30"})
     assert relaxed.outputs["passed"] == "true"
     assert github.comments_on(7)[0]["body"].splitlines()[1].startswith("### ✅ toolselect passed")
 
