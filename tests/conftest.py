@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,23 @@ TESTS = ROOT / "tests"
 FAKES = TESTS / "fakes"
 DATA = TESTS / "data"
 EXAMPLE = ROOT / "examples" / "weather"
+
+
+def run_record(provider: str = "openai") -> Any:
+    """A report's `run` section for unit tests: what ran, without timings or costs."""
+    from toolselect.report import RunOut
+
+    return RunOut(
+        toolselect_version="t",
+        provider=provider,
+        model="m",
+        repeat=1,
+        concurrency=1,
+        started_at="s",
+        finished_at="f",
+        duration_s=0.0,
+        args_measured=True,
+    )
 
 
 @dataclass

@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
@@ -68,15 +68,6 @@ def remove_worktree(root: Path, folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     with suppress(NoBaseline):
         git("worktree", "prune", cwd=root)
-
-
-@contextmanager
-def worktree(root: Path, commit: str) -> Iterator[Path]:
-    folder = add_worktree(root, commit)
-    try:
-        yield folder
-    finally:
-        remove_worktree(root, folder)
 
 
 def _inside(path: Path, root: Path, other: Path) -> Path | None:

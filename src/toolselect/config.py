@@ -384,7 +384,7 @@ def _golden_paths(loaded: Loaded, over: Overrides, cwd: Path, at: Any) -> tuple[
         paths = [_path(g, cwd) for g in given]
         for name, path in zip(given, paths, strict=True):
             if not path.is_file():
-                raise ConfigError(f"{over_label('golden', over)} {name}: golden file not found")
+                raise ConfigError(f"{BY_KEY['golden'].label(over.source)} {name}: golden file not found")
         return tuple(paths)
     configured = loaded.config_value("golden")
     if not configured:
@@ -397,10 +397,6 @@ def _golden_paths(loaded: Loaded, over: Overrides, cwd: Path, at: Any) -> tuple[
             loc = ("evals", "golden") if isinstance(configured, str) else ("evals", "golden", index)
             raise ConfigError(f"{at(*loc)}golden file {name} not found (paths are relative to the config file)")
     return tuple(paths)
-
-
-def over_label(key: str, over: Overrides) -> str:
-    return BY_KEY[key].label(over.source)
 
 
 def _origins(doc: Located | None) -> dict[str, tuple[str, int | None]]:

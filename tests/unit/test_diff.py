@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
+from tests.conftest import run_record
 from toolselect.diff import diff_reports, incomparable
 from toolselect.gate import Gate, comparison_reasons, decide_verdict
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
-from toolselect.report import RunOut, build_report
+from toolselect.report import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
 OBJ = {"type": "object", "properties": {"city": {"type": "string"}}}
-RUN = RunOut(
-    toolselect_version="t",
-    provider="openai",
-    model="m",
-    repeat=1,
-    concurrency=1,
-    started_at="s",
-    finished_at="f",
-    duration_s=0.0,
-    args_measured=True,
-)
+RUN = run_record("openai")
 
 
 def gate(**values) -> Gate:

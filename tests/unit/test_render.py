@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 from rich.console import Console
 
+from tests.conftest import run_record
 from toolselect.config import default_settings
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
@@ -14,23 +15,13 @@ from toolselect.pick import Pick
 from toolselect.render.console import ConsoleView
 from toolselect.render.junit import render_junit
 from toolselect.render.markdown import esc, render_markdown
-from toolselect.report import RunOut, build_report
+from toolselect.report import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
 OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
 SURFACE = build_surface([{"name": "search|web", "inputSchema": OBJ}, {"name": "other", "inputSchema": OBJ}], "t")
-RUN = RunOut(
-    toolselect_version="t",
-    provider="command",
-    model="m",
-    repeat=1,
-    concurrency=1,
-    started_at="s",
-    finished_at="f",
-    duration_s=0.0,
-    args_measured=True,
-)
+RUN = run_record("command")
 
 
 def report():

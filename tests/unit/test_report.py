@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
+from tests.conftest import run_record
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick, failed, skipped
-from toolselect.report import RunOut, build_report, read_report, write_report
+from toolselect.report import build_report, read_report, write_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
 OBJ = {"type": "object", "properties": {"city": {"type": "string"}}}
 SURFACE = build_surface([{"name": n, "inputSchema": OBJ} for n in ("a", "b", "c")], "test")
-RUN = RunOut(
-    toolselect_version="t",
-    provider="command",
-    model="m",
-    repeat=1,
-    concurrency=1,
-    started_at="s",
-    finished_at="f",
-    duration_s=0.0,
-    args_measured=True,
-)
+RUN = run_record("command")
 
 
 def case(name, expect, args=None, status="reviewed"):
