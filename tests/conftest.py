@@ -53,6 +53,7 @@ def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("TOOLSELECT_", "TOOLPROOF_", "INPUT_", "GITHUB_", "ANTHROPIC_", "OPENAI_"))
+        and k != "CI"  # the CI machine sets it; a test that wants it says so
     }
     full_env.update({"COLUMNS": "200", "NO_COLOR": "1", "PYTHONWARNINGS": "error"})
     # `python` in example configs means this interpreter, even when its venv isn't activated
