@@ -1,6 +1,7 @@
 """Write what is derived from the option declarations (src/toolselect/options.py) into the files
-people and GitHub read: action.yml's inputs and the eval step's `with:`, the README's table of
-inputs, and docs/config.md's tables of `evals:` keys. Each lives between generated markers.
+people and GitHub read: action.yml's inputs, the container step's `with:` and the host step's
+`env:`, the README's table of inputs, and docs/config.md's tables of `evals:` keys. Each lives
+between generated markers.
 
     python scripts/sync_options.py            # update the files
     python scripts/sync_options.py --check    # exit 1 when a file is out of date (a test runs this)
@@ -42,6 +43,14 @@ def action_with() -> str:
     lines = [f"        # >>> with: {MARK}"]
     lines += [f"        {o.input_name}: ${{{{ inputs.{o.input_name} }}}}" for o in inputs()]
     return "\n".join([*lines, "        # <<< with"])
+
+
+def action_env() -> str:
+    """The host step's environment: the same INPUT_<NAME> variables (dashes kept) GitHub gives the
+    container step."""
+    lines = [f"        # >>> env: {MARK}"]
+    lines += [f"        INPUT_{str(o.input_name).upper()}: ${{{{ inputs.{o.input_name} }}}}" for o in inputs()]
+    return "\n".join([*lines, "        # <<< env"])
 
 
 def _sentence(text: str) -> str:
@@ -102,6 +111,7 @@ def _between(text: str, start: str, end: str, new: str, path: Path) -> str:
 
 def action_yml(text: str, path: Path) -> str:
     text = _between(text, "# >>> inputs:", "# <<< inputs", action_inputs(), path)
+    text = _between(text, "        # >>> env:", "        # <<< env", action_env(), path)
     return _between(text, "        # >>> with:", "        # <<< with", action_with(), path)
 
 

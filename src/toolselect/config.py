@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, create_model, model_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
 from .errors import ConfigError, ConfigErrors, where
 from .explain import explain_errors
@@ -30,7 +30,8 @@ CacheMode = Literal["use", "refresh", "only", "off"]  # refresh: --no-cache; onl
 
 
 class ServerModel(Authored):
-    """toolproof's `server:` section, plus `transport` for SSE servers."""
+    """toolproof's `server:` section, plus `transport` for SSE servers and the keys that build and
+    start a server in CI: `setup`, `start`, `setup_timeout_s`, `ready_timeout_s`."""
 
     command: list[str] | None = None
     url: str | None = None
@@ -39,6 +40,21 @@ class ServerModel(Authored):
     headers: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
     startup_timeout_s: float = Field(30.0, gt=0)
+    setup: str | list[str] | None = None
+    setup_timeout_s: float = Field(900.0, gt=0)
+    start: str | list[str] | None = None
+    ready_timeout_s: float = Field(60.0, gt=0)
+
+    @field_validator("setup", "start", mode="before")
+    @classmethod
+    def _shell_lines(cls, value: Any) -> Any:
+        for index, line in enumerate(value if isinstance(value, list) else [value]):
+            if isinstance(line, dict):
+                raise ValueError(
+                    f"entry {index + 1} is a mapping, not a command: YAML reads `word: text` as a key and a value; "
+                    "put the command in quotes"
+                )
+        return value
 
     @model_validator(mode="after")
     def _one_way_in(self) -> ServerModel:
@@ -50,7 +66,19 @@ class ServerModel(Authored):
             raise ValueError("'headers' only apply to a 'url' server")
         if self.transport and self.url is None:
             raise ValueError("'transport' only applies to a 'url' server")
+        if self.start is not None and self.url is None:
+            raise ValueError("'start' starts an HTTP server: give its 'url' too (e.g. http://127.0.0.1:{port}/mcp)")
+        if not self.start and self.start is not None:
+            raise ValueError("'start' is empty; give the command that starts the HTTP server")
+        if self.url and PORT in self.url and self.start is None:
+            raise ValueError("'{port}' in 'url' is a port toolselect picks for 'start': add 'start', or write the port")
+        setup = [self.setup] if isinstance(self.setup, str) else self.setup or []
+        if any(not command.strip() for command in setup):
+            raise ValueError("'setup' has an empty command")
         return self
+
+
+PORT = "{port}"  # in server.start, url, env and headers: a free port picked for each side
 
 
 class Price(Authored):
@@ -99,7 +127,7 @@ def _range(loc: Loc) -> tuple[str, str] | None:
 
 @dataclass(frozen=True)
 class ServerSpec:
-    """How to reach a live MCP server."""
+    """How to reach a live MCP server, and how to build and start it first."""
 
     command: tuple[str, ...] | None = None
     url: str | None = None
@@ -108,6 +136,11 @@ class ServerSpec:
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     cwd: Path | None = None
     startup_timeout_s: float = 30.0
+    setup: tuple[str, ...] = ()  # shell commands, run in `cwd` before the server starts
+    setup_timeout_s: float = 900.0
+    start: str | tuple[str, ...] | None = None  # starts the HTTP server at `url` (a shell line, or argv)
+    ready_timeout_s: float = 60.0
+    place: str = ""  # `file:line: ` of the config's server: section, for messages
 
     def describe(self) -> str:
         """For reports and messages: the URL without its query or user info, which can hold keys."""
@@ -434,6 +467,7 @@ def surface_source(loaded: Loaded, over: Overrides, cwd: Path) -> tuple[ServerSp
     if loaded.tools_file:
         return None, _path(loaded.tools_file, base)
     if server:
+        doc = loaded.doc
         return (
             ServerSpec(
                 command=tuple(server.command) if server.command else None,
@@ -443,6 +477,11 @@ def surface_source(loaded: Loaded, over: Overrides, cwd: Path) -> tuple[ServerSp
                 headers=dict(server.headers),
                 cwd=_path(server.cwd, base) if server.cwd else base,
                 startup_timeout_s=server.startup_timeout_s,
+                setup=(server.setup,) if isinstance(server.setup, str) else tuple(server.setup or ()),
+                setup_timeout_s=server.setup_timeout_s,
+                start=tuple(server.start) if isinstance(server.start, list) else server.start,
+                ready_timeout_s=server.ready_timeout_s,
+                place=where(doc.file, doc.line(("server",), key=True)) if doc else "",
             ),
             None,
         )

@@ -293,6 +293,10 @@ OPTIONS: tuple[Option, ...] = (
            "action", config=None, flag=None, secret=True, env=("OPENAI_API_KEY",), shown_default="empty"),
     Option("openai_base_url", "an OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, OpenRouter, gateways)", "text",
            "action", config=None, flag=None, env=("OPENAI_BASE_URL",), shown_default="empty"),
+    Option("runner",
+           "container: the eval runs in the Action's image (Python, Node.js, uv, git); host: on the job's machine, "
+           "after your own setup steps (anything the job can run, the server can: Docker images too)",
+           "text", "action", config=None, flag=None, choices=("container", "host"), input_default="container"),
     Option("working_directory", "where the config lives and the eval runs, relative to the workspace", "text",
            "action", config=None, flag=None, input_default="."),
     Option("fail_on_fork",

@@ -31,6 +31,7 @@ from .providers import Provider, make_provider
 from .report import Report, RunOut, build_report
 from .scoring import Result, score_sample
 from .surface import Surface, build_surface
+from .surface.launch import Say
 
 
 @dataclass(frozen=True)
@@ -39,19 +40,22 @@ class Hooks:
 
     on_start: Callable[[Settings, Surface, list[Case], int], None] = lambda *a: None
     on_sample: Callable[[Job, Pick], None] = lambda *a: None
+    on_note: Say = lambda _: None  # e.g. the server's setup starting and done
 
 
-async def load_surface(settings: Settings) -> Surface:
-    """The tool surface from a frozen tools.json or a live MCP server (tools/list only)."""
+async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say = lambda _: None) -> Surface:
+    """The tool surface from a frozen tools.json or a live MCP server (built and started first when
+    the config says how; tools/list only). `environ`: what the server's small environment is taken from."""
     if settings.tools_file is not None:
         from .locate import display_path
         from .surface.file import read_tools_file
 
         return build_surface(read_tools_file(settings.tools_file), f"file: {display_path(settings.tools_file)}")
-    from .surface.mcp import list_tools
+    from .surface.launch import capture
 
     assert settings.server is not None
-    return build_surface(await list_tools(settings.server), settings.server.describe())
+    captured = await capture(settings.server, environ, say)
+    return build_surface(captured.tools, captured.origin)
 
 
 def surface_place(settings: Settings) -> tuple[str | None, int | None]:
@@ -87,6 +91,7 @@ async def prepare(
     *,
     connect: bool = True,
     planned: set[str] | None = None,
+    say: Say = lambda _: None,
 ) -> Prepared:
     """Everything before the first request. `connect`: check the key and build the client (only when
     the plan needs the API: a fully cached run needs no key). `planned`: cache keys earlier sides will
@@ -97,7 +102,7 @@ async def prepare(
     try:
         # the SDK is imported while the MCP server starts
         loaded_sdk, listed = await asyncio.gather(
-            asyncio.to_thread(provider.preload), load_surface(settings), return_exceptions=True
+            asyncio.to_thread(provider.preload), load_surface(settings, environ, say), return_exceptions=True
         )
         for outcome in (loaded_sdk, listed):
             if isinstance(outcome, BaseException):
@@ -223,7 +228,8 @@ async def run_eval(
     being evaluated fairly — no config there, a failed checkout, a base run that itself failed — is
     "no baseline"."""
     keys: set[str] = set()  # the cache keys both sides used, for `cache prune`
-    async with _sides(loaded, settings, environ, against, connect=True) as (head_prep, base_prep, note):
+    says = (hooks.on_note, lambda text: hooks.on_note(f"base: {text}"))
+    async with _sides(loaded, settings, environ, against, connect=True, says=says) as (head_prep, base_prep, note):
         await _within_budget([p for p in (head_prep, base_prep) if p], settings.max_requests)
         head = await execute(head_prep, hooks, keys)
         base = await execute(base_prep, base_hooks, keys) if base_prep else None
@@ -247,11 +253,17 @@ async def plan_eval(
 
 @asynccontextmanager
 async def _sides(
-    loaded: Loaded, settings: Settings, environ: Mapping[str, str], against: Against | None, *, connect: bool
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    against: Against | None,
+    *,
+    connect: bool,
+    says: tuple[Say, Say] = (lambda _: None, lambda _: None),
 ) -> AsyncIterator[tuple[Prepared, Prepared | None, str | None]]:
     """The head prepared and, against a base, the base in its worktree (removed again at the end)."""
     planned: set[str] = set()  # requests the head will make: the base then finds them cached
-    head_prep = await prepare(loaded, settings, environ, connect=connect, planned=planned)
+    head_prep = await prepare(loaded, settings, environ, connect=connect, planned=planned, say=says[0])
     if against is None:
         yield head_prep, None, None
         return
@@ -261,7 +273,7 @@ async def _sides(
             root = repo_root(against.cwd)
             tree = add_worktree(root, resolve_commit(root, against.ref))
             base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
-            base_prep = await prepare(base_loaded, base, environ, connect=connect, planned=planned)
+            base_prep = await prepare(base_loaded, base, environ, connect=connect, planned=planned, say=says[1])
         except NoBaseline as exc:
             note = f"no baseline: {exc.message}"
         except ToolselectError as exc:

@@ -173,12 +173,18 @@ def run_action(
     event_name: str,
     api: FakeModelAPI,
     github: FakeGitHub,
+    env: dict[str, str] | None = None,
+    timeout: float = 240,
+    argv: list[str] | None = None,
 ) -> ActionRun:
+    """`env`: more of the job's environment (e.g. what earlier steps exported); `argv`: the step's
+    command (the container's entrypoint unless given)."""
     files = tmp / "runner"
     files.mkdir(exist_ok=True)
     (files / "event.json").write_text(json.dumps(event or {}))
     for name in ("output", "summary"):
         (files / name).write_text("")
+    extra = env or {}
     env = {
         k: v
         for k, v in os.environ.items()
@@ -212,8 +218,14 @@ def run_action(
             "PYTHONWARNINGS": "error",
         }
     )
+    env.update(extra)
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "entrypoint.py")], cwd=repo, env=env, capture_output=True, text=True, timeout=240
+        [sys.executable, str(ROOT / "entrypoint.py")],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     assert "Traceback" not in proc.stderr, proc.stderr
     return ActionRun(
@@ -224,19 +236,6 @@ def run_action(
         (files / "summary").read_text(),
         repo / "toolselect-report",
     )
-
-
-@pytest.fixture
-def world(tmp_path):
-    with (
-        FakeModelAPI(SCRIPT) as api,
-        FakeGitHub(
-            {TOKEN: "github-actions[bot]", "dev": "octocat", "ro": "github-actions[bot]"},
-            installation_tokens={TOKEN, "ro"},
-            read_only={"ro"},
-        ) as github,
-    ):
-        yield api, github
 
 
 def pct(value: float) -> str:

@@ -1,7 +1,8 @@
-"""Serve an ASGI app on 127.0.0.1, port 0, and announce the port the OS gave us as `PORT=<n>`."""
+"""Serve an ASGI app on 127.0.0.1 at $PORT (default 0: the OS picks) and announce it as `PORT=<n>`."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 
@@ -12,7 +13,7 @@ import uvicorn
 def serve_app(app, announce=sys.stdout) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", int(os.environ.get("PORT") or 0)))
     sock.listen(128)
     print(f"PORT={sock.getsockname()[1]}", file=announce, flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

@@ -41,15 +41,33 @@ def test_option_names_are_unique_everywhere():
         assert len(names) == len(set(names)), attribute
 
 
-def test_the_container_step_gets_every_input_and_the_cache_wraps_it():
+def test_both_runners_get_every_input_and_the_cache_wraps_them():
     steps = ACTION["runs"]["steps"]
     assert ACTION["runs"]["using"] == "composite"
-    restore, run, save = steps
+    by_id = {s["id"]: s for s in steps if "id" in s}
+    restore, save = steps[0], steps[-1]
     assert restore["uses"].startswith("actions/cache/restore@") and save["uses"].startswith("actions/cache/save@")
-    assert re.fullmatch(r"docker://ghcr\.io/[^/]+/tool-select-action:\d+\.\d+\.\d+", run["uses"])
-    assert run["with"] == {name: f"${{{{ inputs.{name} }}}}" for name in ACTION["inputs"]}
     assert restore["with"]["path"] == save["with"]["path"]
-    assert save["if"] == "always() && steps.eval.outputs.cache-dirty == 'true'"
+    assert save["if"] == (
+        "always() && (steps.eval.outputs.cache-dirty == 'true' || steps.eval-host.outputs.cache-dirty == 'true')"
+    )
+    # runner: container (the default) — the image, every input through `with:`
+    container = by_id["eval"]
+    assert container["if"] == "inputs.runner != 'host'" and ACTION["inputs"]["runner"]["default"] == "container"
+    assert re.fullmatch(r"docker://ghcr\.io/[^/]+/tool-select-action:\d+\.\d+\.\d+", container["uses"])
+    assert container["with"] == {name: f"${{{{ inputs.{name} }}}}" for name in ACTION["inputs"]}
+    # runner: host — the same INPUT_* variables GitHub gives the container, in toolselect's own environment
+    host = by_id["eval-host"]
+    assert host["if"] == "inputs.runner == 'host'"
+    inputs_env = {k: v for k, v in host["env"].items() if k.startswith("INPUT_")}
+    assert inputs_env == {f"INPUT_{name.upper()}": f"${{{{ inputs.{name} }}}}" for name in ACTION["inputs"]}
+    assert host["run"] == '"$TOOLSELECT_HOST_ENV/bin/python" -m toolselect action'
+    for step in ("host-env", "host-restore", "host-install"):
+        assert by_id[step]["if"] == "inputs.runner == 'host'", step
+    assert by_id["host-restore"]["with"]["key"] == "${{ steps.host-env.outputs.key }}"
+    # every output comes from whichever runner ran
+    for name, spec in ACTION["outputs"].items():
+        assert spec["value"] == f"${{{{ steps.eval.outputs.{name} || steps.eval-host.outputs.{name} }}}}", name
     assert ACTION["inputs"]["github-token"]["default"] == "${{ github.token }}"
 
 

@@ -86,11 +86,17 @@ def build_parser() -> argparse.ArgumentParser:
     snap = sub.add_parser(
         "snapshot",
         help="capture a live server's tool surface into a tools.json file",
-        usage="toolselect snapshot [-c CONFIG] [--url URL | -- SERVER CMD…] -o tools.json",
+        usage="toolselect snapshot [-c CONFIG] [--url URL | -- SERVER CMD…] (-o tools.json | --check tools.json)",
     )
     add_flags(snap, [option("config"), option("tools_file")])
     _url(snap)
-    snap.add_argument("-o", "--output", type=Path, required=True, metavar="PATH", help="where to write tools.json")
+    snap.add_argument("-o", "--output", type=Path, metavar="PATH", help="where to write tools.json")
+    snap.add_argument(
+        "--check",
+        type=Path,
+        metavar="PATH",
+        help="exit 1 (saying what changed) when this committed tools.json is stale",
+    )
     snap.set_defaults(func=_later("surface", "cmd_snapshot"))
 
     lint = sub.add_parser(
@@ -171,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
 def _print_error(exc: ToolselectError) -> None:
     """`error: ` before each problem; indented detail lines (hints, server stderr) as they are."""
     for line in str(exc).splitlines() or ["unknown error"]:
-        detail = line.startswith(" ") or (line.endswith(":") and "stderr" in line)
+        detail = line.startswith((" ", "(")) or line.endswith("(last lines):")
         print(line if detail else f"error: {line}", file=sys.stderr)
 
 

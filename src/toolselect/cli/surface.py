@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +16,24 @@ from .common import flag_overrides, load_settings
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
-    import asyncio
-
+    """Write the live surface as a stable tools.json (-o), or say whether a committed one is current
+    (--check: exit 1 with what changed when it is stale)."""
     from ..config import find_config, load_config, surface_source
-    from ..errors import ConfigError
+    from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, ConfigError
+    from ..locate import display_path
     from ..surface import build_surface
-    from ..surface.file import write_tools_file
-    from ..surface.mcp import list_tools
+    from ..surface.file import read_tools_file, tools_file_text, write_tools_file
+    from ..surface.launch import capture
 
     if args.tools_file:
         raise ConfigError("snapshot captures a live server: use --url URL, -- SERVER COMMAND, or a config with server:")
+    if (args.output is None) == (args.check is None):
+        raise ConfigError("snapshot needs exactly one of -o PATH (write tools.json) or --check PATH (is it current?)")
+    if args.check is not None and not args.check.is_file():
+        raise ConfigError(
+            f"{display_path(args.check)}: no such tools file to check",
+            hint=f"write it with `toolselect snapshot -o {display_path(args.check)}` and commit it",
+        )
     cwd = Path.cwd()
     explicit = args.config or not (args.url or args.server_command)
     path = find_config(args.config, cwd) if explicit else None
@@ -32,14 +41,51 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     server, _ = surface_source(loaded, Overrides(url=args.url, server_command=args.server_command), cwd)
     if server is None:
         raise ConfigError("nothing to snapshot: pass --url URL or -- SERVER COMMAND, or use a config with server:")
-    tools = asyncio.run(list_tools(server))
-    surface = build_surface(tools, server.describe())
+    captured = run_async(capture(server, os.environ, _say))
+    if captured is None:
+        return EXIT_INTERRUPTED
+    tools = captured.tools
+    surface = build_surface(tools, captured.origin)
+    if args.check is not None:
+        shown = display_path(args.check)
+        committed = read_tools_file(args.check)
+        if args.check.read_text(encoding="utf-8") == tools_file_text(tools):
+            print(f"{shown} is current: {len(tools)} tools from {surface.origin} (surface hash {surface.hash})")
+            return EXIT_PASSED
+        print(f"{shown} is stale: the server at {surface.origin} now lists a different tool surface")
+        for line in surface_report(committed, tools):
+            print(line)
+        print(f"update it with: toolselect snapshot -o {shown} (with the same server options), and commit it")
+        return EXIT_GATE_FAILED
     write_tools_file(args.output, tools)
-    print(f"{len(tools)} tools from {server.describe()} written to {args.output}")
+    print(f"{len(tools)} tools from {surface.origin} written to {args.output}")
     print(f"surface hash {surface.hash}")
     for lo in surface.left_out:
         print(f"  left out {lo.name}: {lo.reason}")
     return 0
+
+
+def surface_report(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[str]:
+    """What changed between two tools/list results, tool by tool (then anything else)."""
+    from ..diff import surface_changes
+    from ..surface import build_surface
+
+    before, after = build_surface(old, "file"), build_surface(new, "server")
+    changes = surface_changes(list(before.definitions), list(after.definitions))
+    lines = []
+    for change in changes:
+        lines.append(f"  {change.kind}: {change.name}")
+        lines += [f"    {row}" for row in (change.diff or "").splitlines()[2:]]  # without the ---/+++ header
+    if not changes:
+        old_names = [d["name"] for d in before.definitions]
+        new_names = [d["name"] for d in after.definitions]
+        what = "the order of the tools" if sorted(old_names) == sorted(new_names) and old_names != new_names else None
+        lines.append(f"  changed: {what or 'other fields (title, annotations, outputSchema, formatting)'}")
+    return lines
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def _surface_only(args: argparse.Namespace) -> Any:
@@ -48,11 +94,10 @@ def _surface_only(args: argparse.Namespace) -> Any:
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    import asyncio
     import json
 
     from ..config import load_cases
-    from ..errors import EXIT_PASSED, EXIT_USAGE, ConfigError
+    from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint import lint_golden, lint_surface
     from ..pipeline import load_surface, surface_place
     from ..render.common import lint_summary
@@ -67,7 +112,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         if not str(exc).startswith("no cases"):
             raise
         cases = []
-    surface = asyncio.run(load_surface(settings))
+    surface = run_async(load_surface(settings, os.environ, _say))
+    if surface is None:
+        return EXIT_INTERRUPTED
     findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
     view = ConsoleView()
     view.console.print(f"tool surface: {len(surface.tools)} tools from {surface.origin}; {len(cases)} cases")
@@ -97,9 +144,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    import asyncio
 
-    from ..errors import ConfigError
+    from ..errors import EXIT_INTERRUPTED, ConfigError
     from ..init import render_config, render_golden
     from ..pipeline import load_surface
 
@@ -117,12 +163,14 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"--draft asks a model to write the prompts: add --provider {'|'.join(API_PROVIDERS)} and --model M"
         )
     _, settings = _surface_only(args)
-    surface = asyncio.run(load_surface(settings))
+    surface = run_async(load_surface(settings, os.environ, _say))
+    if surface is None:
+        return EXIT_INTERRUPTED
     drafts = None
     if args.draft:
         drafts = run_async(_draft(args, surface))
         if drafts is None:
-            return 130
+            return EXIT_INTERRUPTED
     out.mkdir(parents=True, exist_ok=True)
     golden = render_golden(surface, drafts)
     targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")

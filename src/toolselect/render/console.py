@@ -68,7 +68,7 @@ class ConsoleView:
     def hooks(self) -> Hooks:
         from ..pipeline import Hooks
 
-        return Hooks(on_start=self.start, on_sample=self.advance)
+        return Hooks(on_start=self.start, on_sample=self.advance, on_note=self.note)
 
     def stop(self) -> None:
         """Take the progress bar away (the run ended, or was interrupted)."""

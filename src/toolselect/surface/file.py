@@ -30,7 +30,12 @@ def read_tools_file(path: Path) -> list[dict[str, Any]]:
     return tools
 
 
+def tools_file_text(tools: list[dict[str, Any]]) -> str:
+    """A `tools/list` result as stable, diff-friendly JSON: the tools in server order, every object's
+    keys sorted, two-space indent, a trailing newline (byte-identical for the same surface)."""
+    return json.dumps({"tools": tools}, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def write_tools_file(path: Path, tools: list[dict[str, Any]]) -> None:
-    """Save a surface as a `tools/list` result, stable and diff-friendly."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"tools": tools}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(tools_file_text(tools), encoding="utf-8")

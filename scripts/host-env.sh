@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# toolselect's own environment for `runner: host` (action.yml runs this; so can anyone):
+#
+#   host-env.sh key        write dir= and key= to $GITHUB_OUTPUT (or print them): where the
+#                          environment lives and the actions/cache key that names its contents
+#   host-env.sh install    make $TOOLSELECT_HOST_ENV a working environment, unless it already is
+#                          (restored from the cache: a warm install takes well under a second)
+#
+# The environment is a virtualenv of the runner's python3 (3.11 or newer) holding exactly the
+# packages of requirements.lock (hashes checked, nothing resolved), with this action's src/ on its
+# path. Nothing is added to the job's PATH or to its Python: later steps see no change.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+python="${TOOLSELECT_HOST_PYTHON:-python3}"
+
+case "${1:-}" in
+key)
+    if ! version="$("$python" -c 'import sys; assert sys.version_info >= (3, 11); print("%d.%d" % sys.version_info[:2])' 2>/dev/null)"; then
+        echo "::error title=toolselect::runner: host needs python3 3.11 or newer on the runner (found: $("$python" --version 2>&1 || echo none)); add actions/setup-python with python-version: '3.12' before this step" >&2
+        exit 2
+    fi
+    digest="$(cat "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16)"
+    source_digest="$(cd "$here" && find src -name '*.py' -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)"
+    root="${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}}"
+    dir="$root/toolselect-host/py$version-$digest-$source_digest"
+    key="toolselect-host-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-py$version-$digest-$source_digest"
+    if [ -n "${GITHUB_OUTPUT:-}" ]; then
+        printf 'dir=%s\nkey=%s\n' "$dir" "$key" >>"$GITHUB_OUTPUT"
+    else
+        printf 'dir=%s\nkey=%s\n' "$dir" "$key"
+    fi
+    ;;
+install)
+    dir="${TOOLSELECT_HOST_ENV:?set TOOLSELECT_HOST_ENV to the environment folder (host-env.sh key prints it)}"
+    if "$dir/bin/python" -c "import toolselect.cli, mcp, anthropic, openai, github, rich, jsonschema, yaml" 2>/dev/null; then
+        echo "toolselect's environment is ready ($dir)"
+        exit 0
+    fi
+    started=$SECONDS
+    rm -rf "$dir"
+    "$python" -m venv "$dir"
+    "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
+        --require-hashes --no-deps --only-binary=:all: -r "$here/requirements.lock"
+    site="$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+    printf '%s\n' "$here/src" >"$site/toolselect-action.pth"
+    "$dir/bin/python" -m toolselect --version
+    echo "toolselect's environment installed in $((SECONDS - started)) s ($dir)"
+    ;;
+*)
+    echo "usage: host-env.sh key | install" >&2
+    exit 2
+    ;;
+esac

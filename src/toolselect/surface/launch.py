@@ -1,0 +1,334 @@
+"""Build and start a server before its tools are listed: `setup`, `start` and `{port}`, and the
+environment they run in. Every process started here runs in its own process group and is stopped
+with all of its children when the listing ends — also on an error, Ctrl-C or SIGTERM.
+
+The server is code from the pull request, so setup, start and the server get a small inherited
+environment (PATH, HOME, locale, proxies, the toolchains' own variables) plus the config's `env:`,
+and never the model API keys, the GitHub token, `ACTIONS_*` / `INPUT_*` variables or anything else
+the user did not pass explicitly. `setup` and `start` are shell lines: `$VAR` in them is expanded by
+the shell from that environment, never by toolselect from its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import IO, Any
+from urllib.parse import urlsplit
+
+from ..config import PORT, ServerSpec
+from ..errors import InfraError
+from .mcp import list_tools
+
+Say = Callable[[str], None]
+
+# What setup and the server inherit from toolselect's environment: the machine, the locale, the
+# network, and the toolchains a server is built or started with (setup-node, setup-python, uv, …).
+INHERITED = frozenset(
+    [
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "TERM",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "CI",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "all_proxy",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "REQUESTS_CA_BUNDLE",
+        "CURL_CA_BUNDLE",
+        "NODE_EXTRA_CA_CERTS",
+        "RUNNER_OS",
+        "RUNNER_ARCH",
+        "RUNNER_TEMP",
+        "RUNNER_TOOL_CACHE",
+        "AGENT_TOOLSDIRECTORY",
+        "JAVA_HOME",
+        "GOPATH",
+        "GOROOT",
+        "GOCACHE",
+        "GOMODCACHE",
+        "CARGO_HOME",
+        "RUSTUP_HOME",
+        "DOCKER_HOST",
+        "DOCKER_CONFIG",
+        "NVM_DIR",
+        "VOLTA_HOME",
+        "PNPM_HOME",
+        "BUN_INSTALL",
+        "DENO_DIR",
+        "COREPACK_HOME",
+        "PYENV_ROOT",
+        "pythonLocation",
+    ]
+)
+INHERITED_PREFIXES = ("LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "UV_", "PIP_", "PYTHON", "Python")
+# Never inherited, whatever the name or prefix above says: the keys and tokens of the run.
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE", re.IGNORECASE)
+DENIED_PREFIXES = ("GITHUB_", "ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_", "TOOLSELECT_", "TOOLPROOF_")
+
+IN_IMAGE = "TOOLSELECT_IMAGE"  # set in the Action's image: a missing program gets the two fixes
+IMAGE_HINT = (
+    "  hint: the Action's image has Python, Node.js (node, npm, npx), uv (uv, uvx) and git, nothing else: "
+    "run the eval on the job's machine with `runner: host` (after your own setup steps), or commit a "
+    "tools.json snapshot (toolselect snapshot -o tools.json) and use tools-file"
+)
+STOP_GRACE_S = 5.0
+OUTPUT_LINES = 40
+
+
+def server_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of setup, start and the server: the inherited few, then the config's `env:`."""
+    env = {
+        name: value
+        for name, value in environ.items()
+        if (name in INHERITED or name.startswith(INHERITED_PREFIXES))
+        and not name.startswith(DENIED_PREFIXES)
+        and not SECRET_NAME.search(name)
+    }
+    return env | dict(extra)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def with_port(spec: ServerSpec, port: int) -> ServerSpec:
+    """`{port}` replaced in start, url, env and headers."""
+
+    def fill(text: str) -> str:
+        return text.replace(PORT, str(port))
+
+    start = spec.start if spec.start is None or isinstance(spec.start, str) else tuple(map(fill, spec.start))
+    return replace(
+        spec,
+        start=fill(start) if isinstance(start, str) else start,
+        url=fill(spec.url) if spec.url else None,
+        env={k: fill(v) for k, v in spec.env.items()},
+        headers={k: fill(v) for k, v in spec.headers.items()},
+    )
+
+
+@dataclass(frozen=True)
+class Captured:
+    tools: list[dict[str, Any]]  # the tools/list result, in server order
+    origin: str  # the server as it ran ({port} filled in), for reports
+
+
+async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambda _: None) -> Captured:
+    """Run setup, start the server when `start` says how, list its tools, and stop everything."""
+    if spec.start is not None:
+        spec = with_port(spec, free_port())
+    spec = replace(spec, env=server_environment(spec.env, environ))
+    try:
+        for command in spec.setup:
+            await run_setup(command, spec, say)
+        if spec.start is None:
+            return Captured(await list_tools(spec), spec.describe())
+        async with started(spec, say) as server:
+            return Captured(await _list_when_ready(spec, server), spec.describe())
+    except InfraError as exc:
+        if environ.get(IN_IMAGE) and _missing_program(exc.message):
+            raise InfraError(f"{exc.message}\n{IMAGE_HINT}") from None
+        raise
+
+
+def _missing_program(message: str) -> bool:
+    return "not found" in message.split("\n", 1)[0] or "exited with 127" in message
+
+
+async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:
+    """One setup command through /bin/sh in the server's folder; its output is kept apart and shown
+    (the last lines) when it fails or runs out of time."""
+    folder = spec.cwd or Path.cwd()
+    say(f"server setup: {command}")
+    clock = time.monotonic()
+    with tempfile.TemporaryFile() as output:
+        proc = _spawn(["/bin/sh", "-c", command], folder, spec.env, output, spec.place)
+        try:
+            code = await _wait(proc, spec.setup_timeout_s)
+        finally:
+            stop_group(proc)
+        took = time.monotonic() - clock
+        if code is None:
+            raise InfraError(
+                f"{spec.place}server setup `{command}` did not finish within setup_timeout_s="
+                f"{spec.setup_timeout_s:g} s and was stopped (in {folder})" + _shown(output)
+            )
+        if code != 0:
+            raise InfraError(
+                f"{spec.place}server setup `{command}` failed: exit code {code} after {took:.1f} s (in {folder})"
+                + _shown(output)
+            )
+    say(f"server setup done in {took:.1f} s: {command}")
+
+
+@asynccontextmanager
+async def started(spec: ServerSpec, say: Say) -> AsyncIterator[_Started]:
+    """The HTTP server `start` starts, in the background, stopped (its whole group) at the end."""
+    assert spec.start is not None
+    argv = ["/bin/sh", "-c", spec.start] if isinstance(spec.start, str) else list(spec.start)
+    shown = spec.start if isinstance(spec.start, str) else " ".join(spec.start)
+    say(f"server start: {shown}")
+    with tempfile.TemporaryFile() as output:
+        proc = _spawn(argv, spec.cwd or Path.cwd(), spec.env, output, spec.place)
+        try:
+            yield _Started(proc, output, shown)
+        finally:
+            stop_group(proc)
+
+
+class _Started:
+    def __init__(self, proc: subprocess.Popen[bytes], output: IO[bytes], command: str) -> None:
+        self.proc, self.output, self.command = proc, output, command
+
+    def exited(self, spec: ServerSpec) -> InfraError | None:
+        code = self.proc.poll()
+        if code is None:
+            return None
+        return InfraError(
+            f"{spec.place}the server started by `{self.command}` exited with code {code} before "
+            f"{spec.describe()} answered" + _shown(self.output)
+        )
+
+
+async def _list_when_ready(spec: ServerSpec, server: _Started) -> list[dict[str, Any]]:
+    """Wait until `url` accepts connections (or the server exits, or ready_timeout_s passes), then list."""
+    parts = urlsplit(spec.url or "")
+    host = parts.hostname or "127.0.0.1"
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    deadline = time.monotonic() + spec.ready_timeout_s
+    while True:
+        if failure := server.exited(spec):
+            raise failure
+        if await _accepts(host, port):
+            break
+        if time.monotonic() > deadline:
+            raise InfraError(
+                f"{spec.place}the server started by `{server.command}` did not answer at {spec.describe()} within "
+                f"ready_timeout_s={spec.ready_timeout_s:g} s" + _shown(server.output)
+            )
+        await asyncio.sleep(0.1)
+    while True:  # a port can open before the MCP endpoint is ready
+        try:
+            return await list_tools(spec)
+        except InfraError as exc:
+            if failure := server.exited(spec):
+                raise failure from None
+            if time.monotonic() > deadline:
+                raise InfraError(exc.message + _shown(server.output, "its output")) from None
+        await asyncio.sleep(0.25)
+
+
+async def _accepts(host: str, port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=1.0)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+def _spawn(
+    argv: list[str], cwd: Path, env: Mapping[str, str], output: IO[bytes], place: str
+) -> subprocess.Popen[bytes]:
+    if not cwd.is_dir():
+        raise InfraError(f"{place}the server's folder {cwd} does not exist (check server.cwd)")
+    try:
+        return subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopped with every child it starts
+        )
+    except OSError as exc:
+        missing = isinstance(exc, FileNotFoundError)
+        raise InfraError(
+            f"{place}cannot run {argv[0]}: {'not found' if missing else exc.strerror} (in {cwd})"
+        ) from None
+
+
+async def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int | None:
+    """The exit code, or None when `timeout_s` passed first."""
+    deadline = time.monotonic() + timeout_s
+    while (code := proc.poll()) is None:
+        if time.monotonic() > deadline:
+            return None
+        await asyncio.sleep(0.05)
+    return code
+
+
+def stop_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
+    """SIGTERM to the process's whole group, SIGKILL to what is left after `grace_s`."""
+    pgid = proc.pid  # the leader's pid (start_new_session), valid even once the leader is gone
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        proc.poll()
+        return
+    except PermissionError:
+        pass
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        proc.poll()  # reaps the leader, which would otherwise keep the group alive as a zombie
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.02)
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    with suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _shown(output: IO[bytes], what: str = "its output") -> str:
+    """The last lines a process printed, indented, for an error message."""
+    try:
+        output.flush()
+        output.seek(0)
+        lines = output.read().decode("utf-8", errors="replace").splitlines()[-OUTPUT_LINES:]
+    except (OSError, ValueError):
+        return ""
+    if not any(line.strip() for line in lines):
+        return f"\n({what}: nothing)"
+    return f"\n{what} (last lines):\n" + "\n".join(f"  {line}" for line in lines)

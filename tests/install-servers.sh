@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The real third-party MCP servers and toolchains the end-to-end tests run, pinned:
+#   tests/node/          @modelcontextprotocol/sdk, @modelcontextprotocol/server-filesystem and
+#                        typescript from npm (package-lock.json), for the TypeScript and npx tests;
+#   tests/.wheels/       mcp-server-time from PyPI and its dependencies, for the tests whose server
+#                        setup installs it into the server's own environment (uv, offline).
+# Idempotent: a second run checks and returns.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+if [ ! -x "$here/node/node_modules/.bin/mcp-server-filesystem" ]; then
+    npm ci --prefix "$here/node" --no-audit --no-fund --loglevel=error
+fi
+# the TypeScript test server's own lock: its `npm ci` in the tests then finds every package cached
+if [ ! -f "$here/.npm-warm" ]; then
+    warm="$(mktemp -d)"
+    cp "$here/data/servers/ts/package.json" "$here/data/servers/ts/package-lock.json" "$warm/"
+    npm ci --prefix "$warm" --no-audit --no-fund --loglevel=error --ignore-scripts
+    rm -rf "$warm"
+    touch "$here/.npm-warm"
+fi
+if ! ls "$here/.wheels"/mcp_server_time-*.whl >/dev/null 2>&1; then
+    python -m pip download --quiet --dest "$here/.wheels" -r "$here/servers-requirements.txt"
+fi
