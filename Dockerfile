@@ -5,6 +5,7 @@
 FROM python:3.11.14-slim-bookworm@sha256:65a93d69fa75478d554f4ad27c85c1e69fa184956261b4301ebaf6dbb0a3543d
 
 ENV PYTHONUNBUFFERED=1 \
+    TOOLSELECT_IMAGE=1 \
     PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -17,6 +18,16 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends git \
     && rm -rf /var/lib/apt/lists/* \
     && git config --system --add safe.directory '*'
+
+# What servers need to start in the image (runner: container): Node.js with npm and npx (`npx -y
+# @scope/server`, `node build/index.js`) from the npm registry, integrity checked; uv and uvx (`uvx
+# some-mcp-server`, `uv run server.py`) from PyPI, hashes checked. The README says what they cost.
+ARG TARGETARCH=amd64
+COPY scripts/fetch-node.py /opt/toolselect/scripts/fetch-node.py
+RUN python /opt/toolselect/scripts/fetch-node.py /usr/local "${TARGETARCH}" \
+    && node --version && npx --version
+COPY image-tools.lock /opt/toolselect/image-tools.lock
+RUN pip install --require-hashes -r /opt/toolselect/image-tools.lock && uvx --version
 
 # Dependencies from the lock file (hashes checked), then the package itself without resolving again.
 COPY requirements.lock /opt/toolselect/requirements.lock

@@ -20,10 +20,9 @@ key)
         exit 2
     fi
     digest="$(cat "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16)"
-    source_digest="$(cd "$here" && find src -name '*.py' -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-12)"
     root="${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}}"
-    dir="$root/toolselect-host/py$version-$digest-$source_digest"
-    key="toolselect-host-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-py$version-$digest-$source_digest"
+    dir="$root/toolselect-host/py$version-$digest"
+    key="toolselect-host-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-py$version-$digest"
     if [ -n "${GITHUB_OUTPUT:-}" ]; then
         printf 'dir=%s\nkey=%s\n' "$dir" "$key" >>"$GITHUB_OUTPUT"
     else
@@ -32,7 +31,12 @@ key)
     ;;
 install)
     dir="${TOOLSELECT_HOST_ENV:?set TOOLSELECT_HOST_ENV to the environment folder (host-env.sh key prints it)}"
-    if "$dir/bin/python" -c "import toolselect.cli, mcp, anthropic, openai, github, rich, jsonschema, yaml" 2>/dev/null; then
+    point_at_src() { # the environment runs this checkout of the action: its src/, not an installed copy
+        site="$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+        printf '%s\n' "$here/src" >"$site/toolselect-action.pth"
+    }
+    if [ -x "$dir/bin/python" ] && point_at_src 2>/dev/null &&
+        "$dir/bin/python" -c "import toolselect.cli, mcp, anthropic, openai, github, rich, jsonschema, yaml" 2>/dev/null; then
         echo "toolselect's environment is ready ($dir)"
         exit 0
     fi
@@ -41,8 +45,7 @@ install)
     "$python" -m venv "$dir"
     "$dir/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
         --require-hashes --no-deps --only-binary=:all: -r "$here/requirements.lock"
-    site="$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-    printf '%s\n' "$here/src" >"$site/toolselect-action.pth"
+    point_at_src
     "$dir/bin/python" -m toolselect --version
     echo "toolselect's environment installed in $((SECONDS - started)) s ($dir)"
     ;;

@@ -291,7 +291,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> Any:
-    """toolproof's `${VAR}` expansion, applied only inside `server:`."""
+    """toolproof's `${VAR}` expansion, applied only inside `server:` (not to the shell lines)."""
     if isinstance(value, str):
 
         def sub(m: re.Match[str]) -> str:
@@ -308,8 +308,14 @@ def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> A
     if isinstance(value, list):
         return [_expand(v, (*loc, i), doc, environ) for i, v in enumerate(value)]
     if isinstance(value, dict):
-        return {k: _expand(v, (*loc, k), doc, environ) for k, v in value.items()}
+        return {
+            k: v if loc == ("server",) and k in SHELL_KEYS else _expand(v, (*loc, k), doc, environ)
+            for k, v in value.items()
+        }
     return value
+
+
+SHELL_KEYS = ("setup", "start")  # shell lines: `$VAR` there is the shell's, from the server's small environment
 
 
 def resolve_value(option: Option, loaded: Loaded, over: Overrides, environ: Mapping[str, str]) -> tuple[Any, str, str]:

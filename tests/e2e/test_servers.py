@@ -531,3 +531,63 @@ def test_a_missing_program_in_the_image_says_the_two_fixes(tmp_path):
     assert "runner: host" in run.err and "toolselect snapshot -o tools.json" in run.err
     outside = toolselect("eval", cwd=folder)  # on the job's machine the fixes would not help
     assert "deno not found" in outside.err and "runner: host" not in outside.err
+
+
+# ----------------------------------------------------------------------------- the committed snapshot
+
+
+def snapshot(folder: Path, tools: list[dict], *args: str):
+    (folder / "served.json").write_text(json.dumps({"tools": tools}))
+    return toolselect("snapshot", *args, "--", sys.executable, str(FAKES / "mcp_server.py"), "served.json", cwd=folder)
+
+
+def test_snapshot_is_byte_stable_and_check_names_every_change(tmp_path):
+    tools = [dict(t, annotations={"readOnlyHint": True, "title": t["name"]}) for t in TOOLS]
+    first = snapshot(tmp_path, tools, "-o", "tools.json")
+    assert first.code == 0, first.err
+    committed = (tmp_path / "tools.json").read_bytes()
+    assert snapshot(tmp_path, tools, "-o", "again.json").code == 0
+    assert (tmp_path / "again.json").read_bytes() == committed  # byte-identical
+    text = committed.decode()
+    assert text.endswith("}\n") and '\n  "tools": [\n    {\n      "annotations": {' in text  # 2 spaces, sorted keys
+    assert [t["name"] for t in json.loads(text)["tools"]] == [t["name"] for t in TOOLS]  # the server's order
+
+    current = snapshot(tmp_path, tools, "--check", "tools.json")
+    assert current.code == 0 and "tools.json is current: 3 tools" in current.out
+
+    added = [*tools, {"name": "get_alerts", "description": "Weather alerts.", "inputSchema": {"type": "object"}}]
+    removed = tools[:2]
+    reworded = [dict(t) for t in tools]
+    reworded[1]["description"] = HEAD_FORECAST
+    reschema = json.loads(json.dumps(tools))
+    reschema[0]["inputSchema"]["properties"]["units"] = {"type": "string", "enum": ["metric", "imperial"]}
+    for changed, expected in [
+        (added, "  added: get_alerts"),
+        (removed, "  removed: search_web"),
+        (reworded, "  description: get_forecast"),
+        (reschema, "  schema: get_weather"),
+    ]:
+        stale = snapshot(tmp_path, changed, "--check", "tools.json")
+        assert stale.code == 1, stale.err
+        assert "tools.json is stale" in stale.out and expected in stale.out, stale.out
+        assert "update it with: toolselect snapshot -o tools.json" in stale.out
+    assert f"    -{BASE_FORECAST}" in snapshot(tmp_path, reworded, "--check", "tools.json").out
+    assert '    +    "units": {' in snapshot(tmp_path, reschema, "--check", "tools.json").out
+    assert (tmp_path / "tools.json").read_bytes() == committed  # --check never writes
+
+    missing = snapshot(tmp_path, tools, "--check", "nope.json")
+    assert missing.code == 2 and "nope.json: no such tools file to check" in missing.err
+
+
+def test_setup_is_the_shells_and_sees_only_what_the_config_passes(tmp_path):
+    """`$VAR` / `${VAR}` in setup is expanded by the shell, from the server's small environment:
+    a secret of toolselect's environment named there stays empty, one passed in `env:` arrives."""
+    folder = cli_project(
+        tmp_path,
+        "server:\n  command: [python, server.py]\n"
+        '  setup: echo "key=[${OPENAI_API_KEY}] token=[$BUILD_TOKEN] home=[${HOME:+set}]" > seen.txt\n'
+        "  env:\n    BUILD_TOKEN: ${BUILD_TOKEN}\n",
+    )
+    run = toolselect("eval", cwd=folder, env={"OPENAI_API_KEY": "sk-leak", "BUILD_TOKEN": "b-ok"})
+    assert run.code == 0, run.err
+    assert (folder / "seen.txt").read_text() == "key=[] token=[b-ok] home=[set]\n"

@@ -160,7 +160,7 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
 
 
 def _missing_program(message: str) -> bool:
-    return "not found" in message.split("\n", 1)[0] or "exited with 127" in message
+    return "not found" in message.split("\n", 1)[0] or "exit code 127" in message
 
 
 async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:

@@ -1,0 +1,74 @@
+"""What a server is started with: its small environment and its `{port}` (pure parts of launch.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from toolselect.config import ServerSpec
+from toolselect.surface.launch import server_environment, with_port
+
+JOB = {
+    "PATH": "/usr/bin",
+    "HOME": "/home/runner",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "HTTPS_PROXY": "http://proxy:3128",
+    "SSL_CERT_FILE": "/etc/ssl/cert.pem",
+    "CI": "true",
+    "RUNNER_TEMP": "/home/runner/work/_temp",
+    "NODE_OPTIONS": "--max-old-space-size=4096",
+    "npm_config_cache": "/home/runner/.npm",
+    "UV_CACHE_DIR": "/home/runner/.cache/uv",
+    "JAVA_HOME": "/usr/lib/jvm/17",
+    # never
+    "ANTHROPIC_API_KEY": "sk-ant",
+    "OPENAI_API_KEY": "sk-oai",
+    "OPENAI_BASE_URL": "http://gateway",
+    "GITHUB_TOKEN": "ghs",
+    "GITHUB_WORKSPACE": "/w",
+    "ACTIONS_RUNTIME_TOKEN": "rt",
+    "ACTIONS_CACHE_URL": "https://cache",
+    "INPUT_GITHUB-TOKEN": "ghs",
+    "INPUT_MODEL": "m",
+    "TOOLSELECT_PROVIDER": "openai",
+    "NODE_AUTH_TOKEN": "npm-publish-token",
+    "npm_config__authToken": "npm-token",
+    "UV_INDEX_PASSWORD": "pw",
+    "PIP_INDEX_URL_PASSWORD": "pw",
+    "AWS_SECRET_ACCESS_KEY": "aws",
+    "SOME_TOOL_SETTING": "not a toolchain variable",
+}
+
+
+def test_the_server_gets_the_machine_the_locale_the_network_and_the_toolchains_only():
+    env = server_environment({}, JOB)
+    assert env == {
+        k: JOB[k]
+        for k in (
+            "PATH", "HOME", "LANG", "LC_ALL", "HTTPS_PROXY", "SSL_CERT_FILE", "CI", "RUNNER_TEMP", "NODE_OPTIONS",
+            "npm_config_cache", "UV_CACHE_DIR", "JAVA_HOME",
+        )
+    }  # fmt: skip
+
+
+def test_what_the_config_passes_arrives_and_wins():
+    env = server_environment({"WEATHER_API_TOKEN": "explicit", "PATH": "/opt/bin"}, JOB)
+    assert env["WEATHER_API_TOKEN"] == "explicit" and env["PATH"] == "/opt/bin"
+
+
+def test_port_fills_start_url_env_and_headers_only():
+    spec = ServerSpec(
+        url="http://127.0.0.1:{port}/mcp",
+        start="node build/http.js --port {port}",
+        env={"PORT": "{port}", "NAME": "weather"},
+        headers={"X-Origin": "http://localhost:{port}"},
+        setup=("echo {port} stays as written",),
+        cwd=Path("/srv"),
+    )
+    filled = with_port(spec, 41234)
+    assert filled.url == "http://127.0.0.1:41234/mcp" and filled.start == "node build/http.js --port 41234"
+    assert filled.env == {"PORT": "41234", "NAME": "weather"}
+    assert filled.headers == {"X-Origin": "http://localhost:41234"}
+    assert filled.setup == ("echo {port} stays as written",)  # setup runs before there is a port
+    argv = with_port(ServerSpec(url="http://127.0.0.1:{port}/mcp", start=("python", "-m", "srv", "{port}")), 9)
+    assert argv.start == ("python", "-m", "srv", "9")
