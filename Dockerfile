@@ -11,11 +11,12 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # git: the base commit is fetched and checked out in a worktree; the workspace belongs to another uid.
-# Not pinned to a Debian revision on purpose: the archive drops old revisions, and git's security
-# updates are wanted.
+# tini: toolselect is not PID 1, so what a stopped server leaves behind is reaped, not a zombie.
+# Not pinned to a Debian revision on purpose: the archive drops old revisions, and security updates
+# are wanted.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends git \
+    && apt-get install -y --no-install-recommends git tini \
     && rm -rf /var/lib/apt/lists/* \
     && git config --system --add safe.directory '*'
 
@@ -29,13 +30,18 @@ RUN python /opt/toolselect/scripts/fetch-node.py /usr/local "${TARGETARCH}" \
 COPY image-tools.lock /opt/toolselect/image-tools.lock
 RUN pip install --require-hashes -r /opt/toolselect/image-tools.lock && uvx --version
 
+# toolselect in a virtualenv of its own: the image's `python` stays a clean interpreter for the
+# servers (`python server.py`, `pip install -r requirements.txt` in setup) and can't disturb it.
 # Dependencies from the lock file (hashes checked), then the package itself without resolving again.
 COPY requirements.lock /opt/toolselect/requirements.lock
-RUN pip install --require-hashes -r /opt/toolselect/requirements.lock
+RUN python -m venv /opt/toolselect/venv \
+    && /opt/toolselect/venv/bin/pip install --require-hashes -r /opt/toolselect/requirements.lock
 
 COPY pyproject.toml README.md LICENSE /opt/toolselect/
 COPY src /opt/toolselect/src
 COPY entrypoint.py /opt/toolselect/entrypoint.py
-RUN pip install --no-deps /opt/toolselect && toolselect --version
+RUN /opt/toolselect/venv/bin/pip install --no-deps /opt/toolselect \
+    && /opt/toolselect/venv/bin/toolselect --version \
+    && ! python -c "import mcp" 2>/dev/null
 
-ENTRYPOINT ["python", "/opt/toolselect/entrypoint.py"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/opt/toolselect/venv/bin/python", "/opt/toolselect/entrypoint.py"]

@@ -6,21 +6,30 @@
 #   host-env.sh install    make $TOOLSELECT_HOST_ENV a working environment, unless it already is
 #                          (restored from the cache: a warm install takes well under a second)
 #
-# The environment is a virtualenv of the runner's python3 (3.11 or newer) holding exactly the
-# packages of requirements.lock (hashes checked, nothing resolved), with this action's src/ on its
-# path. Nothing is added to the job's PATH or to its Python: later steps see no change.
+# The environment is a virtualenv of the runner's python3 (3.11 or newer; tested on 3.11, and 3.12 is
+# what ubuntu-24.04 runners have) holding exactly the packages of requirements.lock (hashes checked,
+# wheels only, nothing resolved), with this action's src/ on its path. Nothing is added to the job's
+# PATH or to its Python: later steps see no change. Linux and macOS runners.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="${TOOLSELECT_HOST_PYTHON:-python3}"
 
 case "${1:-}" in
 key)
-    if ! version="$("$python" -c 'import sys; assert sys.version_info >= (3, 11); print("%d.%d" % sys.version_info[:2])' 2>/dev/null)"; then
+    if [ "${RUNNER_OS:-}" = Windows ]; then
+        echo "::error title=toolselect::runner: host runs on Linux and macOS runners (servers are started with /bin/sh and stopped by process group); use a Linux runner" >&2
+        exit 2
+    fi
+    if ! found="$("$python" -c 'import sys; assert sys.version_info >= (3, 11); print("%d.%d %s" % (*sys.version_info[:2], sys.base_prefix))' 2>/dev/null)"; then
         echo "::error title=toolselect::runner: host needs python3 3.11 or newer on the runner (found: $("$python" --version 2>&1 || echo none)); add actions/setup-python with python-version: '3.12' before this step" >&2
         exit 2
     fi
-    digest="$(cat "$here/requirements.lock" "$here/pyproject.toml" | sha256sum | cut -c1-16)"
-    root="${RUNNER_TOOL_CACHE:-${RUNNER_TEMP:-${TMPDIR:-/tmp}}}"
+    version="${found%% *}"
+    # the lock file, the project and the interpreter the environment is built from name its contents
+    digest="$("$python" -c 'import hashlib, sys; print(hashlib.sha256(b"".join(open(p, "rb").read() for p in sys.argv[1:3]) + sys.argv[3].encode()).hexdigest()[:16])' "$here/requirements.lock" "$here/pyproject.toml" "$found")"
+    # the job's own temporary folder: emptied before every job, so PR code of an earlier job on a
+    # self-hosted runner can't leave a changed environment behind (actions/cache restores it)
+    root="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
     dir="$root/toolselect-host/py$version-$digest"
     key="toolselect-host-${RUNNER_OS:-$(uname -s)}-${RUNNER_ARCH:-$(uname -m)}-py$version-$digest"
     if [ -n "${GITHUB_OUTPUT:-}" ]; then
@@ -32,7 +41,9 @@ key)
 install)
     dir="${TOOLSELECT_HOST_ENV:?set TOOLSELECT_HOST_ENV to the environment folder (host-env.sh key prints it)}"
     point_at_src() { # the environment runs this checkout of the action: its src/, not an installed copy
-        site="$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+        local site
+        site="$("$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || return 1
+        [ -d "$site" ] || return 1
         printf '%s\n' "$here/src" >"$site/toolselect-action.pth"
     }
     if [ -x "$dir/bin/python" ] && point_at_src 2>/dev/null &&

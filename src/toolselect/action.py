@@ -161,8 +161,9 @@ def evaluate_event(
     for notice in plan.notices:
         wf.annotate("notice", notice, title="toolselect")
     wf.set_outputs(outputs(outcome, comment_url, dirty=writes + pruned > 0))
-    # the base commit's fetch and worktree write to .git
-    chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git"], workspace)
+    # the base commit's fetch and worktree write to .git; a server's setup writes node_modules, build/, .venv
+    built = [settings.server.cwd] if settings.server and settings.server.setup and settings.server.cwd else []
+    chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git", *built], workspace)
 
     code = exit_code(outcome)
     if code == EXIT_PASSED and not outcome.verdict.passed:

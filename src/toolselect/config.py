@@ -70,8 +70,15 @@ class ServerModel(Authored):
             raise ValueError("'start' starts an HTTP server: give its 'url' too (e.g. http://127.0.0.1:{port}/mcp)")
         if not self.start and self.start is not None:
             raise ValueError("'start' is empty; give the command that starts the HTTP server")
-        if self.url and PORT in self.url and self.start is None:
-            raise ValueError("'{port}' in 'url' is a port toolselect picks for 'start': add 'start', or write the port")
+        start = " ".join([self.start] if isinstance(self.start, str) else self.start or [])
+        elsewhere = [*self.env.values(), *self.headers.values()]
+        if self.start is None and (PORT in (self.url or "") or any(PORT in v for v in elsewhere)):
+            raise ValueError("'{port}' is a port toolselect picks for 'start': add 'start', or write the port")
+        if self.start is not None and PORT in (self.url or "") and PORT not in start + " ".join(self.env.values()):
+            raise ValueError(
+                "the server started by 'start' is never told '{port}': put it in 'start' (--port {port}) or in "
+                "'env' (PORT: '{port}')"
+            )
         setup = [self.setup] if isinstance(self.setup, str) else self.setup or []
         if any(not command.strip() for command in setup):
             raise ValueError("'setup' has an empty command")

@@ -50,6 +50,10 @@ class InfraError(ToolselectError):
     exit_code = EXIT_INFRA
 
 
+class MissingProgram(InfraError):
+    """A server's setup, start or command needs a program that is not installed where it runs."""
+
+
 def where(file: str | None, line: int | None) -> str:
     """`file:line: ` prefix for a message, or '' when the place is unknown."""
     if not file:

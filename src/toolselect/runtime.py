@@ -16,9 +16,14 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def run_async(coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], None] | None = None) -> T | None:
+KEPT = "interrupted: the answers received so far are kept in the answer cache; run again to continue"
+
+
+def run_async(
+    coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], None] | None = None, message: str = KEPT
+) -> T | None:
     """Run `coro` on an event loop of our own; on Ctrl-C or SIGTERM cancel it, call `on_interrupt`
-    (e.g. to stop a progress bar), say what was kept, and return None.
+    (e.g. to stop a progress bar), say `message` (what was kept), and return None.
 
     (asyncio.run would do, but its Runner briefly needs ~40 MB more at the end of a large run.)"""
     loop = asyncio.new_event_loop()
@@ -32,10 +37,7 @@ def run_async(coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], None] | N
     except (KeyboardInterrupt, asyncio.CancelledError):
         if on_interrupt is not None:
             on_interrupt()
-        print(
-            "interrupted: the answers received so far are kept in the answer cache; run again to continue",
-            file=sys.stderr,
-        )
+        print(message, file=sys.stderr)
         return None
     finally:
         pending = [t for t in asyncio.all_tasks(loop) if not t.done()]

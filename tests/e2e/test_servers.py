@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -304,12 +305,15 @@ def test_the_host_runner_installs_toolselect_apart_and_runs_the_same_action(worl
     outputs = tmp_path / "host-output"
     outputs.write_text("")
     base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "INPUT_", "TOOLSELECT_"))}
-    tool_cache = TESTS / ".host-env"  # kept between local runs; a clean clone installs cold
-    env = {**base_env, "GITHUB_OUTPUT": str(outputs), "RUNNER_TOOL_CACHE": str(tool_cache)}
+    runner_temp = TESTS / ".host-env"  # kept between local runs; a clean clone installs cold
+    env = {**base_env, "GITHUB_OUTPUT": str(outputs), "RUNNER_TEMP": str(runner_temp)}
     subprocess.run(["bash", str(script), "key"], env=env, check=True)
     written = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
-    assert written["key"].startswith("toolselect-host-") and written["dir"].startswith(str(tool_cache))
+    assert written["key"].startswith("toolselect-host-") and written["dir"].startswith(str(runner_temp))
     env["TOOLSELECT_HOST_ENV"] = written["dir"]
+    for stale in (runner_temp / "toolselect-host").glob("*"):  # environments of earlier lock files
+        if str(stale) != written["dir"]:
+            shutil.rmtree(stale)
     first = subprocess.run(["bash", str(script), "install"], env=env, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
     warm = subprocess.run(["bash", str(script), "install"], env=env, capture_output=True, text=True, timeout=60)
@@ -401,7 +405,7 @@ def test_a_started_server_that_crashes_says_so_with_its_output(tmp_path):
     folder = cli_project(
         tmp_path,
         "server:\n  url: http://127.0.0.1:{port}/mcp\n"
-        "  start: \"sleep 303 & echo 'Error: Cannot find module express' >&2; exit 1\"\n",
+        "  start: \"sleep 303 & echo 'Error: Cannot find module express' >&2; exit 1\"\n  env: {PORT: '{port}'}\n",
     )
     run = toolselect("eval", cwd=folder)
     assert run.code == 3
@@ -415,7 +419,7 @@ def test_a_started_server_that_crashes_says_so_with_its_output(tmp_path):
 
 def test_a_started_server_that_never_answers_runs_out_of_time(tmp_path):
     folder = cli_project(
-        tmp_path, "server:\n  url: http://127.0.0.1:{port}/mcp\n  start: sleep 304\n  ready_timeout_s: 1\n"
+        tmp_path, "server:\n  url: http://127.0.0.1:{port}/mcp\n  start: sleep 304 {port}\n  ready_timeout_s: 1\n"
     )
     run = toolselect("eval", cwd=folder)
     assert run.code == 3
@@ -423,12 +427,29 @@ def test_a_started_server_that_never_answers_runs_out_of_time(tmp_path):
     no_process_left(folder)
 
 
+def test_a_start_that_returns_at_once_is_told_to_stay_in_the_foreground(tmp_path):
+    folder = cli_project(tmp_path, "server:\n  url: http://127.0.0.1:{port}/mcp\n  start: echo started on {port}\n")
+    run = toolselect("eval", cwd=folder)
+    assert run.code == 3
+    assert "exited with code 0 before" in run.err and "`start` must keep running in the foreground" in run.err
+    assert "  started on " in run.err
+
+
+# a server that accepts connections and never answers: the run is stopped while it lists tools
+SILENT = (
+    "import os, socket, time; s = socket.socket(); s.bind(('127.0.0.1', int(os.environ['PORT']))); s.listen(); "
+    "c = s.accept(); time.sleep(306)"
+)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-@pytest.mark.parametrize("stage", ["setup", "start"])
+@pytest.mark.parametrize("stage", ["setup", "start", "listing"])
 def test_an_interrupted_run_leaves_no_server(tmp_path, sig, stage):
     server = {
         "setup": "server:\n  command: [python, server.py]\n  setup: sleep 305 & sleep 306\n",
-        "start": "server:\n  url: http://127.0.0.1:{port}/mcp\n  start: sleep 305 & sleep 306\n",
+        "start": "server:\n  url: http://127.0.0.1:{port}/mcp\n  start: sleep 305 & sleep 306 {port}\n",
+        "listing": f'server:\n  url: http://127.0.0.1:{{port}}/mcp\n  start: sleep 305 & exec python -c "{SILENT}"\n'
+        "  env: {PORT: '{port}'}\n",
     }[stage]
     folder = cli_project(tmp_path, server)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLSELECT_", "OPENAI_", "ANTHROPIC_"))}
@@ -443,11 +464,14 @@ def test_an_interrupted_run_leaves_no_server(tmp_path, sig, stage):
     ) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline()
-        assert line.startswith(f"server {stage}:"), line
+        assert line.startswith(f"server {'setup' if stage == 'setup' else 'start'}:"), line
         deadline = time.monotonic() + 10
-        while len(left_running(folder)) < 4 and time.monotonic() < deadline:  # toolselect, sh and both sleeps
+        want = 3 if stage == "listing" else 4  # toolselect, sh (or the exec'd server) and the sleeps
+        while len(left_running(folder)) < want and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(left_running(folder)) >= 4, left_running(folder)
+        assert len(left_running(folder)) >= want, left_running(folder)
+        if stage == "listing":
+            time.sleep(1.5)  # connected, waiting for an answer that never comes
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == 130, out + err
@@ -499,6 +523,17 @@ def test_uvx_package_server(tmp_path):
     no_process_left(folder)
 
 
+def test_python_sdk_only_server_through_uv(tmp_path):
+    """The image's `python` has no MCP SDK (toolselect's own lives apart): `uv run --with mcp`."""
+    folder = cli_project(
+        tmp_path, "server:\n  command: [uv, run, --quiet, --no-project, --with, 'mcp==2.3.0', server.py]\n"
+    )
+    run = toolselect("eval", cwd=folder, env=toolchain_env(tmp_path), timeout=180)
+    assert run.code == 0, run.err
+    assert "tool surface: 6 tools from stdio: uv run --quiet --no-project --with mcp==2.3.0 server.py" in run.out
+    no_process_left(folder)
+
+
 def test_docker_image_server(tmp_path):
     """`docker run -i --rm IMAGE` as the server command. There is no Docker daemon on this machine,
     so a `docker` earlier on PATH plays `run -i`: it starts the image's entrypoint with the `-e`
@@ -536,44 +571,53 @@ def test_a_missing_program_in_the_image_says_the_two_fixes(tmp_path):
 # ----------------------------------------------------------------------------- the committed snapshot
 
 
-def snapshot(folder: Path, tools: list[dict], *args: str):
-    (folder / "served.json").write_text(json.dumps({"tools": tools}))
+def snapshot(folder: Path, tools: list[dict] | None, *args: str):
+    """`toolselect snapshot ARGS` of a server that lists `tools` (None: the folder's served.json as is)."""
+    if tools is not None:
+        (folder / "served.json").write_text(json.dumps({"tools": tools}))
     return toolselect("snapshot", *args, "--", sys.executable, str(FAKES / "mcp_server.py"), "served.json", cwd=folder)
 
 
 def test_snapshot_is_byte_stable_and_check_names_every_change(tmp_path):
     tools = [dict(t, annotations={"readOnlyHint": True, "title": t["name"]}) for t in TOOLS]
-    first = snapshot(tmp_path, tools, "-o", "tools.json")
-    assert first.code == 0, first.err
+    (tmp_path / "served.json").write_text(json.dumps({"tools": tools}))
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two runs, two server processes
+        runs = list(pool.map(lambda out: snapshot(tmp_path, None, "-o", out), ["tools.json", "again.json"]))
+    assert all(run.code == 0 for run in runs), runs
     committed = (tmp_path / "tools.json").read_bytes()
-    assert snapshot(tmp_path, tools, "-o", "again.json").code == 0
     assert (tmp_path / "again.json").read_bytes() == committed  # byte-identical
     text = committed.decode()
     assert text.endswith("}\n") and '\n  "tools": [\n    {\n      "annotations": {' in text  # 2 spaces, sorted keys
     assert [t["name"] for t in json.loads(text)["tools"]] == [t["name"] for t in TOOLS]  # the server's order
 
-    current = snapshot(tmp_path, tools, "--check", "tools.json")
-    assert current.code == 0 and "tools.json is current: 3 tools" in current.out
-
     added = [*tools, {"name": "get_alerts", "description": "Weather alerts.", "inputSchema": {"type": "object"}}]
-    removed = tools[:2]
     reworded = [dict(t) for t in tools]
     reworded[1]["description"] = HEAD_FORECAST
     reschema = json.loads(json.dumps(tools))
     reschema[0]["inputSchema"]["properties"]["units"] = {"type": "string", "enum": ["metric", "imperial"]}
-    for changed, expected in [
-        (added, "  added: get_alerts"),
-        (removed, "  removed: search_web"),
-        (reworded, "  description: get_forecast"),
-        (reschema, "  schema: get_weather"),
+    served = {"current": tools, "added": added, "removed": tools[:2], "reworded": reworded, "reschema": reschema}
+
+    def check(name: str):  # each in a folder of its own, beside its own copy of the committed file
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "tools.json").write_bytes(committed)
+        return snapshot(tmp_path / name, served[name], "--check", "tools.json")
+
+    with ThreadPoolExecutor(max_workers=len(served)) as pool:
+        checks = dict(zip(served, pool.map(check, served), strict=True))
+    assert checks["current"].code == 0 and "tools.json is current: 3 tools" in checks["current"].out
+    for name, expected in [
+        ("added", "  added: get_alerts"),
+        ("removed", "  removed: search_web"),
+        ("reworded", "  description: get_forecast"),
+        ("reschema", "  schema: get_weather"),
     ]:
-        stale = snapshot(tmp_path, changed, "--check", "tools.json")
+        stale = checks[name]
         assert stale.code == 1, stale.err
         assert "tools.json is stale" in stale.out and expected in stale.out, stale.out
         assert "update it with: toolselect snapshot -o tools.json" in stale.out
-    assert f"    -{BASE_FORECAST}" in snapshot(tmp_path, reworded, "--check", "tools.json").out
-    assert '    +    "units": {' in snapshot(tmp_path, reschema, "--check", "tools.json").out
-    assert (tmp_path / "tools.json").read_bytes() == committed  # --check never writes
+        assert (tmp_path / name / "tools.json").read_bytes() == committed  # --check never writes
+    assert f"    -{BASE_FORECAST}" in checks["reworded"].out
+    assert '    +    "units": {' in checks["reschema"].out
 
     missing = snapshot(tmp_path, tools, "--check", "nope.json")
     assert missing.code == 2 and "nope.json: no such tools file to check" in missing.err

@@ -34,6 +34,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             f"{display_path(args.check)}: no such tools file to check",
             hint=f"write it with `toolselect snapshot -o {display_path(args.check)}` and commit it",
         )
+    committed = read_tools_file(args.check) if args.check is not None else []  # a broken file: before the server
     cwd = Path.cwd()
     explicit = args.config or not (args.url or args.server_command)
     path = find_config(args.config, cwd) if explicit else None
@@ -41,14 +42,13 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     server, _ = surface_source(loaded, Overrides(url=args.url, server_command=args.server_command), cwd)
     if server is None:
         raise ConfigError("nothing to snapshot: pass --url URL or -- SERVER COMMAND, or use a config with server:")
-    captured = run_async(capture(server, os.environ, _say))
+    captured = run_async(capture(server, os.environ, _say), message=STOPPED)
     if captured is None:
         return EXIT_INTERRUPTED
     tools = captured.tools
     surface = build_surface(tools, captured.origin)
     if args.check is not None:
         shown = display_path(args.check)
-        committed = read_tools_file(args.check)
         if args.check.read_text(encoding="utf-8") == tools_file_text(tools):
             print(f"{shown} is current: {len(tools)} tools from {surface.origin} (surface hash {surface.hash})")
             return EXIT_PASSED
@@ -84,6 +84,9 @@ def surface_report(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list
     return lines
 
 
+STOPPED = "interrupted: the server was stopped; nothing was written"
+
+
 def _say(text: str) -> None:
     print(text, file=sys.stderr)
 
@@ -112,7 +115,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         if not str(exc).startswith("no cases"):
             raise
         cases = []
-    surface = run_async(load_surface(settings, os.environ, _say))
+    surface = run_async(load_surface(settings, os.environ, _say), message=STOPPED)
     if surface is None:
         return EXIT_INTERRUPTED
     findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
@@ -163,7 +166,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"--draft asks a model to write the prompts: add --provider {'|'.join(API_PROVIDERS)} and --model M"
         )
     _, settings = _surface_only(args)
-    surface = run_async(load_surface(settings, os.environ, _say))
+    surface = run_async(load_surface(settings, os.environ, _say), message=STOPPED)
     if surface is None:
         return EXIT_INTERRUPTED
     drafts = None

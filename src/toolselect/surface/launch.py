@@ -5,8 +5,9 @@ with all of its children when the listing ends — also on an error, Ctrl-C or S
 The server is code from the pull request, so setup, start and the server get a small inherited
 environment (PATH, HOME, locale, proxies, the toolchains' own variables) plus the config's `env:`,
 and never the model API keys, the GitHub token, `ACTIONS_*` / `INPUT_*` variables or anything else
-the user did not pass explicitly. `setup` and `start` are shell lines: `$VAR` in them is expanded by
-the shell from that environment, never by toolselect from its own.
+the user did not pass explicitly. (That keeps secrets out of their environment; it is not a sandbox:
+they run as the same user as toolselect.) `setup` and `start` are shell lines: `$VAR` in them is
+expanded by the shell from that environment, never by toolselect from its own.
 """
 
 from __future__ import annotations
@@ -27,69 +28,32 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..config import PORT, ServerSpec
-from ..errors import InfraError
+from ..errors import InfraError, MissingProgram
 from .mcp import list_tools
 
 Say = Callable[[str], None]
 
 # What setup and the server inherit from toolselect's environment: the machine, the locale, the
 # network, and the toolchains a server is built or started with (setup-node, setup-python, uv, …).
-INHERITED = frozenset(
-    [
-        "PATH",
-        "HOME",
-        "USER",
-        "LOGNAME",
-        "SHELL",
-        "TERM",
-        "LANG",
-        "LANGUAGE",
-        "TZ",
-        "TMPDIR",
-        "TEMP",
-        "TMP",
-        "CI",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "NO_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "no_proxy",
-        "all_proxy",
-        "SSL_CERT_FILE",
-        "SSL_CERT_DIR",
-        "REQUESTS_CA_BUNDLE",
-        "CURL_CA_BUNDLE",
-        "NODE_EXTRA_CA_CERTS",
-        "RUNNER_OS",
-        "RUNNER_ARCH",
-        "RUNNER_TEMP",
-        "RUNNER_TOOL_CACHE",
-        "AGENT_TOOLSDIRECTORY",
-        "JAVA_HOME",
-        "GOPATH",
-        "GOROOT",
-        "GOCACHE",
-        "GOMODCACHE",
-        "CARGO_HOME",
-        "RUSTUP_HOME",
-        "DOCKER_HOST",
-        "DOCKER_CONFIG",
-        "NVM_DIR",
-        "VOLTA_HOME",
-        "PNPM_HOME",
-        "BUN_INSTALL",
-        "DENO_DIR",
-        "COREPACK_HOME",
-        "PYENV_ROOT",
-        "pythonLocation",
-    ]
+# fmt: off
+INHERITED = frozenset((
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "CI",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+    "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY",
+    "JAVA_HOME", "RUSTFLAGS", "DOCKER_HOST", "DOCKER_CONFIG", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+    "NVM_DIR", "VOLTA_HOME", "PYENV_ROOT", "pythonLocation",
+))
+INHERITED_PREFIXES = (
+    "LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "YARN_", "PNPM_", "BUN_", "DENO_", "COREPACK_",
+    "UV_", "PIP_", "PYTHON", "Python", "GO", "CARGO_", "RUSTUP_", "DOTNET_", "GRADLE_", "MAVEN_",
 )
-INHERITED_PREFIXES = ("LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "UV_", "PIP_", "PYTHON", "Python")
-# Never inherited, whatever the name or prefix above says: the keys and tokens of the run.
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|API_?KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE", re.IGNORECASE)
+# fmt: on
+# Never inherited, whatever the name or prefix above says: the keys and tokens of the run, and any
+# value with credentials in a URL (a proxy or an index as https://user:password@host).
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE", re.IGNORECASE)
 DENIED_PREFIXES = ("GITHUB_", "ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_", "TOOLSELECT_", "TOOLPROOF_")
+URL_CREDENTIALS = re.compile(r"://[^/@\s]+@")
 
 IN_IMAGE = "TOOLSELECT_IMAGE"  # set in the Action's image: a missing program gets the two fixes
 IMAGE_HINT = (
@@ -109,6 +73,7 @@ def server_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> 
         if (name in INHERITED or name.startswith(INHERITED_PREFIXES))
         and not name.startswith(DENIED_PREFIXES)
         and not SECRET_NAME.search(name)
+        and not URL_CREDENTIALS.search(value)
     }
     return env | dict(extra)
 
@@ -153,14 +118,10 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
             return Captured(await list_tools(spec), spec.describe())
         async with started(spec, say) as server:
             return Captured(await _list_when_ready(spec, server), spec.describe())
-    except InfraError as exc:
-        if environ.get(IN_IMAGE) and _missing_program(exc.message):
-            raise InfraError(f"{exc.message}\n{IMAGE_HINT}") from None
+    except MissingProgram as exc:
+        if environ.get(IN_IMAGE):
+            raise MissingProgram(f"{exc.message}\n{IMAGE_HINT}") from None
         raise
-
-
-def _missing_program(message: str) -> bool:
-    return "not found" in message.split("\n", 1)[0] or "exit code 127" in message
 
 
 async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:
@@ -172,9 +133,9 @@ async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:
     with tempfile.TemporaryFile() as output:
         proc = _spawn(["/bin/sh", "-c", command], folder, spec.env, output, spec.place)
         try:
-            code = await _wait(proc, spec.setup_timeout_s)
+            code = await _wait(proc, spec.setup_timeout_s, lambda s: say(f"server setup running for {s:.0f} s"))
         finally:
-            stop_group(proc)
+            stop_group(proc)  # whatever it left in the background goes with it
         took = time.monotonic() - clock
         if code is None:
             raise InfraError(
@@ -182,7 +143,8 @@ async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:
                 f"{spec.setup_timeout_s:g} s and was stopped (in {folder})" + _shown(output)
             )
         if code != 0:
-            raise InfraError(
+            error = MissingProgram if code == 127 else InfraError  # the shell's "command not found"
+            raise error(
                 f"{spec.place}server setup `{command}` failed: exit code {code} after {took:.1f} s (in {folder})"
                 + _shown(output)
             )
@@ -212,9 +174,16 @@ class _Started:
         code = self.proc.poll()
         if code is None:
             return None
-        return InfraError(
+        error = MissingProgram if code == 127 else InfraError  # the shell's "command not found"
+        why = (
+            ": `start` must keep running in the foreground (`exec node server.js`, not a command that "
+            "daemonizes or `docker run -d`)"
+            if code == 0
+            else ""
+        )
+        return error(
             f"{spec.place}the server started by `{self.command}` exited with code {code} before "
-            f"{spec.describe()} answered" + _shown(self.output)
+            f"{spec.describe()} answered{why}" + _shown(self.output)
         )
 
 
@@ -272,19 +241,25 @@ def _spawn(
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stopped with every child it starts
         )
+    except FileNotFoundError:
+        raise MissingProgram(f"{place}cannot run {argv[0]}: not found (in {cwd})") from None
     except OSError as exc:
-        missing = isinstance(exc, FileNotFoundError)
-        raise InfraError(
-            f"{place}cannot run {argv[0]}: {'not found' if missing else exc.strerror} (in {cwd})"
-        ) from None
+        raise InfraError(f"{place}cannot run {argv[0]}: {exc.strerror} (in {cwd})") from None
 
 
-async def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int | None:
-    """The exit code, or None when `timeout_s` passed first."""
-    deadline = time.monotonic() + timeout_s
+async def _wait(
+    proc: subprocess.Popen[bytes], timeout_s: float, still: Callable[[float], None], every_s: float = 60
+) -> int | None:
+    """The exit code, or None when `timeout_s` passed first; `still` is told every minute."""
+    began = time.monotonic()
+    told = began
     while (code := proc.poll()) is None:
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now - began > timeout_s:
             return None
+        if now - told >= every_s:
+            still(now - began)
+            told = now
         await asyncio.sleep(0.05)
     return code
 

@@ -7,6 +7,7 @@ toolselect judges schemas itself and leaves the invalid tools out, by name.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -14,7 +15,7 @@ from typing import Any
 
 from .. import __version__
 from ..config import ServerSpec
-from ..errors import InfraError
+from ..errors import InfraError, MissingProgram
 
 MAX_PAGES = 1000
 
@@ -39,12 +40,20 @@ async def list_tools(spec: ServerSpec) -> list[dict[str, Any]]:
                 async with _transport(spec, errlog, statuses) as (read, write):
                     return await _initialize_and_list(read, write, spec.startup_timeout_s)
         except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, asyncio.CancelledError)) or _cancelling():
+                raise  # Ctrl-C, SIGTERM: the run stops, it did not fail
             problems = list(leaves(exc))
-            if any(isinstance(p, (KeyboardInterrupt, SystemExit)) for p in problems):
+            if any(isinstance(p, (KeyboardInterrupt, SystemExit, asyncio.CancelledError)) for p in problems):
                 raise
-            raise InfraError(_explain(spec, problems, statuses, _tail(errlog))) from None
+            missing = spec.command and any(isinstance(p, FileNotFoundError) for p in problems)
+            error = MissingProgram if missing else InfraError
+            raise error(_explain(spec, problems, statuses, _tail(errlog))) from None
+
+
+def _cancelling() -> bool:
+    """Whether this task was asked to stop (the SDK may have turned that into another error)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 @asynccontextmanager
