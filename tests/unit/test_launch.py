@@ -20,6 +20,7 @@ JOB = {
     "npm_config_cache": "/home/runner/.npm",
     "UV_CACHE_DIR": "/home/runner/.cache/uv",
     "JAVA_HOME": "/usr/lib/jvm/17",
+    "GOPROXY": "https://proxy.golang.org",
     # never
     "ANTHROPIC_API_KEY": "sk-ant",
     "OPENAI_API_KEY": "sk-oai",
@@ -37,6 +38,8 @@ JOB = {
     "PIP_INDEX_URL_PASSWORD": "pw",
     "AWS_SECRET_ACCESS_KEY": "aws",
     "SOME_TOOL_SETTING": "not a toolchain variable",
+    "GOOGLE_CLOUD_PROJECT": "not Go's",
+    "PIP_INDEX_URL": "https://user:s3cret@pypi.internal/simple",
 }
 
 
@@ -45,8 +48,8 @@ def test_the_server_gets_the_machine_the_locale_the_network_and_the_toolchains_o
     assert env == {
         k: JOB[k]
         for k in (
-            "PATH", "HOME", "LANG", "LC_ALL", "HTTPS_PROXY", "SSL_CERT_FILE", "CI", "RUNNER_TEMP", "NODE_OPTIONS",
-            "npm_config_cache", "UV_CACHE_DIR", "JAVA_HOME",
+            "PATH", "HOME", "LANG", "LC_ALL", "HTTPS_PROXY", "SSL_CERT_FILE", "CI", "NODE_OPTIONS",
+            "npm_config_cache", "UV_CACHE_DIR", "JAVA_HOME", "GOPROXY",
         )
     }  # fmt: skip
 

@@ -42,11 +42,12 @@ INHERITED = frozenset((
     "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
     "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY",
     "JAVA_HOME", "RUSTFLAGS", "DOCKER_HOST", "DOCKER_CONFIG", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+    "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GOTOOLCHAIN",
     "NVM_DIR", "VOLTA_HOME", "PYENV_ROOT", "pythonLocation",
 ))
 INHERITED_PREFIXES = (
     "LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "YARN_", "PNPM_", "BUN_", "DENO_", "COREPACK_",
-    "UV_", "PIP_", "PYTHON", "Python", "GO", "CARGO_", "RUSTUP_", "DOTNET_", "GRADLE_", "MAVEN_",
+    "UV_", "PIP_", "PYTHON", "Python", "CARGO_", "RUSTUP_", "DOTNET_", "GRADLE_", "MAVEN_",
 )
 # fmt: on
 # Never inherited, whatever the name or prefix above says: the keys and tokens of the run, and any
