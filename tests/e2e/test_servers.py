@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, toolselect
+from tests.conftest import FAKES, ROOT, toolselect
 from tests.e2e.test_action import (
     BASE_FORECAST,
     CASES,
@@ -38,7 +38,6 @@ from tests.e2e.test_action import (
 TESTS = ROOT / "tests"
 WHEELS = TESTS / ".wheels"
 NODE = TESTS / "node"
-FAKES = TESTS / "fakes"
 SECRETS = {
     "ANTHROPIC_API_KEY": "sk-ant-secret-1",
     "OPENAI_API_KEY": "sk-openai-secret-2",

@@ -53,7 +53,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
             print(f"{shown} is current: {len(tools)} tools from {surface.origin} (surface hash {surface.hash})")
             return EXIT_PASSED
         print(f"{shown} is stale: the server at {surface.origin} now lists a different tool surface")
-        for line in surface_report(committed, tools):
+        for line in _surface_report(committed, tools):
             print(line)
         print(f"update it with: toolselect snapshot -o {shown} (with the same server options), and commit it")
         return EXIT_GATE_FAILED
@@ -65,7 +65,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     return 0
 
 
-def surface_report(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[str]:
+def _surface_report(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[str]:
     """What changed between two tools/list results, tool by tool (then anything else)."""
     from ..diff import surface_changes
     from ..surface import build_surface
@@ -147,7 +147,6 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-
     from ..errors import EXIT_INTERRUPTED, ConfigError
     from ..init import render_config, render_golden
     from ..pipeline import load_surface
