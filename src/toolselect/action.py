@@ -15,14 +15,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .config import Overrides, find_config, load_config, resolve_settings, resolve_value
-from .errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError, ToolselectError
+from .config import Loaded, Overrides, find_config, load_config, public_url, resolve_settings, resolve_value
+from .errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError, ToolselectError, where
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
 from .pipeline import Against, run_eval
 from .policy import Event, Plan, decide, read_event
+from .providers.registry import API_PROVIDERS
+from .render.comment import fence
 from .report import read_report
 from .runtime import run_async
 from .strict import Record
@@ -84,7 +86,7 @@ def run_action(environ: Mapping[str, str]) -> int:
             "toolselect: configuration error" if exc.exit_code == EXIT_USAGE else "toolselect: infrastructure failure"
         )
         wf.annotate("error", str(exc), title=title)
-        wf.write_summary(f"### ❌ toolselect could not run\n\n```\n{exc}\n```\n")
+        wf.write_summary(f"### ❌ toolselect could not run\n\n{fence(str(exc))}\n")  # the server's words can't end it
         return exc.exit_code
 
 
@@ -92,6 +94,63 @@ def overrides(inputs: Mapping[str, Any]) -> Overrides:
     """The inputs that set options of the run (not the Action's own: token, comment, …)."""
     run = {k: v for k, v in inputs.items() if BY_KEY[k].group not in ("action", "base", "report")}
     return Overrides(run, source="input")
+
+
+def _endpoint_from_the_workflow(
+    loaded: Loaded, over: Overrides, inputs: Mapping[str, Any], provider: str | None
+) -> Overrides:
+    """The API key goes only where the workflow says: the openai-base-url input wins over the config's
+    evals.base_url, and a config endpoint the input does not name is refused (the config may be the
+    pull request's, and would receive the key)."""
+    given = inputs.get("openai_base_url")
+    if given:
+        return replace(over, values={**over.values, "base_url": given})
+    configured = loaded.config_value("base_url")
+    if configured and loaded.doc is not None and provider in API_PROVIDERS:
+        place = where(loaded.doc.file, loaded.doc.line(("evals", "base_url")))
+        raise ConfigError(
+            f"{place}evals.base_url ({public_url(configured)}) would receive the API key, and the config may come "
+            "from a pull request: the Action sends keys only to an endpoint the workflow names",
+            hint="set the action's openai-base-url input to this URL (or remove evals.base_url)",
+        )
+    return over
+
+
+def check_folders(cache_dir: Path, report_dir: Path, workspace: Path) -> None:
+    """The answer cache and the report folder are the run's own: never a symlink (writes and chown
+    would follow it out of the workspace), never outside the workspace, and the cache never
+    committed (anyone can compute a cache key and commit an answer that decides the verdict)."""
+    from .baseline import NoBaseline, git
+
+    for name, folder in (("the answer cache", cache_dir), ("the report folder", report_dir)):
+        inside = folder.absolute()
+        links = [p for p in (inside, *inside.parents) if workspace in p.parents and p.is_symlink()]
+        if links:
+            raise ConfigError(
+                f"{name} {_in(links[-1], workspace)} is a symlink: toolselect writes only into real folders in the "
+                "workspace",
+                hint="remove the link",
+            )
+        if folder.exists() and workspace != folder.resolve() and workspace not in folder.resolve().parents:
+            raise ConfigError(f"{name} {folder} is outside the workspace", hint="use a folder inside the checkout")
+    try:
+        tracked = git("ls-files", "--", str(cache_dir), cwd=workspace)
+    except (NoBaseline, OSError):
+        return  # not a git checkout: nothing can be committed
+    if tracked:
+        shown = _in(cache_dir, workspace)
+        raise ConfigError(
+            f"the answer cache {shown} is tracked by git: committed answers would decide the verdict (a cache key "
+            "can be computed, so an answer can be forged)",
+            hint=f"git rm -r --cached {shown} && echo '{shown}/' >> .gitignore; actions/cache keeps it between runs",
+        )
+
+
+def _in(path: Path, workspace: Path) -> str:
+    try:
+        return path.absolute().relative_to(workspace).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def evaluate_event(
@@ -108,11 +167,15 @@ def evaluate_event(
             "config input"
         )
     loaded = load_config(path, env)
+    for secret in loaded.secrets:  # what `${VAR}` put into server: is never printed, even by the server
+        wf.mask(secret)
     provider, _, _ = resolve_value(BY_KEY["provider"], loaded, over, env)
+    over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
     plan = decide(event, inputs, provider, env)
     if plan.cache_only:
         over = replace(over, cache_mode="only")
     settings = resolve_settings(loaded, over, env, workdir)
+    check_folders(settings.cache_dir, workspace / REPORT_DIR, workspace)
     for warning in plan.warnings:
         wf.annotate("warning", warning, title="toolselect")
 
@@ -120,7 +183,8 @@ def evaluate_event(
     against = Against(plan.base_ref, over, workdir) if plan.base_ref else None
     title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
     with wf.group(title):
-        run = run_async(run_eval(loaded, settings, env, view.hooks(), against=against), view.stop)
+        hooks = replace(view.hooks(), on_secret=wf.mask)
+        run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
         if run is None:
             return EXIT_INTERRUPTED
         outcome = evaluate(

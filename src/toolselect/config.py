@@ -148,25 +148,70 @@ class ServerSpec:
     start: str | tuple[str, ...] | None = None  # starts the HTTP server at `url` (a shell line, or argv)
     ready_timeout_s: float = 60.0
     place: str = ""  # `file:line: ` of the config's server: section, for messages
+    # the command and URL as the config wrote them (`${VAR}` unexpanded), for messages and reports
+    shown_command: tuple[str, ...] | None = None
+    shown_url: str | None = None
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # `${VAR}` values and header values
 
     def describe(self) -> str:
-        """For reports and messages: the URL without its query or user info, which can hold keys."""
+        """For reports and messages: the command or URL as written in the config (never what `${VAR}`
+        expanded to), the URL without its query, user info or secret-looking path segments."""
         if self.command:
-            return "stdio: " + " ".join(self.command)
-        url = self.url or ""
-        kind = self.transport or ("sse" if url.split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
-        return f"{kind}: {public_url(url)}"
+            return describe_server(self.shown_command or self.command, None, None)
+        return describe_server(None, self.shown_url or self.url, self.transport)
+
+    def scrub(self, text: str) -> str:
+        """`text` (e.g. an error with the server's last words) without any of the secrets."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+        return text
+
+
+def describe_server(command: Any, url: str | None, transport: str | None) -> str:
+    if command:
+        return "stdio: " + " ".join(str(part) for part in command)
+    url = url or ""
+    kind = transport or ("sse" if url.split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
+    return f"{kind}: {public_url(url)}"
 
 
 def public_url(url: str) -> str:
+    """A URL as it may be shown: scheme, host, port and a path whose secret-looking segments (long
+    random-looking tokens: https://hooks.example/s/<token>/mcp) are `…`; no user info, no query."""
     from urllib.parse import urlsplit, urlunsplit
 
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    shown = urlunsplit((parts.scheme, host, parts.path, "", ""))
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:  # e.g. a port that is not a number ({port} before it is filled in)
+        return url.split("://", 1)[0] + "://…" if "://" in url else "…"
+    path = "/".join("…" if _looks_secret(segment) else segment for segment in parts.path.split("/"))
+    shown = urlunsplit((parts.scheme, host, path, "", ""))
     return shown + ("?…" if parts.query else "")
+
+
+def secret_parts(url: str) -> list[str]:
+    """What `public_url` hides: user info, the query, secret-looking path segments (to scrub from text)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    hidden = [parts.netloc.rpartition("@")[0], parts.query]
+    hidden += [segment for segment in parts.path.split("/") if _looks_secret(segment)]
+    return sorted((h for h in hidden if len(h) >= 4), key=len, reverse=True)
+
+
+def _looks_secret(segment: str) -> bool:
+    """A path segment that reads like a key: 16+ characters mixing letters and digits, or 24+ of any."""
+    if len(segment) < 16 or not re.fullmatch(r"[A-Za-z0-9_\-.~%+=]+", segment):
+        return False
+    mixed = any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment)
+    return mixed or len(segment) >= 24
 
 
 @dataclass(frozen=True)
@@ -243,6 +288,8 @@ class Loaded:
     ignored: tuple[str, ...]  # toolproof sections present and ignored
     doc: Located | None
     path: Path | None
+    raw_server: Any = None  # `server:` as written, before `${VAR}` expansion: what messages and reports show
+    secrets: tuple[str, ...] = ()  # every value `${VAR}` expanded to: never shown, masked in the Action
 
     def config_value(self, key: str) -> Any:
         return self.evals.get(key, BY_KEY[key].default)
@@ -277,8 +324,10 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
         raise ConfigError(
             f"{where(shown, 1)}a config file must be a mapping with an evals: section (got {type(data).__name__})"
         )
-    if isinstance(data.get("server"), dict):
-        data = dict(data, server=_expand(data["server"], ("server",), doc, environ))
+    raw_server = data.get("server")
+    expanded: list[str] = []
+    if isinstance(raw_server, dict):
+        data = dict(data, server=_expand(raw_server, ("server",), doc, environ, expanded))
     try:
         model = ConfigModel.model_validate(data)
     except ValidationError as exc:
@@ -291,35 +340,50 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
         )
     evals = {key: getattr(model.evals, key) for key in EvalsModel.model_fields}
     ignored = tuple(k for k in TOOLPROOF_IGNORED if getattr(model, k) is not None)
-    return Loaded(evals, model.server, model.tools_file, ignored, doc, path)
+    secrets = tuple(dict.fromkeys(v for v in expanded if v.strip()))
+    return Loaded(evals, model.server, model.tools_file, ignored, doc, path, raw_server, secrets)
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str]) -> Any:
-    """toolproof's `${VAR}` expansion, applied only inside `server:` (not to the shell lines)."""
+def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str], expanded: list[str]) -> Any:
+    """toolproof's `${VAR}` expansion, applied only inside `server:` (not to the shell lines); every
+    value it puts in is added to `expanded`. toolselect's own keys and tokens never expand: the
+    config may come from a pull request, and would send them wherever it likes."""
     if isinstance(value, str):
 
         def sub(m: re.Match[str]) -> str:
             name = m.group(1)
+            if name in PROTECTED or name.startswith(PROTECTED_PREFIXES):
+                raise ConfigError(
+                    f"{where(doc.file, doc.line(loc))}${{{name}}} can't be used in a config: it is toolselect's own "
+                    "key or token, and a config (a pull request's, too) could send it anywhere",
+                    hint="the server gets its own credentials: pass a variable of its own, e.g. ${WEATHER_API_TOKEN}",
+                )
             if name not in environ:
                 raise ConfigError(
                     f"{where(doc.file, doc.line(loc))}environment variable {name} is not set (used as ${{{name}}} in "
                     "'server')",
                     hint=f"export {name}=… before running, or remove it from the config",
                 )
+            expanded.append(environ[name])
             return environ[name]
 
         return _VAR.sub(sub, value)
     if isinstance(value, list):
-        return [_expand(v, (*loc, i), doc, environ) for i, v in enumerate(value)]
+        return [_expand(v, (*loc, i), doc, environ, expanded) for i, v in enumerate(value)]
     if isinstance(value, dict):
         return {
-            k: v if loc == ("server",) and k in SHELL_KEYS else _expand(v, (*loc, k), doc, environ)
+            k: v if loc == ("server",) and k in SHELL_KEYS else _expand(v, (*loc, k), doc, environ, expanded)
             for k, v in value.items()
         }
     return value
+
+
+# toolselect's own keys and tokens: never expanded into a config
+PROTECTED = frozenset(("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN"))
+PROTECTED_PREFIXES = ("ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_")
 
 
 SHELL_KEYS = ("setup", "start")  # shell lines: `$VAR` there is the shell's, from the server's small environment
@@ -471,12 +535,13 @@ def surface_source(loaded: Loaded, over: Overrides, cwd: Path) -> tuple[ServerSp
     if tools_file:
         return None, _path(tools_file, cwd)
     server = loaded.server
+    secrets = loaded.secrets
     if over.url:
         headers = server.headers if server and server.url else {}
-        return ServerSpec(url=over.url, headers=dict(headers)), None
+        return ServerSpec(url=over.url, headers=dict(headers), secrets=(*secrets, *headers.values())), None
     if over.server_command:
         env = server.env if server else {}
-        return ServerSpec(command=tuple(over.server_command), env=dict(env), cwd=cwd), None
+        return ServerSpec(command=tuple(over.server_command), env=dict(env), cwd=cwd, secrets=secrets), None
     if loaded.tools_file:
         return None, _path(loaded.tools_file, base)
     if server:
@@ -495,10 +560,21 @@ def surface_source(loaded: Loaded, over: Overrides, cwd: Path) -> tuple[ServerSp
                 start=tuple(server.start) if isinstance(server.start, list) else server.start,
                 ready_timeout_s=server.ready_timeout_s,
                 place=where(doc.file, doc.line(("server",), key=True)) if doc else "",
+                shown_command=_as_written(loaded.raw_server, "command"),
+                shown_url=_as_written(loaded.raw_server, "url"),
+                secrets=(*secrets, *server.headers.values()),
             ),
             None,
         )
     return None, None
+
+
+def _as_written(raw: Any, key: str) -> Any:
+    """`server.command` or `server.url` as the config wrote it, before `${VAR}` expansion."""
+    value = raw.get(key) if isinstance(raw, dict) else None
+    if isinstance(value, list):
+        return tuple(str(part) for part in value)
+    return value if isinstance(value, str) else None
 
 
 def load_cases(loaded: Loaded, settings: Settings) -> list[Case]:

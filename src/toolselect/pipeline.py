@@ -18,7 +18,7 @@ from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
 from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
 from .budget import Budget, check_budget, estimate
-from .config import Loaded, Overrides, Settings, load_cases
+from .config import Loaded, Overrides, Settings, load_cases, public_url
 from .diff import Diff, diff_reports
 from .errors import ToolselectError
 from .gate import run_failure
@@ -41,6 +41,7 @@ class Hooks:
     on_start: Callable[[Settings, Surface, list[Case], int], None] = lambda *a: None
     on_sample: Callable[[Job, Pick], None] = lambda *a: None
     on_note: Say = lambda _: None  # e.g. the server's setup starting and done
+    on_secret: Say = lambda _: None  # a value `${VAR}` put into a config (the base's too): mask it
 
 
 async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say = lambda _: None) -> Surface:
@@ -53,8 +54,12 @@ async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say 
         return build_surface(read_tools_file(settings.tools_file), f"file: {display_path(settings.tools_file)}")
     from .surface.launch import capture
 
-    assert settings.server is not None
-    captured = await capture(settings.server, environ, say)
+    server = settings.server
+    assert server is not None
+    try:
+        captured = await capture(server, environ, say)
+    except ToolselectError as exc:  # the server's last words may repeat a secret it was given
+        raise type(exc)(server.scrub(exc.message)) from None
     return build_surface(captured.tools, captured.origin)
 
 
@@ -151,7 +156,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         toolselect_version=__version__,
         provider=settings.provider,
         model=settings.model,
-        endpoint=provider.identity().get("endpoint"),
+        endpoint=public_url(endpoint) if (endpoint := provider.identity().get("endpoint")) else None,
         repeat=settings.repeat,
         concurrency=settings.concurrency,
         started_at=started_at.isoformat(timespec="seconds"),
@@ -229,7 +234,11 @@ async def run_eval(
     "no baseline"."""
     keys: set[str] = set()  # the cache keys both sides used, for `cache prune`
     says = (hooks.on_note, lambda text: hooks.on_note(f"base: {text}"))
-    async with _sides(loaded, settings, environ, against, connect=True, says=says) as (head_prep, base_prep, note):
+    async with _sides(loaded, settings, environ, against, connect=True, says=says, on_secret=hooks.on_secret) as (
+        head_prep,
+        base_prep,
+        note,
+    ):
         await _within_budget([p for p in (head_prep, base_prep) if p], settings.max_requests)
         head = await execute(head_prep, hooks, keys)
         base = await execute(base_prep, base_hooks, keys) if base_prep else None
@@ -260,6 +269,7 @@ async def _sides(
     *,
     connect: bool,
     says: tuple[Say, Say] = (lambda _: None, lambda _: None),
+    on_secret: Say = lambda _: None,
 ) -> AsyncIterator[tuple[Prepared, Prepared | None, str | None]]:
     """The head prepared and, against a base, the base in its worktree (removed again at the end)."""
     planned: set[str] = set()  # requests the head will make: the base then finds them cached
@@ -273,6 +283,8 @@ async def _sides(
             root = repo_root(against.cwd)
             tree = add_worktree(root, resolve_commit(root, against.ref))
             base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
+            for secret in base_loaded.secrets:
+                on_secret(secret)
             base_prep = await prepare(base_loaded, base, environ, connect=connect, planned=planned, say=says[1])
         except NoBaseline as exc:
             note = f"no baseline: {exc.message}"

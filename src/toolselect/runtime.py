@@ -1,4 +1,5 @@
-"""The event loop a command runs on: Ctrl-C and SIGTERM cancel the run cleanly.
+"""The event loop a command runs on: Ctrl-C and SIGTERM cancel the run cleanly. And the small
+environment every process started from the pull request's code gets.
 
 Answers already received stay in the answer cache (each is written as it arrives), so an
 interrupted run is resumed by running it again.
@@ -7,13 +8,52 @@ interrupted run is resumed by running it again.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from contextlib import suppress
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# What setup and the server inherit from toolselect's environment: the machine, the locale, the
+# network, and the toolchains a server is built or started with (setup-node, setup-python, uv, …).
+# fmt: off
+INHERITED = frozenset((
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "CI",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+    "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY",
+    "JAVA_HOME", "RUSTFLAGS", "DOCKER_HOST", "DOCKER_CONFIG", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+    "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GOTOOLCHAIN",
+    "NVM_DIR", "VOLTA_HOME", "PYENV_ROOT", "pythonLocation",
+))
+INHERITED_PREFIXES = (
+    "LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "YARN_", "PNPM_", "BUN_", "DENO_", "COREPACK_",
+    "UV_", "PIP_", "PYTHON", "Python", "CARGO_", "RUSTUP_", "DOTNET_", "GRADLE_", "MAVEN_",
+)
+# fmt: on
+# Never inherited, whatever the name or prefix above says: the keys and tokens of the run, and any
+# value with credentials in a URL (a proxy or an index as https://user:password@host).
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE", re.IGNORECASE)
+DENIED_PREFIXES = ("GITHUB_", "ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_", "TOOLSELECT_", "TOOLPROOF_")
+URL_CREDENTIALS = re.compile(r"://[^/@\s]+@")
+
+
+def child_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a process that runs code from the pull request (a server's setup, start and
+    the server itself, the command provider): the inherited few, then what the config passes (`extra`).
+    It keeps secrets out of their environment; it is not a sandbox (they run as the same user)."""
+    env = {
+        name: value
+        for name, value in environ.items()
+        if (name in INHERITED or name.startswith(INHERITED_PREFIXES))
+        and not name.startswith(DENIED_PREFIXES)
+        and not SECRET_NAME.search(name)
+        and not URL_CREDENTIALS.search(value)
+    }
+    return env | dict(extra)
 
 
 KEPT = "interrupted: the answers received so far are kept in the answer cache; run again to continue"

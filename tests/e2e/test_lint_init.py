@@ -83,6 +83,8 @@ def test_init_writes_files_eval_accepts_and_refuses_to_overwrite(tmp_path):
         "init", "-o", "starter", "--force", "--", sys.executable, str(EXAMPLE / "server.py"), cwd=tmp_path
     )
     assert forced.code == 0
+    # the answer cache stays out of git (the Action refuses a tracked one), said once however often init runs
+    assert (tmp_path / "starter" / ".gitignore").read_text().splitlines().count(".toolselect-cache/") == 1
 
 
 def test_init_draft_asks_the_model_for_prompts(tmp_path):

@@ -199,7 +199,9 @@ class FakeModelAPI:
     async def _answer(
         self, path: str, headers: dict[str, str], body: dict[str, Any], writer: asyncio.StreamWriter
     ) -> bool:
-        api = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}.get(path)
+        routes = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
+        # a gateway may put a prefix in front (https://gw.example/t/<tenant>/v1/…)
+        api = next((name for route, name in routes.items() if path.split("?")[0].endswith(route)), None)
         if api is None:
             self._write(writer, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
             return True

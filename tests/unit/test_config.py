@@ -136,3 +136,24 @@ def test_yaml_ranges_come_from_the_same_declarations(tmp_path):
 def test_an_empty_config_says_so(tmp_path):
     with pytest.raises(ConfigError, match=r"toolselect.yaml is empty"):
         load_config(write(tmp_path, "# nothing yet\n"), {})
+
+
+def test_a_url_is_shown_without_its_secrets():
+    from toolselect.config import public_url, secret_parts
+
+    url = "https://bot:pw@hooks.example:8443/s/sk0123456789abcdef0123/mcp?api-key=q-998877"
+    assert public_url(url) == "https://hooks.example:8443/s/…/mcp?…"
+    assert set(secret_parts(url)) == {"bot:pw", "sk0123456789abcdef0123", "api-key=q-998877"}
+    assert public_url("http://127.0.0.1:8000/v1/chat/completions") == "http://127.0.0.1:8000/v1/chat/completions"
+    assert public_url("https://api.example.com/api/weather-forecasts/mcp") == (
+        "https://api.example.com/api/weather-forecasts/mcp"
+    )  # words are not keys
+
+
+def test_expanded_values_are_remembered_and_the_server_is_shown_as_written(tmp_path):
+    text = BASE.replace("command: [python, server.py]", 'command: [python, server.py, "--token=${MY_TOKEN}"]')
+    loaded, s = settings(tmp_path, text=text, env={"MY_TOKEN": "t0k-9f8e"})
+    assert s.server.command == ("python", "server.py", "--token=t0k-9f8e")  # what runs
+    assert s.server.describe() == "stdio: python server.py --token=${MY_TOKEN}"  # what is shown
+    assert loaded.secrets == ("t0k-9f8e",)
+    assert s.server.scrub("the server said: bad token t0k-9f8e") == "the server said: bad token ***"

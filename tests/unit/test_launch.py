@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolselect.config import ServerSpec
-from toolselect.surface.launch import server_environment, with_port
+from toolselect.runtime import child_environment as server_environment
+from toolselect.surface.launch import with_port
 
 JOB = {
     "PATH": "/usr/bin",

@@ -177,6 +177,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     golden = render_golden(surface, drafts)
     targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")
     targets[1].write_text(golden, encoding="utf-8")
+    _ignore_the_cache(out / ".gitignore")
     cases = sum(line.startswith("- name: ") for line in golden.splitlines())
     print(
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"
@@ -186,6 +187,14 @@ def cmd_init(args: argparse.Namespace) -> int:
         "eval`"
     )
     return 0
+
+
+def _ignore_the_cache(gitignore: Path) -> None:
+    """The answer cache is never committed (the Action refuses a tracked one): actions/cache keeps it."""
+    line = ".toolselect-cache/"
+    text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    if line not in text.splitlines():
+        gitignore.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
 
 
 async def _draft(args: argparse.Namespace, surface: Surface) -> Any:

@@ -102,7 +102,7 @@ def chown_like(paths: list[Path], reference: Path) -> None:
             pass
 
     for top in paths:
-        if not top.exists():
+        if top.is_symlink() or not top.exists():  # never follow a link out of the workspace
             continue
         for parent in top.parents:
             if parent == reference or reference not in parent.parents:

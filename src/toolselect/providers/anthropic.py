@@ -81,7 +81,7 @@ class AnthropicProvider(SdkProvider):
             return self._read(message, latency_ms)
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
             raise SampleError(
-                f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
+                f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
 
     def _read(self, message: Any, latency_ms: float) -> Pick:

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from ..config import public_url, secret_parts
 from ..errors import InfraError
 from . import Provider, SampleError
 from .registry import PROVIDERS
@@ -41,6 +42,7 @@ class SdkProvider(Provider):
         self.client: Any = None
         endpoint = settings.base_url or environ.get(self.endpoint_variable) or self.default_endpoint
         self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
+        self.shown_endpoint = public_url(self.endpoint)  # in messages: no user info, query or path token
         self._capped: set[float] = set()
 
     def identity(self) -> dict[str, Any]:
@@ -99,11 +101,14 @@ class SdkProvider(Provider):
         return client_class(limits=limits, timeout=timeout(self.settings), event_hooks={"response": [on_response]})
 
     def redact(self, text: str) -> str:
-        """Belt and braces: no key value ever appears in a message we keep or print."""
+        """Belt and braces: no key value ever appears in a message we keep or print, nor the secret
+        parts of the endpoint (an API may echo the path it was sent)."""
         for name in sorted({k for info in PROVIDERS.values() for k in info.keys}):
             value = (self.environ.get(name) or "").strip()
             if len(value) >= 8:
                 text = text.replace(value, f"<{name}>")
+        for part in secret_parts(self.endpoint):
+            text = text.replace(part, "…")
         return text
 
     def sort_error(self, exc: Exception) -> Exception:
@@ -118,7 +123,8 @@ class SdkProvider(Provider):
                 400: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
                 422: "the API rejects the request itself: check evals.params, temperature and the tool schemas",
             }.get(status)
-            said = f"{self.name} answered {status} for model '{self.model}' at {self.endpoint}: {api_message(exc)}"
+            at = self.shown_endpoint
+            said = f"{self.name} answered {status} for model '{self.model}' at {at}: {api_message(exc)}"
             return InfraError(self.redact(said), hint=hint)
         tries = f" (after {retries} retries)" if retries else ""
         if isinstance(status, int):
@@ -129,7 +135,7 @@ class SdkProvider(Provider):
         if "Connection" in name:
             # the transport's own text can quote request headers (and so the key): name the cause only
             cause = type(exc.__cause__).__name__ if exc.__cause__ else name
-            return SampleError(f"connection error ({cause}) at {self.endpoint}{tries}")
+            return SampleError(f"connection error ({cause}) at {self.shown_endpoint}{tries}")
         return SampleError(self.redact(f"{name}: {exc}"))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InfraError
 from ..explain import show
 from ..pick import Pick
+from ..runtime import child_environment
 from . import Provider, Request, SampleError
 
 if TYPE_CHECKING:
@@ -31,11 +33,14 @@ class CommandProvider(Provider):
     produces_args = True
     cacheable = False  # the cache key can't see changes to your script (toolproof's rule)
 
-    def __init__(self, command: tuple[str, ...], model: str, cwd: Path, timeout_s: float) -> None:
+    def __init__(
+        self, command: tuple[str, ...], model: str, cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(model)
         self.command = command
         self.cwd = cwd
         self.timeout_s = timeout_s
+        self.env = dict(env) if env is not None else None  # a small one: no keys, no tokens
 
     async def pick(self, request: Request) -> Pick:
         payload = {
@@ -54,6 +59,7 @@ class CommandProvider(Provider):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
+                env=self.env,
             )
         except OSError as exc:  # not found, not executable, no shebang (ENOEXEC), out of file handles…
             raise InfraError(
@@ -114,4 +120,5 @@ def make(settings: Settings, pool: object = None, environ: Mapping[str, str] | N
         model=settings.model,
         cwd=settings.base_dir,
         timeout_s=settings.timeout_s or DEFAULT_TIMEOUT_S,
+        env=child_environment({}, os.environ if environ is None else environ),
     )

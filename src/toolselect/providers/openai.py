@@ -70,7 +70,7 @@ class _OpenAIBase(SdkProvider):
             return self._read(answer, (time.perf_counter() - started) * 1000)
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
             raise SampleError(
-                f"unexpected answer from {self.endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
+                f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -29,32 +28,10 @@ from urllib.parse import urlsplit
 
 from ..config import PORT, ServerSpec
 from ..errors import InfraError, MissingProgram
+from ..runtime import child_environment
 from .mcp import list_tools
 
 Say = Callable[[str], None]
-
-# What setup and the server inherit from toolselect's environment: the machine, the locale, the
-# network, and the toolchains a server is built or started with (setup-node, setup-python, uv, …).
-# fmt: off
-INHERITED = frozenset((
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "CI",
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-    "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY",
-    "JAVA_HOME", "RUSTFLAGS", "DOCKER_HOST", "DOCKER_CONFIG", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
-    "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GOTOOLCHAIN",
-    "NVM_DIR", "VOLTA_HOME", "PYENV_ROOT", "pythonLocation",
-))
-INHERITED_PREFIXES = (
-    "LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "YARN_", "PNPM_", "BUN_", "DENO_", "COREPACK_",
-    "UV_", "PIP_", "PYTHON", "Python", "CARGO_", "RUSTUP_", "DOTNET_", "GRADLE_", "MAVEN_",
-)
-# fmt: on
-# Never inherited, whatever the name or prefix above says: the keys and tokens of the run, and any
-# value with credentials in a URL (a proxy or an index as https://user:password@host).
-SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE", re.IGNORECASE)
-DENIED_PREFIXES = ("GITHUB_", "ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_", "TOOLSELECT_", "TOOLPROOF_")
-URL_CREDENTIALS = re.compile(r"://[^/@\s]+@")
 
 IN_IMAGE = "TOOLSELECT_IMAGE"  # set in the Action's image: a missing program gets the two fixes
 IMAGE_HINT = (
@@ -64,19 +41,6 @@ IMAGE_HINT = (
 )
 STOP_GRACE_S = 5.0
 OUTPUT_LINES = 40
-
-
-def server_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment of setup, start and the server: the inherited few, then the config's `env:`."""
-    env = {
-        name: value
-        for name, value in environ.items()
-        if (name in INHERITED or name.startswith(INHERITED_PREFIXES))
-        and not name.startswith(DENIED_PREFIXES)
-        and not SECRET_NAME.search(name)
-        and not URL_CREDENTIALS.search(value)
-    }
-    return env | dict(extra)
 
 
 def free_port() -> int:
@@ -94,6 +58,7 @@ def with_port(spec: ServerSpec, port: int) -> ServerSpec:
     start = spec.start if spec.start is None or isinstance(spec.start, str) else tuple(map(fill, spec.start))
     return replace(
         spec,
+        shown_url=fill(spec.shown_url) if spec.shown_url else None,
         start=fill(start) if isinstance(start, str) else start,
         url=fill(spec.url) if spec.url else None,
         env={k: fill(v) for k, v in spec.env.items()},
@@ -111,7 +76,7 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
     """Run setup, start the server when `start` says how, list its tools, and stop everything."""
     if spec.start is not None:
         spec = with_port(spec, free_port())
-    spec = replace(spec, env=server_environment(spec.env, environ))
+    spec = replace(spec, env=child_environment(spec.env, environ))
     try:
         for command in spec.setup:
             await run_setup(command, spec, say)

@@ -1,0 +1,251 @@
+"""Attacks on the Action from a pull request (its config, its server, its cache), each reproduced:
+the secret stays out of every output, the key goes nowhere the workflow did not name, and the
+run's folders can't be redirected or pre-filled."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+from tests.conftest import FAKES
+from tests.e2e.test_action import KEY, TOKEN, git, make_repo, pull_request_event, run_action
+from tests.fakes.model_api import FakeModelAPI
+
+SVC_TOKEN = "svc-7f3a9c2e1b8d4f60a5e2"
+PATH_TOKEN = "sk0123456789abcdef0123"
+
+
+def everything_shown(run, repo) -> str:
+    """Every place a secret could surface: the log (masks aside), annotations, the summary, the
+    outputs, the comment and the report folder's files."""
+    out_dir = repo.path / "toolselect-report"
+    files = "".join(p.read_text(errors="replace") for p in out_dir.glob("*") if p.is_file()) if out_dir.exists() else ""
+    log = "\n".join(line for line in (run.stdout + run.stderr).splitlines() if not line.startswith("::add-mask::"))
+    return log + run.summary + json.dumps(run.outputs) + files
+
+
+def server_repo(tmp_path, head_server: str, base_server: str):
+    """make_repo's weather PR, its surface served live by the fake MCP server instead of tools.json."""
+    repo = make_repo(tmp_path)
+    evals = repo.path / "evals"
+    for name in ("mcp_server.py", "serve.py"):
+        shutil.copy(FAKES / name, evals / name)
+    config = evals / "toolselect.yaml"
+    text = config.read_text().replace("provider: openai\n  model: fake-model\n", "provider: bm25\n")
+    git("checkout", "-q", repo.base, cwd=repo.path)
+    config.write_text(text.replace("tools_file: tools.json\n", base_server))
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-qm", "base: a live server", cwd=repo.path)
+    base = git("rev-parse", "HEAD", cwd=repo.path)
+    git("checkout", "-q", repo.head, "--", "evals/tools.json", cwd=repo.path)
+    config.write_text(text.replace("tools_file: tools.json\n", head_server))
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-qm", "head: a live server", cwd=repo.path)
+    return type(repo)(repo.path, base, git("rev-parse", "HEAD", cwd=repo.path))
+
+
+def test_a_secret_from_server_config_appears_nowhere(world, tmp_path):
+    """Finding 1: `${SVC_TOKEN}` in the command, and a base whose server crashes saying it."""
+    api, github = world
+    head = f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json, stdio, '${{SVC_TOKEN}}']\n"
+    base = (
+        f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json, stdio, '${{SVC_TOKEN}}']\n"
+        "  env:\n    CRASH_AT_START: 'auth failed for token ${SVC_TOKEN}'\n"
+    )
+    repo = server_repo(tmp_path, head, base)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+        env={"SVC_TOKEN": SVC_TOKEN},
+    )
+    assert run.code in (0, 1), run.stderr + run.stdout
+    comment = github.comments_on(7)[0]["body"]
+    assert "no baseline: the base could not be evaluated" in comment
+    assert "auth failed for token ***" in run.stdout  # the server's own words, scrubbed
+    shown = everything_shown(run, repo) + comment
+    assert SVC_TOKEN not in shown
+    assert "stdio: " in shown and "${SVC_TOKEN}" in run.report()["surface"]["origin"]  # as the config wrote it
+    masks = [line for line in run.stdout.splitlines() if line.startswith("::add-mask::")]
+    assert f"::add-mask::{SVC_TOKEN}" in masks
+    assert run.stdout.index(f"::add-mask::{SVC_TOKEN}") < run.stdout.index("::group::")  # before anything
+
+
+def test_toolselects_own_keys_never_expand_in_a_config(world, tmp_path):
+    """Finding 3: a PR's config can't put the API key into its server's environment or URL."""
+    api, github = world
+    for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN"):
+        server = f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json]\n  env:\n    K: ${{{variable}}}\n"
+        folder = tmp_path / variable
+        folder.mkdir()
+        repo = server_repo(folder, server, server)
+        run = run_action(
+            repo.path,
+            folder,
+            inputs={},
+            event=pull_request_event(repo),
+            event_name="pull_request",
+            api=api,
+            github=github,
+            env={variable: "secret-value-123", "OPENAI_API_KEY": KEY},
+        )
+        assert run.code == 2, run.stderr + run.stdout
+        assert f"${{{variable}}} can't be used in a config: it is toolselect's own key or token" in run.stdout
+
+
+def test_the_key_goes_only_to_the_endpoint_the_workflow_names(world, tmp_path):
+    """Finding 3: `evals.base_url` in the PR's config no longer receives the key."""
+    api, github = world
+    with FakeModelAPI({"key": KEY, "answers": {}, "default": {"text": "ok"}}) as attacker:
+        repo = make_repo(tmp_path, extra_config=f"  base_url: {attacker.url}/v1\n")
+        event = pull_request_event(repo)
+        refused = run_action(
+            repo.path,
+            tmp_path,
+            inputs={"openai-base-url": ""},
+            event=event,
+            event_name="pull_request",
+            api=api,
+            github=github,
+        )
+        assert refused.code == 2, refused.stderr + refused.stdout
+        assert "evals.base_url (http://127.0.0.1:" in refused.stdout and "would receive the API key" in refused.stdout
+        named = run_action(  # the workflow's input wins
+            repo.path, tmp_path, inputs={}, event=event, event_name="pull_request", api=api, github=github
+        )
+        assert named.code in (0, 1), named.stderr + named.stdout
+        assert attacker.requests == 0 and api.requests > 0
+
+
+def test_the_command_provider_gets_no_key(world, tmp_path):
+    """Finding 3: the `command` provider is PR code too; its environment has no key or token."""
+    api, github = world
+    repo = make_repo(tmp_path)
+    evals = repo.path / "evals"
+    (evals / "pick.py").write_text(
+        "import json, os, sys\njson.load(sys.stdin)\n"
+        "open('picker-env.txt', 'a').write(json.dumps(dict(os.environ)) + '\\n')\nprint(json.dumps({'tool': None}))\n"
+    )
+    config = evals / "toolselect.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "provider: openai\n  model: fake-model\n", f"provider: command\n  command: [{sys.executable}, pick.py]\n"
+        )
+    )
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"base-ref": "HEAD"},
+        event=None,
+        event_name="push",
+        api=api,
+        github=github,
+        env={"ANTHROPIC_API_KEY": "sk-ant-xyz12345", "GITHUB_TOKEN": TOKEN},
+    )
+    assert run.code in (0, 1), run.stderr + run.stdout
+    seen = (evals / "picker-env.txt").read_text()
+    for value in (KEY, "sk-ant-xyz12345", TOKEN):
+        assert value not in seen
+    assert '"PATH"' in seen
+
+
+def test_a_committed_cache_is_refused(world, tmp_path):
+    """Finding 5: forged answers committed under .toolselect-cache/ never decide the verdict."""
+    api, github = world
+    repo = make_repo(tmp_path)
+    forged = repo.path / "evals" / ".toolselect-cache" / "ab" / "forged.json"
+    forged.parent.mkdir(parents=True)
+    forged.write_text("{}")
+    git("add", "-f", "-A", cwd=repo.path)
+    git("commit", "-qm", "a helpful cache", cwd=repo.path)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
+    assert run.code == 2
+    assert "the answer cache evals/.toolselect-cache is tracked by git" in run.stdout
+    assert "git rm -r --cached evals/.toolselect-cache" in run.stdout
+    assert api.requests == 0
+
+
+def test_symlinked_folders_are_refused(world, tmp_path):
+    """Finding 6: a cache or report folder that links out of the workspace is never written to."""
+    api, github = world
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for folder in ("evals/.toolselect-cache", "toolselect-report"):
+        root = tmp_path / folder.replace("/", "_")
+        root.mkdir()
+        repo = make_repo(root)
+        (repo.path / folder).symlink_to(outside, target_is_directory=True)
+        run = run_action(
+            repo.path,
+            root,
+            inputs={},
+            event=pull_request_event(repo),
+            event_name="pull_request",
+            api=api,
+            github=github,
+        )
+        assert run.code == 2, run.stderr + run.stdout
+        assert f"{folder} is a symlink: toolselect writes only into real folders in the workspace" in run.stdout
+        assert list(outside.iterdir()) == []
+
+
+def test_the_endpoint_is_masked_and_shown_without_its_secrets(world, tmp_path):
+    """Finding 8: a path token in openai-base-url (a gateway's tenant key) appears nowhere, even when
+    the API echoes the path it was sent."""
+    api, github = world
+    repo = make_repo(tmp_path)
+    url = f"{api.url}/t/{PATH_TOKEN}/v1"
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"openai-base-url": url},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
+    assert run.code == 0, run.stderr + run.stdout
+    shown = everything_shown(run, repo) + github.comments_on(7)[0]["body"]
+    assert PATH_TOKEN not in shown
+    assert f"::add-mask::{url}" in run.stdout
+    assert run.report()["run"]["endpoint"] == f"{api.url}/t/…/v1"
+    assert api.requests > 0  # the requests did go there
+
+
+def test_an_error_cannot_break_out_of_the_failure_summary(world, tmp_path):
+    """Finding 11: the server's stderr, shown in the job summary when the run fails, stays in its block."""
+    api, github = world
+    server = (
+        f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json]\n"
+        '  env:\n    CRASH_AT_START: "```\\n# owned\\n<img src=x onerror=alert(1)>"\n'
+    )
+    repo = server_repo(tmp_path, server, server)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+        env={"PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert run.code == 3
+    assert run.summary.startswith("### ❌ toolselect could not run\n\n````\n")
+    assert run.summary.rstrip().endswith("````")
+    assert not list(repo.path.rglob("__pycache__"))  # the server inherited PYTHONDONTWRITEBYTECODE
+    assert os.stat(repo.path).st_uid == os.getuid()
