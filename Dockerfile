@@ -37,11 +37,14 @@ COPY requirements.lock /opt/toolselect/requirements.lock
 RUN python -m venv /opt/toolselect/venv \
     && /opt/toolselect/venv/bin/pip install --require-hashes -r /opt/toolselect/requirements.lock
 
+# The package itself is not built (a build would fetch its build backend, unpinned): the venv gets
+# the source folder on its path, as runner: host does.
 COPY pyproject.toml README.md LICENSE /opt/toolselect/
 COPY src /opt/toolselect/src
 COPY entrypoint.py /opt/toolselect/entrypoint.py
-RUN /opt/toolselect/venv/bin/pip install --no-deps /opt/toolselect \
-    && /opt/toolselect/venv/bin/toolselect --version \
+RUN /opt/toolselect/venv/bin/python -c 'import pathlib, sysconfig; \
+pathlib.Path(sysconfig.get_paths()["purelib"], "toolselect.pth").write_text("/opt/toolselect/src\n")' \
+    && /opt/toolselect/venv/bin/python -m toolselect --version \
     && ! python -c "import mcp" 2>/dev/null
 
 ENTRYPOINT ["/usr/bin/tini", "--", "/opt/toolselect/venv/bin/python", "/opt/toolselect/entrypoint.py"]

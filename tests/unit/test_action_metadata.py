@@ -54,7 +54,10 @@ def test_both_runners_get_every_input_and_the_cache_wraps_them():
     # runner: container (the default) — the image, every input through `with:`
     container = by_id["eval"]
     assert container["if"] == "inputs.runner != 'host'" and ACTION["inputs"]["runner"]["default"] == "container"
-    assert re.fullmatch(r"docker://ghcr\.io/[^/]+/tool-select-action:\d+\.\d+\.\d+", container["uses"])
+    # a literal tag between releases; the release pins tag and digest (a re-pushed tag changes nothing)
+    assert re.fullmatch(
+        r"docker://ghcr\.io/[^/]+/tool-select-action:\d+\.\d+\.\d+(@sha256:[0-9a-f]{64})?", container["uses"]
+    )
     assert container["with"] == {name: f"${{{{ inputs.{name} }}}}" for name in ACTION["inputs"]}
     # runner: host — the same INPUT_* variables GitHub gives the container, in toolselect's own environment
     host = by_id["eval-host"]
