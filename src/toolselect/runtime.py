@@ -8,6 +8,8 @@ interrupted run is resumed by running it again.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import re
 import signal
 import sys
@@ -91,3 +93,35 @@ def run_async(
             loop.remove_signal_handler(sig)
         asyncio.set_event_loop(None)
         loop.close()
+
+
+SECRETS_FD = "TOOLSELECT_SECRETS_FD"
+
+
+def secrets_apart(environ: dict[str, str], argv: list[str]) -> dict[str, str]:
+    """This process's environment with the secrets (keys, tokens, passwords: by name) out of it.
+
+    A process's starting environment stays readable in /proc/<pid>/environ to every process of the
+    same user — the server from the pull request included. So when secrets are present, this
+    re-executes the process (same pid) with an environment without them, handing them over a pipe,
+    and returns them here, in memory only: the caller passes the mapping on and never puts them
+    back into os.environ. Returns when there is nothing to hide; never on the re-executing side."""
+    if SECRETS_FD in environ:  # the re-executed side: take them from the pipe
+        fd = int(environ[SECRETS_FD])
+        with os.fdopen(fd, "rb") as pipe:
+            secrets = json.loads(pipe.read() or b"{}")
+        os.environ.pop(SECRETS_FD, None)
+        return {k: v for k, v in environ.items() if k != SECRETS_FD} | secrets
+    secrets = {k: v for k, v in environ.items() if v and SECRET_NAME.search(k)}
+    data = json.dumps(secrets).encode()
+    if not secrets or os.name != "posix" or len(data) > 60_000:  # a pipe holds 64 KiB without a reader
+        return environ
+    read, write = os.pipe()
+    os.write(write, data)
+    os.close(write)
+    os.set_inheritable(read, True)
+    clean = {k: v for k, v in environ.items() if k not in secrets} | {SECRETS_FD: str(read)}
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *argv], clean)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -249,3 +249,30 @@ def test_an_error_cannot_break_out_of_the_failure_summary(world, tmp_path):
     assert run.summary.rstrip().endswith("````")
     assert not list(repo.path.rglob("__pycache__"))  # the server inherited PYTHONDONTWRITEBYTECODE
     assert os.stat(repo.path).st_uid == os.getuid()
+
+
+def test_the_server_cannot_read_the_keys_from_toolselects_own_environment(world, tmp_path):
+    """Finding 3: /proc/<toolselect>/environ is readable by the PR's code (same user); the keys are
+    not in it: toolselect re-executes itself without them and keeps them in memory."""
+    api, github = world
+    server = (
+        f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json]\n"
+        "  setup: tr '\\0' '\\n' < /proc/$PPID/environ > parent-env.txt\n"
+    )
+    repo = server_repo(tmp_path, server, server)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+        env={"ANTHROPIC_API_KEY": "sk-ant-proc-1234", "SVC_TOKEN": SVC_TOKEN},
+    )
+    assert run.code in (0, 1), run.stderr + run.stdout
+    parent = (repo.path / "evals" / "parent-env.txt").read_text()
+    assert "GITHUB_WORKSPACE=" in parent  # it is toolselect's environment
+    for value in (KEY, TOKEN, "sk-ant-proc-1234", SVC_TOKEN):
+        assert value not in parent
+    assert run.outputs["comment-url"]  # the token still reached GitHub: the keys live on in memory

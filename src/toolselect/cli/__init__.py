@@ -183,8 +183,10 @@ def _print_error(exc: ToolselectError) -> None:
 
 def _cmd_action(args: argparse.Namespace) -> int:
     from ..action import run_action
+    from ..runtime import secrets_apart
 
-    return run_action(dict(os.environ))
+    # keys and tokens out of this process's environment before any code from the PR runs
+    return run_action(secrets_apart(dict(os.environ), ["-m", "toolselect", "action"]))
 
 
 if __name__ == "__main__":  # pragma: no cover
