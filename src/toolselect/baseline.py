@@ -3,6 +3,7 @@ head's provider, model and settings, but its own config, server and golden set."
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -59,7 +60,19 @@ def add_worktree(root: Path, commit: str) -> Path:
     except NoBaseline:
         remove_worktree(root, folder)
         raise
+    _give_to_the_checkouts_owner(folder, root)
     return folder
+
+
+def _give_to_the_checkouts_owner(folder: Path, root: Path) -> None:
+    """As root (the Action's container), the base worktree goes to whoever owns the checkout: the
+    PR's server and its setup run as that user, and must be able to build in it."""
+    owner = root.stat()
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or owner.st_uid == 0:
+        return
+    for path in (folder, *folder.rglob("*")):
+        with suppress(OSError):
+            os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
 
 
 def remove_worktree(root: Path, folder: Path) -> None:

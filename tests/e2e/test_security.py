@@ -8,6 +8,10 @@ import json
 import os
 import shutil
 import sys
+import tempfile
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import FAKES
 from tests.e2e.test_action import KEY, TOKEN, git, make_repo, pull_request_event, run_action
@@ -276,3 +280,57 @@ def test_the_server_cannot_read_the_keys_from_toolselects_own_environment(world,
     for value in (KEY, TOKEN, "sk-ant-proc-1234", SVC_TOKEN):
         assert value not in parent
     assert run.outputs["comment-url"]  # the token still reached GitHub: the keys live on in memory
+
+
+MCP_IN_SH = r"""#!/bin/sh
+# a stdio MCP server in plain sh (any user can run it): initialize and tools/list, and who it runs as
+id -u > server-uid.txt
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+  case "$line" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18",%s}}\n' "$id" \
+      '"capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}' ;;
+    *'"tools/list"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}\n' "$id" \
+      '{"name":"get_weather","description":"Current weather in a city.","inputSchema":{"type":"object"}}' ;;
+  esac
+done
+"""
+
+
+def test_as_root_the_prs_code_runs_as_the_checkouts_owner(world, tmp_path):
+    """Finding 3 (and 11): in the container toolselect is root; setup and server run as the user who
+    owns the workspace (the runner's), on the head and in the base worktree, and leave nothing of root's."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv, as in the Action's container")
+    api, github = world
+    from tests.e2e.test_servers import commit_repo
+
+    root = Path(tempfile.mkdtemp(dir="/tmp", prefix="toolselect-owner-"))
+    try:
+        root.chmod(0o755)
+        config = (
+            "server:\n  command: [sh, mcp.sh]\n  setup: id -u > setup-uid.txt && mkdir -p build\n"
+            "evals:\n  provider: bm25\n  golden: golden.jsonl\n  min_accuracy: 0\n"
+        )
+        golden = json.dumps({"id": "now", "question": "Weather in Oslo now?", "expected_tool": "get_weather"}) + "\n"
+        repo = commit_repo(
+            root, {"mcp.sh": MCP_IN_SH, "toolselect.yaml": config, "golden.jsonl": golden}, {"README.md": "x\n"}
+        )
+        for path in (repo.path, *repo.path.rglob("*")):
+            os.chown(path, 65534, 65534, follow_symlinks=False)
+        run = run_action(
+            repo.path,
+            tmp_path,
+            inputs={"working-directory": "."},
+            event=pull_request_event(repo),
+            event_name="pull_request",
+            api=api,
+            github=github,
+        )
+        assert run.code == 0, run.stderr + run.stdout
+        assert (repo.path / "setup-uid.txt").read_text().strip() == "65534"
+        assert (repo.path / "server-uid.txt").read_text().strip() == "65534"
+        assert (repo.path / "build").stat().st_uid == 65534
+        assert run.report("base.json")["surface"]["tools"] == ["get_weather"]  # the base worktree was theirs too
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

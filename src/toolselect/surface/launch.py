@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -77,12 +78,15 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
     if spec.start is not None:
         spec = with_port(spec, free_port())
     spec = replace(spec, env=child_environment(spec.env, environ))
+    owner = unprivileged(environ)
+    if owner and spec.command:  # the SDK starts a stdio server: setpriv changes its user
+        spec = replace(spec, command=as_user(spec.command, owner), shown_command=spec.shown_command or spec.command)
     try:
         for command in spec.setup:
-            await run_setup(command, spec, say)
+            await run_setup(command, spec, say, owner)
         if spec.start is None:
             return Captured(await list_tools(spec), spec.describe())
-        async with started(spec, say) as server:
+        async with started(spec, say, owner) as server:
             return Captured(await _list_when_ready(spec, server), spec.describe())
     except MissingProgram as exc:
         if environ.get(IN_IMAGE):
@@ -90,14 +94,35 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
         raise
 
 
-async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:
+Owner = tuple[int, int]  # uid, gid
+
+
+def unprivileged(environ: Mapping[str, str]) -> Owner | None:
+    """Who runs the PR's code when toolselect is root (the Action's container): the workspace's
+    owner, the runner's user. None when toolselect is not root, or the workspace is root's too."""
+    workspace = environ.get("GITHUB_WORKSPACE")
+    if not workspace or not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("setpriv"):
+        return None
+    try:
+        st = os.stat(workspace)
+    except OSError:
+        return None
+    return (st.st_uid, st.st_gid) if st.st_uid != 0 else None
+
+
+def as_user(command: tuple[str, ...], owner: Owner) -> tuple[str, ...]:
+    uid, gid = owner
+    return ("setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *command)
+
+
+async def run_setup(command: str, spec: ServerSpec, say: Say, owner: Owner | None = None) -> None:
     """One setup command through /bin/sh in the server's folder; its output is kept apart and shown
     (the last lines) when it fails or runs out of time."""
     folder = spec.cwd or Path.cwd()
     say(f"server setup: {command}")
     clock = time.monotonic()
     with tempfile.TemporaryFile() as output:
-        proc = _spawn(["/bin/sh", "-c", command], folder, spec.env, output, spec.place)
+        proc = _spawn(["/bin/sh", "-c", command], folder, spec.env, output, spec.place, owner)
         try:
             code = await _wait(proc, spec.setup_timeout_s, lambda s: say(f"server setup running for {s:.0f} s"))
         finally:
@@ -118,14 +143,14 @@ async def run_setup(command: str, spec: ServerSpec, say: Say) -> None:
 
 
 @asynccontextmanager
-async def started(spec: ServerSpec, say: Say) -> AsyncIterator[_Started]:
+async def started(spec: ServerSpec, say: Say, owner: Owner | None = None) -> AsyncIterator[_Started]:
     """The HTTP server `start` starts, in the background, stopped (its whole group) at the end."""
     assert spec.start is not None
     argv = ["/bin/sh", "-c", spec.start] if isinstance(spec.start, str) else list(spec.start)
     shown = spec.start if isinstance(spec.start, str) else " ".join(spec.start)
     say(f"server start: {shown}")
     with tempfile.TemporaryFile() as output:
-        proc = _spawn(argv, spec.cwd or Path.cwd(), spec.env, output, spec.place)
+        proc = _spawn(argv, spec.cwd or Path.cwd(), spec.env, output, spec.place, owner)
         try:
             yield _Started(proc, output, shown)
         finally:
@@ -193,7 +218,7 @@ async def _accepts(host: str, port: int) -> bool:
 
 
 def _spawn(
-    argv: list[str], cwd: Path, env: Mapping[str, str], output: IO[bytes], place: str
+    argv: list[str], cwd: Path, env: Mapping[str, str], output: IO[bytes], place: str, owner: Owner | None = None
 ) -> subprocess.Popen[bytes]:
     if not cwd.is_dir():
         raise InfraError(f"{place}the server's folder {cwd} does not exist (check server.cwd)")
@@ -206,6 +231,9 @@ def _spawn(
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stopped with every child it starts
+            user=owner[0] if owner else None,  # the PR's code never runs as root
+            group=owner[1] if owner else None,
+            extra_groups=[] if owner else None,
         )
     except FileNotFoundError:
         raise MissingProgram(f"{place}cannot run {argv[0]}: not found (in {cwd})") from None
