@@ -30,7 +30,7 @@ from .runtime import run_async
 from .strict import Record
 
 REPORT_DIR = "toolselect-report"
-ARTIFACT_MAX_BYTES = 50 * 1024 * 1024
+META_MAX_BYTES = 1024 * 1024  # meta.json is a few hundred bytes; the reports have read_report's limit
 
 
 class Meta(Record):
@@ -332,10 +332,9 @@ def post_artifact(
     if plan.mode != "post" or plan.lookup is None:
         return EXIT_PASSED
     folder = (workspace / inputs["from_artifact"]).resolve()
-    for name in ("report.json", "meta.json", "base.json"):
-        file = folder / name
-        if file.exists() and file.stat().st_size > ARTIFACT_MAX_BYTES:
-            raise ConfigError(f"{file}: larger than 50 MB; not a toolselect artifact")
+    meta_file = folder / "meta.json"
+    if meta_file.exists() and meta_file.stat().st_size > META_MAX_BYTES:
+        raise ConfigError(f"{meta_file}: larger than 1 MiB; not a toolselect artifact")
     try:
         meta = Meta.model_validate_json((folder / "meta.json").read_bytes())
     except (OSError, ValueError) as exc:

@@ -194,11 +194,18 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
 
 
+DIFF_MAX_LINES = 400  # per side: a description or schema longer than this is diffed in part (a
+# crafted pair of 50,000-line descriptions kept difflib busy for 14 s; nobody reads such a diff)
+
+
 def _unified(a: str, b: str, name: str) -> str:
+    old, new = a.splitlines(), b.splitlines()
+    cut = len(old) > DIFF_MAX_LINES or len(new) > DIFF_MAX_LINES
     lines = difflib.unified_diff(
-        a.splitlines(), b.splitlines(), fromfile=f"base/{name}", tofile=f"head/{name}", lineterm="", n=3
+        old[:DIFF_MAX_LINES], new[:DIFF_MAX_LINES], fromfile=f"base/{name}", tofile=f"head/{name}", lineterm="", n=3
     )
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    return text + (f"\n… (only the first {DIFF_MAX_LINES} lines of each side are compared)" if cut else "")
 
 
 def _stats(report: Report) -> SideStats:

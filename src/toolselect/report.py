@@ -8,14 +8,17 @@ so a report loaded from disk and one just built are handled the same way.
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast, get_args
 
-from pydantic import Field, ValidationError
+from pydantic import AfterValidator, Field, ValidationError
 
 from .errors import ConfigError
+from .explain import dotted, show
 from .gate import Gate, head_reasons
 from .golden import Case
 from .locate import display_path
@@ -28,49 +31,82 @@ SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
 PENDING = "needs_review"
 
+# The enumerated fields: a report read from disk (a fork PR's artifact is untrusted) holds one of
+# these values or is refused; the JSON is the same strings.
+Count = Annotated[int, Field(ge=0)]
+CaseStatus = Literal["reviewed", "needs_review"]
+CacheMode = Literal["use", "refresh", "only", "off"]  # as config.CacheMode
+CiMethod = Literal["wilson", "cluster bootstrap over cases"]
+MetricName = Literal[
+    "accuracy",
+    "tool_accuracy",
+    "arg_accuracy",
+    "schema_valid_rate",
+    "no_call_precision",
+    "no_call_recall",
+    "over_trigger_rate",
+    "under_trigger_rate",
+    "error_rate",
+]
+Third = Literal["first", "middle", "last"]
+LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
+SurfaceHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]  # sha256 hex
+
+
+def _keys_of(names: tuple[str, ...]) -> AfterValidator:
+    """A mapping's keys must be among `names` (typed `str` keys, for callers that index by name)."""
+
+    def check(value: dict[str, Any]) -> dict[str, Any]:
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(f"unknown key {show(unknown[0])} (known: {', '.join(names)})")
+        return value
+
+    return AfterValidator(check)
+
 
 class Metric(Record):
     """A rate with its counts and a 95% interval; `value` is null when not measured (never 0)."""
 
     value: float | None
-    numerator: int
-    denominator: int
+    numerator: Count
+    denominator: Count
     ci: tuple[float, float] | None = None
-    ci_method: str | None = None  # "wilson", or "cluster bootstrap over cases" when samples repeat
+    ci_method: CiMethod | None = None  # "cluster bootstrap over cases" when samples repeat
 
 
 class ToolStats(Record):
     precision: Metric
     recall: Metric
     f1: float | None
-    support: int
+    support: Count
 
 
 class SourceOut(Record):
     file: str
-    line: int
+    line: Count
 
 
 class UsageOut(Record):
-    input_tokens: int | None = None
-    output_tokens: int | None = None
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
 
 
 class SampleOut(Record):
-    index: int
-    outcome: str
+    index: Count
+    outcome: Outcome
     picked_tool: str | None
     picked_args: Any = None
     raw_args: str | None = None
     text: str = ""
     reasons: list[str] = Field(default_factory=list)
-    calls: int = 0
+    calls: Count = 0
     cached: bool = False
     latency_ms: float | None = None
     usage: UsageOut | None = None
     stop_reason: str | None = None
     tool_order: list[str] | None = None  # the order the tools were offered in (shuffled samples)
-    position: int | None = None  # where the expected tool was in that order (0-based)
+    position: Count | None = None  # where the expected tool was in that order (0-based)
 
 
 class CaseOut(Record):
@@ -83,9 +119,9 @@ class CaseOut(Record):
     forbid_extra_args: bool = False
     tags: list[str] = Field(default_factory=list)
     split: str | None = None
-    status: str = "reviewed"
-    passed: int  # samples that passed
-    evaluated: int  # samples that were asked
+    status: CaseStatus = "reviewed"
+    passed: Count  # samples that passed
+    evaluated: Count  # samples that were asked
     pass_rate: float | None
     samples: list[SampleOut]
 
@@ -96,7 +132,7 @@ class LeftOutOut(Record):
 
 
 class SurfaceOut(Record):
-    hash: str
+    hash: SurfaceHash
     origin: str
     tools: list[str]
     left_out: list[LeftOutOut] = Field(default_factory=list)
@@ -108,8 +144,8 @@ class RunOut(Record):
     provider: str
     model: str
     endpoint: str | None = None
-    repeat: int
-    concurrency: int
+    repeat: Annotated[int, Field(ge=1)]
+    concurrency: Annotated[int, Field(ge=1)]
     started_at: str
     finished_at: str
     duration_s: float
@@ -119,14 +155,14 @@ class RunOut(Record):
     temperature: float | None = None
     seed: int | None = None
     shuffle: bool = False
-    cache_mode: str = "off"  # use | refresh | only | off
-    cache_hits: int = 0
-    api_calls: int = 0
-    cache_writes: int = 0  # new answers saved to the cache
-    input_tokens: int = 0
-    output_tokens: int = 0
+    cache_mode: CacheMode = "off"
+    cache_hits: Count = 0
+    api_calls: Count = 0
+    cache_writes: Count = 0  # new answers saved to the cache
+    input_tokens: Count = 0
+    output_tokens: Count = 0
     cost_usd: float | None = 0.0  # null: no price known for this model
-    pool_shrinks: int = 0  # how often rate limits halved the requests in flight
+    pool_shrinks: Count = 0  # how often rate limits halved the requests in flight
 
 
 class GateOut(Record):
@@ -150,7 +186,7 @@ class GateOut(Record):
 
 
 class FindingOut(Record):
-    code: str
+    code: LintCode
     severity: Literal["error", "warning", "info"]
     scope: Literal["surface", "golden"]
     message: str
@@ -158,32 +194,33 @@ class FindingOut(Record):
     tool: str | None = None
     case: str | None = None
     file: str | None = None
-    line: int | None = None
+    line: Count | None = None
 
 
 class Counts(Record):
-    cases: int
-    samples: int
-    counted_samples: int  # evaluated samples of reviewed cases: what the metrics and the gate use
-    pending_cases: int  # status: needs_review (scored and shown, not counted)
-    not_evaluated: int
-    outcomes: dict[str, int]
+    cases: Count
+    samples: Count
+    counted_samples: Count  # evaluated samples of reviewed cases: what the metrics and the gate use
+    pending_cases: Count  # status: needs_review (scored and shown, not counted)
+    not_evaluated: Count
+    outcomes: dict[Outcome, Count]
 
 
 class Report(Record):
     schema_version: Literal[1] = SCHEMA_VERSION
     passed: bool
     gate: GateOut
-    metrics: dict[str, Metric]
+    metrics: Annotated[dict[str, Metric], _keys_of(get_args(MetricName))]
     per_tool: dict[str, ToolStats]
-    confusion: dict[str, dict[str, int]]
+    confusion: dict[str, dict[str, Count]]
     counts: Counts
     cases: list[CaseOut]
     surface: SurfaceOut
     run: RunOut
     lint: list[FindingOut] = Field(default_factory=list)  # what `toolselect lint` finds, before any model is asked
     flaky: list[str] = Field(default_factory=list)  # cases whose pass rate is strictly between 0 and 1
-    position: dict[str, Metric] | None = None  # accuracy by the expected tool's third (shuffled runs)
+    # accuracy by the expected tool's third (shuffled runs)
+    position: Annotated[dict[str, Metric], _keys_of(get_args(Third))] | None = None
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -232,17 +269,7 @@ def counted(result: Result) -> bool:
     return result.evaluated and result.case.status != PENDING
 
 
-METRIC_NAMES = (
-    "accuracy",
-    "tool_accuracy",
-    "arg_accuracy",
-    "schema_valid_rate",
-    "no_call_precision",
-    "no_call_recall",
-    "over_trigger_rate",
-    "under_trigger_rate",
-    "error_rate",
-)
+METRIC_NAMES: tuple[str, ...] = get_args(MetricName)
 
 
 def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
@@ -304,14 +331,14 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
         forbid_extra_args=case.forbid_extra_args,
         tags=list(case.tags),
         split=case.split,
-        status=case.status,
+        status=cast(CaseStatus, case.status),
         passed=passed,
         evaluated=len(evaluated),
         pass_rate=passed / len(evaluated) if evaluated else None,
         samples=[
             SampleOut(
                 index=r.sample,
-                outcome=r.outcome.value,
+                outcome=r.outcome,
                 picked_tool=r.pick.tool,
                 picked_args=r.pick.args,
                 raw_args=r.pick.raw_args if r.pick.args is None else None,
@@ -338,7 +365,7 @@ def expected_position(result: Result) -> int | None:
     return result.tool_order.index(row) if row in result.tool_order else None
 
 
-THIRDS = ("first", "middle", "last")
+THIRDS: tuple[str, ...] = get_args(Third)
 
 
 def accuracy_by_position(results: Sequence[Result]) -> dict[str, Metric] | None:
@@ -409,7 +436,7 @@ def build_report(
             counted_samples=sum(counted(r) for r in results),
             pending_cases=sum(c.status == PENDING for c in cases),
             not_evaluated=outcomes.get(Outcome.NOT_EVALUATED.value, 0),
-            outcomes={o.value: outcomes.get(o.value, 0) for o in Outcome if outcomes.get(o.value)},
+            outcomes={o: outcomes[o.value] for o in Outcome if outcomes.get(o.value)},
         ),
         cases=case_list,
         surface=SurfaceOut(
@@ -464,26 +491,221 @@ def write_report(report: Report, path: Path) -> None:
         f.write("\n  ]\n}\n")
 
 
+# A report read from disk may be a fork PR's artifact, i.e. written by anyone: it is bounded before
+# it is parsed, and checked after. The largest report we measured — 10,000 cases × 3 samples, each
+# sample's order of 30 shuffled tools recorded (the scale docs/benchmarks.md runs) — is 24 MB with
+# 210,000 JSON arrays and objects; the limits leave 2.5 to 15 times that. Above them a file is
+# refused before it is parsed: Python's JSON parser takes up to ~26× a file's size in memory (an
+# empty list is 56 bytes), so a 50 MB file of `[]` would take 1.3 GB.
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+MAX_CONTAINERS = 2_000_000  # JSON arrays and objects ('[' and '{', counted before parsing)
+MAX_CASES = 50_000
+MAX_SAMPLES = 500_000  # in all cases together
+MAX_SAMPLES_PER_CASE = 1_000  # repeat: 1000 is already a thousand model calls per case
+MAX_TOOLS = 1_000  # per list of tools (surface, per-tool stats, confusion rows and columns)
+TOLERANCE = 1e-9  # for rates written as floats and read back
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
 def read_report(path: Path) -> Report:
+    """A report file, refused with a message that says what is wrong and where (a ConfigError) when
+    it is too big, not JSON, not a toolselect report, or its numbers don't add up."""
     shown = display_path(path)
+
+    def bad(problem: str) -> ConfigError:
+        return ConfigError(f"{shown}: not a valid toolselect report: {problem}")
+
+    limit_mb = MAX_REPORT_BYTES // (1024 * 1024)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size if path.is_file() else MAX_REPORT_BYTES
+            if size > MAX_REPORT_BYTES:
+                raise ConfigError(
+                    f"{shown}: {size:,} bytes, more than the {limit_mb} MB ({MAX_REPORT_BYTES:,} bytes) a "
+                    "toolselect report can be; not read"
+                )
+            raw = f.read(size + 1)  # bounded even when the size can't be known first (a pipe)
     except FileNotFoundError:
         raise ConfigError(f"{shown}: report not found") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except OSError as exc:
         raise ConfigError(f"{shown}: not a readable toolselect report ({exc})") from None
+    if len(raw) > MAX_REPORT_BYTES:
+        raise ConfigError(
+            f"{shown}: more than the {limit_mb} MB ({MAX_REPORT_BYTES:,} bytes) a toolselect report can be; not read"
+        )
+    containers = raw.count(b"[") + raw.count(b"{")
+    if containers > MAX_CONTAINERS:
+        raise bad(f"more than {MAX_CONTAINERS:,} JSON arrays and objects ({containers:,} '[' and '{{'); not parsed")
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+        raise ConfigError(f"{shown}: not a readable toolselect report ({exc})") from None
+    del raw
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
         version = data.get("schema_version") if isinstance(data, dict) else None
-        raise ConfigError(f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {version!r})")
+        raise ConfigError(
+            f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {show(version)})"
+        )
+    problem = _too_many(data)
+    if problem:
+        raise bad(problem)
     try:
         report = Report.model_validate(data)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{shown}: not a valid toolselect report: {loc}: {first['msg']}") from None
-    missing = [m for m in METRIC_NAMES if m not in report.metrics]
-    names = {c.name for c in report.cases}
-    if missing or not set(report.flaky) <= names:
-        problem = f"metrics {', '.join(missing)} missing" if missing else "flaky names a case the report does not have"
-        raise ConfigError(f"{shown}: not a valid toolselect report: {problem}")
+        loc = tuple(first["loc"])
+        at = f"{dotted(loc[:-2])} key {show(loc[-2])}" if loc[-1:] == ("[key]",) else dotted(loc)
+        said = first["msg"].removeprefix("Value error, ")
+        got = f" (got {show(first['input'], 60)})" if first["type"] != "missing" and _scalar(first["input"]) else ""
+        raise bad(f"{at}: {said}{got}") from None
+    problem = next(_inconsistencies(report), None)
+    if problem:
+        raise bad(problem)
     return report
+
+
+def _scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
+
+
+def _too_many(data: dict[str, Any]) -> str | None:
+    """Item counts over the limits, checked on the parsed JSON before validation builds objects."""
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return None  # validation says what is wrong
+    if len(cases) > MAX_CASES:
+        return f"cases: {len(cases):,} cases, more than the {MAX_CASES:,} a report can have"
+    total = 0
+    for i, case in enumerate(cases):
+        samples = case.get("samples") if isinstance(case, dict) else None
+        if isinstance(samples, list):
+            if len(samples) > MAX_SAMPLES_PER_CASE:
+                return (
+                    f"cases[{i}].samples: {len(samples):,} samples, "
+                    f"more than the {MAX_SAMPLES_PER_CASE:,} a case can have"
+                )
+            total += len(samples)
+    if total > MAX_SAMPLES:
+        return f"cases: {total:,} samples in all, more than the {MAX_SAMPLES:,} a report can have"
+    surface = data["surface"] if isinstance(data.get("surface"), dict) else {}
+    lists = {
+        "surface.tools": surface.get("tools"),
+        "surface.definitions": surface.get("definitions"),
+        "surface.left_out": surface.get("left_out"),
+        "per_tool": data.get("per_tool"),
+        "confusion": data.get("confusion"),
+    }
+    for where, items in lists.items():
+        if isinstance(items, (list, dict)) and len(items) > MAX_TOOLS:
+            return f"{where}: {len(items):,} tools, more than the {MAX_TOOLS:,} a report can have"
+    confusion = data.get("confusion")
+    if isinstance(confusion, dict):
+        columns = {c for row in confusion.values() if isinstance(row, dict) for c in row}
+        if len(columns) > MAX_TOOLS + 3:
+            return f"confusion: {len(columns):,} columns, more than the {MAX_TOOLS + 3:,} a report can have"
+    return None
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE
+
+
+def _share(value: float | None, where: str) -> Iterator[str]:
+    if value is not None and not -TOLERANCE <= value <= 1 + TOLERANCE:
+        yield f"{where} is {value!r}, not a share between 0 and 1"
+
+
+def _metric_problems(m: Metric, where: str) -> Iterator[str]:
+    if m.numerator > m.denominator:
+        yield f"{where}: numerator {m.numerator} is more than denominator {m.denominator}"
+    if m.value is not None:
+        if m.denominator == 0:
+            yield f"{where}: value {m.value!r} with denominator 0 (it is null when nothing was counted)"
+        elif not _close(m.value, m.numerator / m.denominator):
+            yield f"{where}: value {m.value!r} is not numerator/denominator ({m.numerator}/{m.denominator})"
+    if m.ci is not None:
+        low, high = m.ci
+        yield from _share(low, f"{where}.ci[0]")
+        yield from _share(high, f"{where}.ci[1]")
+        if low > high + TOLERANCE:
+            yield f"{where}.ci: low {low!r} is above high {high!r}"
+
+
+def _inconsistencies(report: Report) -> Iterator[str]:
+    """What doesn't add up in a validated report, one message each (the first is raised)."""
+    from .providers.registry import PROVIDERS
+
+    for name, m in report.metrics.items():
+        yield from _metric_problems(m, f"metrics.{name}")
+    missing = [m for m in METRIC_NAMES if m not in report.metrics]
+    if missing:
+        yield f"metrics {', '.join(missing)} missing"
+    for third, m in (report.position or {}).items():
+        yield from _metric_problems(m, f"position.{third}")
+    for tool, stats in report.per_tool.items():
+        yield from _metric_problems(stats.precision, f"per_tool[{show(tool)}].precision")
+        yield from _metric_problems(stats.recall, f"per_tool[{show(tool)}].recall")
+        yield from _share(stats.f1, f"per_tool[{show(tool)}].f1")
+    total = 0
+    outcomes: Counter[str] = Counter()
+    for i, case in enumerate(report.cases):
+        where = f"cases[{i}]"
+        evaluated = sum(s.outcome != Outcome.NOT_EVALUATED for s in case.samples)
+        passed = sum(s.outcome == Outcome.PASS for s in case.samples)
+        if case.passed > case.evaluated:
+            yield f"{where}.passed: {case.passed} is more than evaluated ({case.evaluated})"
+        if (case.passed, case.evaluated) != (passed, evaluated):
+            yield (
+                f"{where}: passed/evaluated {case.passed}/{case.evaluated}, but its samples say "
+                f"{passed}/{evaluated} (PASS / not NOT-EVALUATED)"
+            )
+        if case.pass_rate is None and case.evaluated:
+            yield f"{where}.pass_rate: null, but evaluated is {case.evaluated}"
+        elif case.pass_rate is not None and not case.evaluated:
+            yield f"{where}.pass_rate: {case.pass_rate!r}, but no sample was evaluated (it is null then)"
+        elif case.pass_rate is not None and not _close(case.pass_rate, case.passed / case.evaluated):
+            yield f"{where}.pass_rate: {case.pass_rate!r} is not passed/evaluated ({case.passed}/{case.evaluated})"
+        for j, sample in enumerate(case.samples):
+            if sample.latency_ms is not None and not 0 <= sample.latency_ms < math.inf:
+                yield f"{where}.samples[{j}].latency_ms: {sample.latency_ms!r} is not a duration"
+        total += len(case.samples)
+        outcomes.update(s.outcome for s in case.samples)
+    counts = report.counts
+    if counts.cases != len(report.cases):
+        yield f"counts.cases: {counts.cases}, but the report has {len(report.cases)} cases"
+    if counts.samples != total:
+        yield f"counts.samples: {counts.samples}, but its cases have {total} samples"
+    if {k: v for k, v in counts.outcomes.items() if v} != {k: v for k, v in outcomes.items() if v}:
+        yield "counts.outcomes: not the outcomes of the cases' samples"
+    if counts.not_evaluated != outcomes.get(Outcome.NOT_EVALUATED, 0):
+        yield f"counts.not_evaluated: {counts.not_evaluated}, but {outcomes.get(Outcome.NOT_EVALUATED, 0)} samples are"
+    pending = sum(c.status == PENDING for c in report.cases)
+    if counts.pending_cases != pending:
+        yield f"counts.pending_cases: {counts.pending_cases}, but {pending} cases need review"
+    if counts.counted_samples > counts.samples:
+        yield f"counts.counted_samples: {counts.counted_samples} is more than counts.samples ({counts.samples})"
+    cells = sum(n for row in report.confusion.values() for n in row.values())
+    if cells > counts.counted_samples:
+        yield f"confusion: {cells} samples, more than counts.counted_samples ({counts.counted_samples})"
+    names = {c.name for c in report.cases}
+    if not set(report.flaky) <= names:
+        yield "flaky names a case the report does not have"
+    gate = report.gate
+    for key in ("min_accuracy", "max_error_rate", "max_over_trigger"):
+        yield from _share(getattr(gate, key), f"gate.{key}")
+    for tool, floor in gate.min_tool_recall.items():
+        yield from _share(floor, f"gate.min_tool_recall[{show(tool)}]")
+    if gate.max_drop is not None and not 0 <= gate.max_drop < math.inf:
+        yield f"gate.max_drop: {gate.max_drop!r} is not a number of points ≥ 0"
+    if gate.significance is not None and not 0 < gate.significance < 1:
+        yield f"gate.significance: {gate.significance!r} is not between 0 and 1"
+    run = report.run
+    if run.provider not in PROVIDERS:
+        yield f"run.provider: {show(run.provider)} is not a toolselect provider (known: {', '.join(PROVIDERS)})"
+    for key in ("duration_s", "cost_usd"):
+        value = getattr(run, key)
+        if value is not None and not 0 <= value < math.inf:
+            yield f"run.{key}: {value!r} is not a number ≥ 0"

@@ -6,7 +6,7 @@ import pytest
 from github import GithubException
 
 from tests.fakes.github_api import FakeGitHub
-from toolselect.github.comment import find_pull_request, make_client, upsert_comment, whoami
+from toolselect.github.comment import Identity, find_pull_request, make_client, upsert_comment, whoami
 
 REPO = "acme/weather-mcp"
 MARK = "<!-- toolselect:default -->"
@@ -43,9 +43,45 @@ def test_marker_found_on_any_page_of_300_comments():
 def test_identity_falls_back_to_graphql_for_installation_tokens():
     with FakeGitHub({"tok": "toolselect-app[bot]"}, installation_tokens={"tok"}) as fake:
         gh = make_client(fake.url, "tok")
-        assert whoami(gh) == "toolselect-app[bot]"
+        assert whoami(gh) == Identity("toolselect-app[bot]", "Bot")
         gh.close()
         assert ("POST", "/graphql") in fake.log
+
+
+def test_a_person_named_like_the_bot_keeps_their_comment():
+    """`github-actions` (a User) is not `github-actions[bot]` (a Bot): their comment, marker and all,
+    is left alone; the bot creates its own and edits only that one."""
+    with FakeGitHub({"tok": "github-actions[bot]", "human": "github-actions"}) as fake:
+        theirs = fake.add_comment(7, f"{MARK}\nmine, a person's", "github-actions")
+        assert theirs["user"]["type"] == "User"
+        gh = make_client(fake.url, "tok")
+        first = upsert_comment(gh, REPO, 7, f"{MARK}\none", MARK)
+        second = upsert_comment(gh, REPO, 7, f"{MARK}\ntwo", MARK)
+        gh.close()
+        assert (first.action, second.action) == ("created", "updated")
+        assert fake.comments[theirs["id"]]["body"] == f"{MARK}\nmine, a person's"
+        ours = [c for c in fake.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
+        assert len(ours) == 1 and ours[0]["body"] == f"{MARK}\ntwo" and ours[0]["user"]["type"] == "Bot"
+        assert not any(m == "PATCH" and p.endswith(f"/comments/{theirs['id']}") for m, p in fake.log)
+        # and the other way round: the person's token never edits the bot's comment
+        gh = make_client(fake.url, "human")
+        assert whoami(gh) == Identity("github-actions", "User")
+        mine = upsert_comment(gh, REPO, 7, f"{MARK}\nthe person again", MARK)
+        gh.close()
+        assert mine.action == "updated" and mine.url == theirs["html_url"]
+        assert ours[0]["body"] == f"{MARK}\ntwo"
+
+
+def test_an_app_bot_found_by_graphql_skips_a_person_named_like_it():
+    with FakeGitHub({"tok": "toolselect-app[bot]"}, installation_tokens={"tok"}) as fake:
+        theirs = fake.add_comment(7, f"{MARK}\nspoof", "toolselect-app")
+        ours = fake.add_comment(7, f"{MARK}\nold", "toolselect-app[bot]")
+        gh = make_client(fake.url, "tok")
+        posted = upsert_comment(gh, REPO, 7, f"{MARK}\nnew", MARK)
+        gh.close()
+        assert posted.action == "updated" and posted.url == ours["html_url"]
+        assert fake.comments[ours["id"]]["body"] == f"{MARK}\nnew"
+        assert fake.comments[theirs["id"]]["body"] == f"{MARK}\nspoof"
 
 
 def test_comment_on_change_does_not_create():

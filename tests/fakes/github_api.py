@@ -217,7 +217,10 @@ class FakeGitHub:
                     return self._send(200, fake.authenticated_user(login))
                 if method == "POST" and path == "/graphql":
                     if "viewer" in body.get("query", ""):
-                        return self._send(200, {"data": {"viewer": {"login": login}}})
+                        # GraphQL names a bot without REST's `[bot]` suffix, and says what it is
+                        bot = login.endswith("[bot]")
+                        viewer = {"login": login.removesuffix("[bot]"), "__typename": "Bot" if bot else "User"}
+                        return self._send(200, {"data": {"viewer": viewer}})
                     return self._send(200, {"errors": [{"message": "unsupported query"}]})
                 m = re.fullmatch(rf"{repo}/issues/(\d+)/comments", path)
                 if m and method == "GET":

@@ -142,3 +142,13 @@ def test_pending_cases_are_not_compared():
 
     diff = diff_reports(rep("get_forecast"), rep("get_weather"))
     assert diff.to_failing == [] and diff.paired.cases == 1 and diff.paired.worsened == 0
+
+
+def test_a_huge_description_change_is_diffed_in_part():
+    from toolselect.diff import DIFF_MAX_LINES, surface_changes
+
+    base = [{"name": "t", "description": "\n".join(f"a{i}" for i in range(50_000)), "inputSchema": {}}]
+    head = [{"name": "t", "description": "\n".join(f"b{i}" for i in range(50_000)), "inputSchema": {}}]
+    (change,) = surface_changes(base, head)  # 14 s before the cut; bounded work now
+    assert change.diff.endswith(f"… (only the first {DIFF_MAX_LINES} lines of each side are compared)")
+    assert "-a0" in change.diff and "+b0" in change.diff and "a399" in change.diff and "a400" not in change.diff

@@ -5,16 +5,19 @@ from __future__ import annotations
 import io
 import xml.etree.ElementTree as ET
 
+import pytest
 from rich.console import Console
 
 from tests.conftest import run_record
+from tests.unit.gfm import BIDI, html, live
 from toolselect.config import default_settings
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
+from toolselect.render.comment import fence
 from toolselect.render.console import ConsoleView
 from toolselect.render.junit import render_junit
-from toolselect.render.markdown import esc, render_markdown
+from toolselect.render.markdown import code, esc, render_markdown
 from toolselect.report import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
@@ -39,6 +42,32 @@ def test_escape_defangs_mentions_html_pipes_and_markers():
     assert "@octocat" not in text and "@\u200boctocat" in text
     assert "<" not in text and "<!--" not in text
     assert "\\|" in text and "\\`" in text and "\\[" in text
+
+
+def test_escape_keeps_a_backslash_from_reopening_a_link():
+    """`\\[click\\](…)`: escaping only the brackets left the backslash to escape the escape."""
+    text = esc("\\[click\\](https://evil.example) and [plain](https://evil.example)")
+    assert live(text) == [] and "<a" not in html(text)
+    assert "<p>\\[click\\](https:\u200b//evil.example) and [plain](" in html(text)  # shown as written
+    cell = esc("a \\| b `c` <b>x</b>")
+    table = f"| x |\n|---|\n| {cell} |"
+    assert live(table) == [] and html(table).count("<td>") == 1
+
+
+@pytest.mark.parametrize("char", list(BIDI + "\u200b\u200c\u200d\u2060\ufeff\x00\x1b"), ids=lambda c: f"U+{ord(c):04X}")
+def test_bidi_controls_and_invisible_characters_are_shown_not_obeyed(char):
+    text = f"invoice{char}fdp.exe"
+    shown = f"invoice⟨U+{ord(char):04X}⟩fdp.exe"
+    assert esc(text) == shown
+    assert code(text) == f"`{shown}`"
+    assert char not in fence(text) and shown in fence(text)
+
+
+def test_escape_leaves_no_autolink_mention_or_issue_reference():
+    text = esc("see https://evil.example, www.evil.example, me@evil.example, @acme/team and acme/x#12 ~~no~~ $x$")
+    assert live(text) == []
+    rendered = html(text)
+    assert "<del>" not in rendered and "$x$" in rendered
 
 
 def test_markdown_report_is_safe_and_hides_holdout_names():

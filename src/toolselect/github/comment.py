@@ -1,6 +1,8 @@
 """The sticky PR comment, through PyGithub: found by its hidden marker *and* our own identity, on
 any page of the PR's comments; edited in place, created only when there is none. Never touches a
-comment someone else wrote, even one that carries the marker."""
+comment someone else wrote, even one that carries the marker — a person whose login looks like the
+bot's (`github-actions` beside `github-actions[bot]`) included: the login and the account type must
+both be ours."""
 
 from __future__ import annotations
 
@@ -8,7 +10,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-BOT = "github-actions[bot]"
+
+@dataclass(frozen=True)
+class Identity:
+    """An account as a comment's `user` shows it in the REST API: the login (a bot's ends in
+    `[bot]`) and the type ("Bot", "User", …)."""
+
+    login: str
+    type: str
+
+
+BOT = Identity("github-actions[bot]", "Bot")
 
 
 def make_client(api_url: str, token: str) -> Any:
@@ -30,25 +42,29 @@ def make_client(api_url: str, token: str) -> Any:
     )
 
 
-def _norm(login: str) -> str:
-    return login.removesuffix("[bot]").lower()
-
-
-def whoami(gh: Any) -> str:
-    """The token's login: `GET /user`; when an installation token is refused there, GraphQL
-    `viewer { login }`; else the Actions bot."""
+def whoami(gh: Any) -> Identity:
+    """The token's account: `GET /user`; when an installation token is refused there, GraphQL
+    `viewer { login __typename }`; else the Actions bot."""
     from github import GithubException
     from requests.exceptions import RequestException
 
     try:
-        return gh.get_user().login
+        user = gh.get_user()
+        return Identity(user.login, user.type)
     except (GithubException, RequestException):
         pass
     try:
-        _, data = gh.requester.graphql_query("query { viewer { login } }", {})
-        return data["data"]["viewer"]["login"]
-    except (GithubException, RequestException, KeyError, TypeError):
+        _, data = gh.requester.graphql_query("query { viewer { login __typename } }", {})
+        viewer = data["data"]["viewer"]
+        login, kind = viewer["login"], viewer.get("__typename")
+    except (GithubException, RequestException, KeyError, TypeError, AttributeError):
         return BOT
+    if not isinstance(login, str):
+        return BOT
+    if kind == "Bot" or (kind is None and login.endswith("[bot]")):
+        # REST names a bot `<slug>[bot]`; GraphQL may leave the suffix off
+        return Identity(login if login.endswith("[bot]") else f"{login}[bot]", "Bot")
+    return Identity(login, kind or "User")
 
 
 @dataclass(frozen=True)
@@ -57,20 +73,23 @@ class Posted:
     action: str  # created | updated | unchanged | skipped
 
 
-def find_comment(gh: Any, repo: str, number: int, marker: str, login: str) -> Any | None:
+def find_comment(gh: Any, repo: str, number: int, marker: str, me: Identity) -> Any | None:
+    """Our comment with `marker`: written by exactly our login, of our account type."""
     issue = gh.get_repo(repo).get_issue(number)
-    me = _norm(login)
     for comment in issue.get_comments():  # every page
         user = comment.user
-        if user is not None and _norm(user.login) == me and (comment.body or "").startswith(marker):
+        if (
+            user is not None
+            and (user.login, user.type) == (me.login, me.type)
+            and (comment.body or "").startswith(marker)
+        ):
             return comment
     return None
 
 
 def upsert_comment(gh: Any, repo: str, number: int, body: str, marker: str, *, create: bool = True) -> Posted:
     """Edit our comment in place, or create it (unless `create` is False: comment: on-change)."""
-    login = whoami(gh)
-    mine = find_comment(gh, repo, number, marker, login)
+    mine = find_comment(gh, repo, number, marker, whoami(gh))
     if mine is not None:
         if mine.body == body:
             return Posted(mine.html_url, "unchanged")

@@ -14,7 +14,18 @@ from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
 from ..report import Report
 from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, metric_text, pct
-from .markdown import _MENTION, cases_table, code, confusion_table, esc, flaky_list, lint_list, position_rows
+from .markdown import (
+    ZWSP,
+    cases_table,
+    code,
+    confusion_table,
+    esc,
+    flaky_list,
+    lint_list,
+    no_mentions,
+    position_rows,
+    visible,
+)
 
 COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
@@ -30,9 +41,11 @@ def marker(comment_id: str) -> str:
 
 
 def defang(text: str) -> str:
-    """Text for a code block: no hidden-comment marker can be spelled out inside it, and no
-    @mention survives even if the block were ever rendered as text."""
-    return _MENTION.sub("@\u200b", text.replace("<!--", "<!\u200b--").replace("-->", "-\u200b->"))
+    """Text for a code block: no hidden-comment marker can be spelled out inside it, no @mention
+    survives even if the block were ever rendered as text, and no bidi control reorders a line
+    (each is shown as ⟨U+XXXX⟩, line by line)."""
+    text = "\n".join(visible(line) for line in text.split("\n"))
+    return no_mentions(text.replace("<!--", "<!" + ZWSP + "--").replace("-->", "-" + ZWSP + "->"))
 
 
 def fence(text: str, lang: str = "") -> str:

@@ -28,25 +28,49 @@ from .common import (
 )
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+# Characters that change how text reads without showing: bidi embeddings, overrides and isolates
+# (U+202A–U+202E, U+2066–U+2069), the directional marks (U+200E, U+200F, U+061C), zero-width
+# spaces and joiners (U+200B–U+200D, U+2060–U+2064, U+FEFF, U+180E), the soft hyphen, and control
+# characters. Each is shown as its code point, e.g. ⟨U+202E⟩, so no text is reordered or hidden.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_ESCAPED = re.compile(r"[\\|`*_\[\]~$]")  # Markdown punctuation that could start emphasis, a link, code, math
+_SCHEME = re.compile("://")  # a bare URL autolinks on GitHub; a zero-width space after the colon keeps it text
+_WWW = re.compile(r"(?i)\bwww\.")
+_ISSUE = re.compile(r"#(?=\d)")  # #123 and org/repo#123 would link, and cross-reference, another issue
+ZWSP = "\u200b"
+
+
+def visible(text: str) -> str:
+    """Bidi controls, zero-width and control characters shown as ⟨U+XXXX⟩; line breaks as spaces."""
+    s = " ".join(text.splitlines())
+    return _INVISIBLE.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", s)
+
+
+def no_mentions(text: str) -> str:
+    """A zero-width space after each @ keeps @user and @org/team from pinging anyone (and breaks
+    e-mail autolinks)."""
+    return _MENTION.sub("@" + ZWSP, text)
 
 
 def esc(text: object) -> str:
-    """Escape text for a Markdown table cell or a line of prose."""
-    s = str(text)
+    """Escape text for a Markdown table cell or a line of prose: no HTML, no link (Markdown, bare URL
+    or issue reference), no emphasis, code or math, no @mention, no bidi or invisible characters."""
+    s = visible(str(text))
+    s = _ESCAPED.sub(lambda m: "\\" + m.group(), s)  # the backslash itself first, in the same pass
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace("|", "\\|").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_")
-    s = s.replace("[", "\\[").replace("]", "\\]")
-    s = _MENTION.sub("@\u200b", s)  # a zero-width space keeps @team from pinging anyone
-    return " ".join(s.splitlines())
+    s = _SCHEME.sub(":" + ZWSP + "//", s)
+    s = _WWW.sub(lambda m: m.group()[:3] + ZWSP + ".", s)
+    s = _ISSUE.sub("#" + ZWSP, s)
+    return no_mentions(s)
 
 
 def code(text: object) -> str:
     """Inline code that no text can break out of: a fence longer than any backtick run in it, pipes
     escaped for tables, no hidden-comment marker, no @mention (code spans don't ping, but a broken
-    one would)."""
-    s = " ".join(str(text).splitlines()).replace("|", "\\|")
-    s = s.replace("<!--", "<!\u200b--").replace("-->", "-\u200b->")
-    s = _MENTION.sub("@\u200b", s)
+    one would), bidi and invisible characters shown."""
+    s = visible(str(text)).replace("|", "\\|")
+    s = s.replace("<!--", "<!" + ZWSP + "--").replace("-->", "-" + ZWSP + "->")
+    s = no_mentions(s)
     longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {s} {fence}" if longest else f"`{s}`"
@@ -73,7 +97,7 @@ def position_rows(report: Report) -> list[str]:
     if not report.position:
         return []
     out = ["| expected tool's position | accuracy | n/d | 95% CI |", "|---|---:|---:|---:|"]
-    out += [f"| {third} third | {pct(m)} | {frac(m)} | {interval(m)} |" for third, m in report.position.items()]
+    out += [f"| {esc(third)} third | {pct(m)} | {frac(m)} | {interval(m)} |" for third, m in report.position.items()]
     return out
 
 
@@ -128,7 +152,7 @@ def per_tool_table(report: Report) -> list[str]:
 def cases_table(rows: list[CaseRow]) -> list[str]:
     out = ["| outcome | case | expected | picked | why |", "|---|---|---|---|---|"]
     for row in rows:
-        outcome = row.outcome + (f" {row.rate}" if row.rate else "")
+        outcome = esc(row.outcome) + (f" {row.rate}" if row.rate else "")
         pending = " _(needs review)_" if row.case.status == "needs_review" else ""
         out.append(
             f"| {outcome} | {case_label(row)}{pending} | {esc(row.expected)} | {esc(row.picked)} | {esc(row.why)} |"
