@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -88,3 +90,34 @@ def test_readme_documents_every_input_and_output():
     readme = (ROOT / "README.md").read_text()
     for name in [*ACTION["inputs"], *ACTION["outputs"]]:
         assert f"`{name}`" in readme, name
+
+
+def test_the_release_pins_the_image_by_tag_and_digest(tmp_path):
+    """The release workflow's pin step, run as written (a `docker` on PATH answers `inspect` with the
+    digest the registry gave the pushed image): action.yml then names tag and digest, and the
+    release tags reach the remote."""
+    release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    (step,) = [s for s in release["jobs"]["release"]["steps"] if s.get("name", "").startswith("Pin the image")]
+    digest = "sha256:" + "ab12" * 16
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(
+        f'#!/bin/sh\n[ "$1" = inspect ] && echo "ghcr.io/acme/tool-select-action@{digest}"\n'
+    )
+    (bin_dir / "docker").chmod(0o755)
+    remote, work = tmp_path / "remote.git", tmp_path / "work"
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    run = lambda *args, cwd=tmp_path: subprocess.run(args, cwd=cwd, env=env, check=True, capture_output=True)  # noqa: E731
+    run("git", "init", "-q", "--bare", str(remote))
+    run("git", "init", "-q", "-b", "main", str(work))
+    shutil.copy(ROOT / "action.yml", work / "action.yml")
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "add", "action.yml", cwd=work)
+    run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init", cwd=work)
+    run("git", "remote", "add", "origin", str(remote), cwd=work)
+    step_env = env | {"VERSION": "1.2.3", "OWNER": "Acme", "GITHUB_REF_NAME": "main"}
+    subprocess.run(["bash", "-e", "-c", step["run"]], cwd=work, env=step_env, check=True, capture_output=True)
+    action = yaml.safe_load((work / "action.yml").read_text())
+    (eval_step,) = [s for s in action["runs"]["steps"] if s.get("id") == "eval"]
+    assert eval_step["uses"] == f"docker://ghcr.io/acme/tool-select-action:1.2.3@{digest}"
+    tags = run("git", "tag", cwd=remote).stdout.decode().split()
+    assert tags == ["v1", "v1.2.3"]
