@@ -167,7 +167,8 @@ def evaluate_event(
             "config input"
         )
     loaded = load_config(path, env)
-    for secret in loaded.secrets:  # what `${VAR}` put into server: is never printed, even by the server
+    headers = loaded.server.headers.values() if loaded.server else ()
+    for secret in (*loaded.secrets, *headers):  # what `${VAR}` put into server:, and header values: never printed
         wf.mask(secret)
     provider, _, _ = resolve_value(BY_KEY["provider"], loaded, over, env)
     over = _endpoint_from_the_workflow(loaded, over, inputs, provider)

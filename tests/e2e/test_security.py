@@ -334,3 +334,27 @@ def test_as_root_the_prs_code_runs_as_the_checkouts_owner(world, tmp_path):
         assert run.report("base.json")["surface"]["tools"] == ["get_weather"]  # the base worktree was theirs too
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_header_values_are_masked_and_never_shown(world, tmp_path):
+    """Finding 1: a header value (even one written in the config) is masked, and a server that
+    fails says nothing of it."""
+    api, github = world
+    server = (
+        "server:\n  url: http://127.0.0.1:9/s/sk0123456789abcdef0123/mcp\n  headers:\n    X-Api-Key: hv-5566778899\n"
+    )
+    repo = server_repo(tmp_path, server, server)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
+    assert run.code == 3, run.stderr + run.stdout
+    assert "::add-mask::hv-5566778899" in run.stdout
+    shown = everything_shown(run, repo)
+    assert "hv-5566778899" not in shown and "sk0123456789abcdef0123" not in shown
+    assert "streamable-http: http://127.0.0.1:9/s/…/mcp" in shown
