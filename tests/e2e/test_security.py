@@ -21,6 +21,21 @@ SVC_TOKEN = "svc-7f3a9c2e1b8d4f60a5e2"
 PATH_TOKEN = "sk0123456789abcdef0123"
 
 
+def on_pr(world, repo, tmp, inputs=None, env=None):
+    """The Action on the repository's pull request (7), as GitHub runs it."""
+    api, github = world
+    return run_action(
+        repo.path,
+        tmp,
+        inputs=inputs or {},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+        env=env,
+    )
+
+
 def everything_shown(run, repo) -> str:
     """Every place a secret could surface: the log (masks aside), annotations, the summary, the
     outputs, the comment and the report folder's files."""
@@ -52,23 +67,14 @@ def server_repo(tmp_path, head_server: str, base_server: str):
 
 def test_a_secret_from_server_config_appears_nowhere(world, tmp_path):
     """Finding 1: `${SVC_TOKEN}` in the command, and a base whose server crashes saying it."""
-    api, github = world
+    _, github = world
     head = f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json, stdio, '${{SVC_TOKEN}}']\n"
     base = (
         f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json, stdio, '${{SVC_TOKEN}}']\n"
         "  env:\n    CRASH_AT_START: 'auth failed for token ${SVC_TOKEN}'\n"
     )
     repo = server_repo(tmp_path, head, base)
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-        env={"SVC_TOKEN": SVC_TOKEN},
-    )
+    run = on_pr(world, repo, tmp_path, env={"SVC_TOKEN": SVC_TOKEN})
     assert run.code in (0, 1), run.stderr + run.stdout
     comment = github.comments_on(7)[0]["body"]
     assert "no baseline: the base could not be evaluated" in comment
@@ -83,22 +89,12 @@ def test_a_secret_from_server_config_appears_nowhere(world, tmp_path):
 
 def test_toolselects_own_keys_never_expand_in_a_config(world, tmp_path):
     """Finding 3: a PR's config can't put the API key into its server's environment or URL."""
-    api, github = world
     for variable in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN"):
         server = f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json]\n  env:\n    K: ${{{variable}}}\n"
         folder = tmp_path / variable
         folder.mkdir()
         repo = server_repo(folder, server, server)
-        run = run_action(
-            repo.path,
-            folder,
-            inputs={},
-            event=pull_request_event(repo),
-            event_name="pull_request",
-            api=api,
-            github=github,
-            env={variable: "secret-value-123", "OPENAI_API_KEY": KEY},
-        )
+        run = on_pr(world, repo, folder, env={variable: "secret-value-123", "OPENAI_API_KEY": KEY})
         assert run.code == 2, run.stderr + run.stdout
         assert f"${{{variable}}} can't be used in a config: it is toolselect's own key or token" in run.stdout
 
@@ -161,22 +157,14 @@ def test_the_command_provider_gets_no_key(world, tmp_path):
 
 def test_a_committed_cache_is_refused(world, tmp_path):
     """Finding 5: forged answers committed under .toolselect-cache/ never decide the verdict."""
-    api, github = world
+    api, _ = world
     repo = make_repo(tmp_path)
     forged = repo.path / "evals" / ".toolselect-cache" / "ab" / "forged.json"
     forged.parent.mkdir(parents=True)
     forged.write_text("{}")
     git("add", "-f", "-A", cwd=repo.path)
     git("commit", "-qm", "a helpful cache", cwd=repo.path)
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-    )
+    run = on_pr(world, repo, tmp_path)
     assert run.code == 2
     assert "the answer cache evals/.toolselect-cache is tracked by git" in run.stdout
     assert "git rm -r --cached evals/.toolselect-cache" in run.stdout
@@ -185,7 +173,6 @@ def test_a_committed_cache_is_refused(world, tmp_path):
 
 def test_symlinked_folders_are_refused(world, tmp_path):
     """Finding 6: a cache or report folder that links out of the workspace is never written to."""
-    api, github = world
     outside = tmp_path / "outside"
     outside.mkdir()
     for folder in ("evals/.toolselect-cache", "toolselect-report"):
@@ -193,15 +180,7 @@ def test_symlinked_folders_are_refused(world, tmp_path):
         root.mkdir()
         repo = make_repo(root)
         (repo.path / folder).symlink_to(outside, target_is_directory=True)
-        run = run_action(
-            repo.path,
-            root,
-            inputs={},
-            event=pull_request_event(repo),
-            event_name="pull_request",
-            api=api,
-            github=github,
-        )
+        run = on_pr(world, repo, root)
         assert run.code == 2, run.stderr + run.stdout
         assert f"{folder} is a symlink: toolselect writes only into real folders in the workspace" in run.stdout
         assert list(outside.iterdir()) == []
@@ -213,15 +192,7 @@ def test_the_endpoint_is_masked_and_shown_without_its_secrets(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
     url = f"{api.url}/t/{PATH_TOKEN}/v1"
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={"openai-base-url": url},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-    )
+    run = on_pr(world, repo, tmp_path, inputs={"openai-base-url": url})
     assert run.code == 0, run.stderr + run.stdout
     shown = everything_shown(run, repo) + github.comments_on(7)[0]["body"]
     assert PATH_TOKEN not in shown
@@ -232,22 +203,12 @@ def test_the_endpoint_is_masked_and_shown_without_its_secrets(world, tmp_path):
 
 def test_an_error_cannot_break_out_of_the_failure_summary(world, tmp_path):
     """Finding 11: the server's stderr, shown in the job summary when the run fails, stays in its block."""
-    api, github = world
     server = (
         f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json]\n"
         '  env:\n    CRASH_AT_START: "```\\n# owned\\n<img src=x onerror=alert(1)>"\n'
     )
     repo = server_repo(tmp_path, server, server)
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-        env={"PYTHONDONTWRITEBYTECODE": "1"},
-    )
+    run = on_pr(world, repo, tmp_path, env={"PYTHONDONTWRITEBYTECODE": "1"})
     assert run.code == 3
     assert run.summary.startswith("### ❌ toolselect could not run\n\n````\n")
     assert run.summary.rstrip().endswith("````")
@@ -258,22 +219,12 @@ def test_an_error_cannot_break_out_of_the_failure_summary(world, tmp_path):
 def test_the_server_cannot_read_the_keys_from_toolselects_own_environment(world, tmp_path):
     """Finding 3: /proc/<toolselect>/environ is readable by the PR's code (same user); the keys are
     not in it: toolselect re-executes itself without them and keeps them in memory."""
-    api, github = world
     server = (
         f"server:\n  command: [{sys.executable}, mcp_server.py, tools.json]\n"
         "  setup: tr '\\0' '\\n' < /proc/$PPID/environ > parent-env.txt\n"
     )
     repo = server_repo(tmp_path, server, server)
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-        env={"ANTHROPIC_API_KEY": "sk-ant-proc-1234", "SVC_TOKEN": SVC_TOKEN},
-    )
+    run = on_pr(world, repo, tmp_path, env={"ANTHROPIC_API_KEY": "sk-ant-proc-1234", "SVC_TOKEN": SVC_TOKEN})
     assert run.code in (0, 1), run.stderr + run.stdout
     parent = (repo.path / "evals" / "parent-env.txt").read_text()
     assert "GITHUB_WORKSPACE=" in parent  # it is toolselect's environment
@@ -302,7 +253,6 @@ def test_as_root_the_prs_code_runs_as_the_checkouts_owner(world, tmp_path):
     owns the workspace (the runner's), on the head and in the base worktree, and leave nothing of root's."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv, as in the Action's container")
-    api, github = world
     from tests.e2e.test_servers import commit_repo
 
     root = Path(tempfile.mkdtemp(dir="/tmp", prefix="toolselect-owner-"))
@@ -318,15 +268,7 @@ def test_as_root_the_prs_code_runs_as_the_checkouts_owner(world, tmp_path):
         )
         for path in (repo.path, *repo.path.rglob("*")):
             os.chown(path, 65534, 65534, follow_symlinks=False)
-        run = run_action(
-            repo.path,
-            tmp_path,
-            inputs={"working-directory": "."},
-            event=pull_request_event(repo),
-            event_name="pull_request",
-            api=api,
-            github=github,
-        )
+        run = on_pr(world, repo, tmp_path, inputs={"working-directory": "."})
         assert run.code == 0, run.stderr + run.stdout
         assert (repo.path / "setup-uid.txt").read_text().strip() == "65534"
         assert (repo.path / "server-uid.txt").read_text().strip() == "65534"
@@ -339,20 +281,11 @@ def test_as_root_the_prs_code_runs_as_the_checkouts_owner(world, tmp_path):
 def test_header_values_are_masked_and_never_shown(world, tmp_path):
     """Finding 1: a header value (even one written in the config) is masked, and a server that
     fails says nothing of it."""
-    api, github = world
     server = (
         "server:\n  url: http://127.0.0.1:9/s/sk0123456789abcdef0123/mcp\n  headers:\n    X-Api-Key: hv-5566778899\n"
     )
     repo = server_repo(tmp_path, server, server)
-    run = run_action(
-        repo.path,
-        tmp_path,
-        inputs={},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-    )
+    run = on_pr(world, repo, tmp_path)
     assert run.code == 3, run.stderr + run.stdout
     assert "::add-mask::hv-5566778899" in run.stdout
     shown = everything_shown(run, repo)
