@@ -1,9 +1,12 @@
-"""Render the README's example PR comment from the bundled example, for real.
+"""Render the README's example PR comment and inline review comment from the bundled example, for real.
 
 A temporary git repository holds examples/weather twice: the base commit as it is, and a head
 commit that rewords get_forecast's description. `toolselect eval --base-ref` compares the two
-with the offline bm25 provider and writes the PR comment Markdown. The README embeds the result
-between `<!-- example-comment:start -->` and `<!-- example-comment:end -->`.
+with the offline bm25 provider and writes the PR comment Markdown and both JSON reports. The inline
+review comment is what the Action posts on the reworded lines: the same reports, the head commit's
+`git diff` as the PR's file list, and the Action's own locating and rendering. The README embeds the
+results between `<!-- example-comment:start -->` and `<!-- example-comment:end -->`, and between
+`<!-- example-review:start -->` and `<!-- example-review:end -->`.
 
     python scripts/example_comment.py            # print it
     python scripts/example_comment.py --write    # update README.md
@@ -21,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- example-comment:start -->", "<!-- example-comment:end -->"
+REVIEW_START, REVIEW_END = "<!-- example-review:start -->", "<!-- example-review:end -->"
 OLD = '''    """Weather forecast for a city for the coming days: expected temperatures and chance of rain or
     snow, day by day."""'''
 NEW = '''    """Daily outlook for a city."""'''
@@ -39,7 +43,7 @@ def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
 
 
-def render() -> str:
+def render() -> tuple[str, str]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "weather"
         shutil.copytree(
@@ -65,33 +69,54 @@ def render() -> str:
             "2",
             "--markdown",
             str(out),
+            "--json",
+            str(repo / "report.json"),
             "-q",
             cwd=repo,
         )
         if not out.exists():
             raise SystemExit(f"toolselect failed ({proc.returncode}): {proc.stderr}")
-        return out.read_text()
+        patch = run("git", "diff", "--no-color", "HEAD~1", "HEAD", "--", "server.py", cwd=repo).stdout
+        return out.read_text(), inline_comment(repo / "report.base.json", repo / "report.json", patch)
 
 
-def embedded(readme: str) -> str:
-    return readme.split(START, 1)[1].split(END, 1)[0].strip("\n")
+def inline_comment(base_json: Path, head_json: Path, patch: str) -> str:
+    """The review comment the Action posts on server.py for the reworded tool."""
+    from toolselect.diff import diff_reports
+    from toolselect.impact import tool_impacts
+    from toolselect.render.review import Mark, finding_key, inline_body
+    from toolselect.report import read_report
+    from toolselect.sourcelines import FilePatch, locate
+
+    base, head = read_report(base_json), read_report(head_json)
+    [impact] = tool_impacts(diff_reports(base, head), base, head)
+    where = locate({impact.tool: impact.changes}, [FilePatch("server.py", patch[patch.index("@@") :])])[impact.tool]
+    body = inline_body(impact, where, Mark("default", impact.tool, finding_key(impact, where)), "#the-comment")
+    lines = f"line {where.line}" if where.start_line == where.line else f"lines {where.start_line}–{where.line}"
+    return f"On `{where.path}`, {lines}:\n\n{body}"
+
+
+def embedded(readme: str, start: str = START, end: str = END) -> str:
+    return readme.split(start, 1)[1].split(end, 1)[0].strip("\n")
 
 
 def main() -> int:
-    comment = render()
+    comment, review = render()
     readme_path = ROOT / "README.md"
     readme = readme_path.read_text()
-    block = f"{START}\n{comment.strip()}\n{END}"
+    blocks = [(START, END, comment), (REVIEW_START, REVIEW_END, review)]
     if "--write" in sys.argv:
-        before, rest = readme.split(START, 1)
-        readme_path.write_text(before + block + rest.split(END, 1)[1])
+        for start, end, text in blocks:
+            before, rest = readme.split(start, 1)
+            readme = before + f"{start}\n{text.strip()}\n{end}" + rest.split(end, 1)[1]
+        readme_path.write_text(readme)
         return 0
     if "--check" in sys.argv:
-        if embedded(readme) != comment.strip():
-            print("README.md's example comment is out of date: run python scripts/example_comment.py --write")
+        if any(embedded(readme, start, end) != text.strip() for start, end, text in blocks):
+            print("README.md's example comments are out of date: run python scripts/example_comment.py --write")
             return 1
         return 0
-    print(comment)
+    print(comment + "\n---\n" + review)
     return 0
 
 

@@ -219,13 +219,18 @@ def evaluate_event(
     pruned = prune_after_run(settings.cache_dir, outcome.head.run.cache_mode)
     writes = outcome.head.run.cache_writes + (outcome.base.run.cache_writes if outcome.base else 0)
 
-    comment_url = ""
+    comment_url = review_url = ""
     if plan.pr is not None and plan.comment != "off":
         create = plan.comment == "always" or bool(outcome.diff and outcome.diff.has_changes)
         comment_url = post(inputs, env, wf, plan.pr, written.comment, create=create)
+    head_sha = _head_sha(event)
+    if plan.pr is not None and head_sha:
+        review_url = review_lines(
+            inputs, env, wf, plan.pr, head_sha, outcome, comment_url or run_url(env), can_post=not plan.fork
+        )
     for notice in plan.notices:
         wf.annotate("notice", notice, title="toolselect")
-    wf.set_outputs(outputs(outcome, comment_url, dirty=writes + pruned > 0))
+    wf.set_outputs(outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
     # the base commit's fetch and worktree write to .git; a server's setup writes node_modules, build/, .venv
     built = [settings.server.cwd] if settings.server and settings.server.setup and settings.server.cwd else []
     chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git", *built], workspace)
@@ -379,5 +384,99 @@ def post_artifact(
     )
     written = write_outputs(outcome, Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url))
     url = post(inputs, environ, wf, number, written.comment, create=True)
-    wf.set_outputs({"comment-url": url, "passed": "true" if outcome.verdict.passed else "false"})
+    review_url = review_lines(inputs, environ, wf, number, lookup.sha, outcome, url or lookup.run_url, can_post=True)
+    passed = "true" if outcome.verdict.passed else "false"
+    wf.set_outputs({"comment-url": url, "review-url": review_url, "passed": passed})
     return EXIT_PASSED
+
+
+def review_lines(
+    inputs: Mapping[str, Any],
+    environ: Mapping[str, str],
+    wf: Workflow,
+    number: int,
+    head_sha: str,
+    outcome: Outcome,
+    report_url: str | None,
+    *,
+    can_post: bool,
+) -> str:
+    """Comment on the source lines of the tool texts the PR changed (a review), or, when review
+    comments are off, annotate those lines. Not in a fork PR's run: its poster reviews. Every path and
+    line comes from the PR's own file list, read from the API. A GitHub failure is a warning."""
+    from github import GithubException
+    from requests.exceptions import RequestException
+
+    from .github.comment import make_client, whoami
+    from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
+    from .impact import Mode, selected, tool_impacts
+    from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
+    from .sourcelines import locate
+
+    mode: Mode = inputs.get("review_comments") or "regressions"
+    repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
+    if not repo or not token:
+        return ""
+    base, diff = outcome.base, outcome.diff
+    impacts = tool_impacts(diff, base, outcome.head) if base is not None and diff is not None else []
+    if not can_post:  # a fork PR's run: the workflow_run poster reviews
+        return ""
+    comment = mode != "off"
+    chosen = selected(impacts, mode if comment else "regressions")
+    if not comment and not chosen:
+        return ""
+    gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), token)
+    try:
+        pull = pull_files(gh, repo, number)
+        if pull.head_sha != head_sha:
+            said = f"the pull request moved on to {pull.head_sha[:12]}: the next run comments on its lines"
+            wf.annotate("notice", said, title="toolselect")
+            return ""
+        found = locate({i.tool: i.changes for i in chosen}, pull.files)
+        located = [(i, found[i.tool]) for i in chosen if i.tool in found]
+        if not comment:
+            for impact, where in located:
+                wf.annotate(
+                    "warning" if impact.regressed else "notice",
+                    annotation_text(impact),
+                    file=where.path,
+                    line=where.start_line,
+                    end_line=where.line,
+                    title=f"toolselect: {impact.tool}",
+                )
+            return ""
+        comment_id = inputs["comment_id"]
+        findings = []
+        for impact, where in located:
+            key = finding_key(impact, where)
+            body = inline_body(impact, where, Mark(comment_id, impact.tool, key), report_url)
+            findings.append(Finding(impact.tool, where, key, body))
+        ours = our_comments(gh, repo, number, comment_id, whoami(gh))
+        by_tool = {i.tool: i for i in impacts}
+        plan = plan_review(findings, ours, lambda tool: why_resolved(tool, by_tool.get(tool), head_sha))
+        body = review_body(comment_id, [i for i, _ in located], report_url)
+        synced = sync_review(gh, repo, number, pull, plan, body)
+        for note in synced.notes:
+            wf.annotate("warning", note, title="toolselect: review")
+        unlocated = [i.tool for i in chosen if i.tool not in found]
+        print(
+            f"toolselect: review comments: {synced.posted} posted, {synced.updated} updated, {synced.resolved} "
+            f"resolved, {synced.unchanged} unchanged"
+            + (f"; not found in the diff: {', '.join(unlocated)}" if unlocated else "")
+            + (f": {synced.url}" if synced.url else ""),
+            flush=True,
+        )
+        return synced.url
+    except GithubException as exc:
+        message = (exc.data or {}).get("message") if isinstance(exc.data, dict) else None
+        hint = " (the job needs `permissions: pull-requests: write`)" if exc.status == 403 else ""
+        wf.annotate(
+            "warning",
+            f"could not review the PR's lines: GitHub answered {exc.status} {message or ''}{hint}".strip(),
+            title="toolselect",
+        )
+    except (RequestException, AssertionError) as exc:
+        wf.annotate("warning", f"could not review the PR's lines: {exc}", title="toolselect")
+    finally:
+        gh.close()
+    return ""

@@ -195,8 +195,8 @@ OPTIONS: tuple[Option, ...] = (
     # where the cases and the tool surface come from
     Option("config", "the config file, relative to the working directory", "text", "surface", config=None, short="-c",
            metavar="FILE", shown_default="`toolselect.yaml`, then `toolproof.yaml`"),
-    Option("tools_file", "a frozen tool surface (a tools/list result) instead of the config's server", "text",
-           "surface", config="top", flag="--tools", metavar="FILE", shown_default="the config's"),
+    Option("tools_file", "a frozen tool surface (a tools/list result, JSON or YAML) instead of the config's server",
+           "text", "surface", config="top", flag="--tools", metavar="FILE", shown_default="the config's"),
     Option("golden",
            "golden files (.jsonl in seed 001's format, or .yaml), after the inline cases; a flag (repeatable) or an "
            "input (one per line or comma-separated) replaces the config's list",
@@ -281,6 +281,11 @@ OPTIONS: tuple[Option, ...] = (
            "always: post or update the PR comment; on-change: only when something changed (an existing comment is "
            "always updated); off",
            "text", "action", config=None, flag=None, choices=("always", "on-change", "off"), input_default="always"),
+    Option("review_comments",
+           "regressions: a PR review with an inline comment on the source line of each changed tool text that made "
+           "the model pick worse; all-changes: on every changed tool text; off: annotations on those lines instead",
+           "text", "action", config=None, flag=None, choices=("regressions", "all-changes", "off"),
+           input_default="regressions"),
     Option("comment_id", "keeps several toolselect comments on one PR apart (letters, digits, . _ -)", "text",
            "action", config=None, flag=None, pattern="[A-Za-z0-9_.-]{1,64}",
            unit="may use letters, digits, '.', '_' and '-' only", input_default="default"),

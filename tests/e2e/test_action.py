@@ -141,6 +141,16 @@ def pull_request_event(repo: Repo, fork: bool = False) -> dict:
     return event
 
 
+def register_pull(github: FakeGitHub, repo: Repo, extra: tuple[tuple[str, str | None], ...] = ()) -> None:
+    """PR 7 as GitHub shows it: its head, and each changed file with its patch (no file header)."""
+    github.add_pull(7, "acme", "reword-forecast", repo.head, repo.base)
+    files = []
+    for name in git("diff", "--name-only", repo.base, repo.head, cwd=repo.path).split("\n"):
+        full = git("diff", "--no-color", "-U3", repo.base, repo.head, "--", name, cwd=repo.path)
+        files.append((name, full[full.index("@@") :]))
+    github.set_files(7, sorted([*files, *extra]))
+
+
 @dataclass
 class ActionRun:
     code: int
@@ -247,6 +257,7 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     repo = make_repo(tmp_path)
     other = github.add_comment(7, "<!-- toolselect:default -->\nnot the bot's", "octocat")
     event = pull_request_event(repo)
+    register_pull(github, repo)
     run = run_action(
         repo.path,
         tmp_path,
@@ -279,6 +290,17 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert f"-{BASE_FORECAST}" in body and f"+{HEAD_FORECAST}" in body
     assert "[run](https://github.com/acme/weather-mcp/actions/runs/4242)" in body
     assert github.comments[other["id"]]["body"] == "<!-- toolselect:default -->\nnot the bot's"  # left alone
+    # one review, with a comment on the reworded line of the surface file
+    [review] = github.reviews
+    assert review["state"] == "COMMENTED" and review["commit_id"] == repo.head
+    [inline] = github.review_comments_on(7)
+    tools_json = (repo.path / "evals" / "tools.json").read_text()
+    assert (
+        inline["path"] == "evals/tools.json"
+        and inline["line"]
+        == tools_json.splitlines().index(next(x for x in tools_json.splitlines() if HEAD_FORECAST in x)) + 1
+    )
+    assert "| recall | 100.0% (3/3) | 33.3% (1/3) | −66.7 pt · p = 0.4, could be chance |" in inline["body"]
 
     # outputs, summary, annotations, JUnit, masks
     o = run.outputs
@@ -315,6 +337,7 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert again.report("base.json")["run"]["cache_hits"] == 8 and again.report("base.json")["run"]["api_calls"] == 0
     assert len([c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]) == 1
     assert again.outputs["cache-dirty"] == "false"
+    assert len(github.reviews) == 1 and len(github.review_comments_on(7)) == 1  # the finding is not posted twice
 
 
 def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_path):
@@ -500,7 +523,8 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     assert meta["fork"] is True and meta["head_sha"] == repo.head
 
     # the workflow_run poster: no checkout of PR code, the artifact is data, the PR found via the API
-    github.add_pull(7, "contributor", "reword-forecast", repo.head)
+    register_pull(github, repo)
+    github.add_pull(7, "contributor", "reword-forecast", repo.head, repo.base)
     artifact = artifact_of(run, tmp_path)
     # a fork controls its artifact: it tries to pass as not-a-fork and to smuggle HTML, pings and a marker in
     meta_path = artifact / "meta.json"
@@ -524,6 +548,11 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", body)  # what GitHub renders as Markdown/HTML
     assert "<img" not in outside_code
     assert api.requests == 0
+    # …and the review, placed from the PR's file list read from the API (the artifact names no line)
+    [inline] = github.review_comments_on(7)
+    assert inline["path"] == "evals/tools.json" and "`get_forecast`" in inline["body"]
+    assert "<img" not in re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", inline["body"]) and "@acme" not in inline["body"]
+    assert posted.outputs["review-url"] == github.reviews[0]["html_url"]
 
 
 def test_the_poster_judges_with_the_gate_the_config_set(world, tmp_path):

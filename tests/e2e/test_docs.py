@@ -18,3 +18,4 @@ def test_readme_example_comment_is_generated_not_handwritten():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     readme = (ROOT / "README.md").read_text()
     assert "### ❌ toolselect failed: accuracy" in readme  # the block is filled in
+    assert "#### 🔻 toolselect: the model picks `get_forecast` worse since this change" in readme

@@ -1,9 +1,16 @@
-"""A fake GitHub REST (+ a sliver of GraphQL) server on 127.0.0.1 for PyGithub's real client.
+"""A fake GitHub REST and GraphQL server on 127.0.0.1 for PyGithub's real client.
 
-Issue comments (list with Link-header pagination, create, edit), the authenticated user (or 403
-"Resource not accessible by integration" for an installation token), GraphQL `viewer { login }`,
-and the open pulls of a head branch. Response bodies follow GitHub's published OpenAPI schemas
-(tests/data/github/openapi-schemas.json; a unit test validates them).
+REST: issue comments (list with Link-header pagination, create, edit), the authenticated user (or
+403 "Resource not accessible by integration" for an installation token), the open pulls of a head
+branch, one pull request, its files with their patches (paginated, at most 3000 as GitHub lists),
+its review comments (paginated, edit) and reviews (create, with GitHub's 422 for a comment on a line
+outside the diff). Every response is checked against GitHub's published OpenAPI schemas and every
+request body against the operation's request schema (tests/data/github/openapi-schemas.json, no
+unknown keys either): a mismatch is recorded in `violations` and answered 422, as GitHub would.
+
+GraphQL: `viewer { login __typename }`, and review threads (list, resolve, unresolve) and
+`minimizeComment`, executed by graphql-core on GitHub's own schema (npm @octokit/graphql-schema,
+installed by tests/install-servers.sh): a query GitHub would refuse is refused.
 
     with FakeGitHub(tokens={"tok": "github-actions[bot]"}) as gh: ... gh.url ... gh.comments
 """
@@ -15,8 +22,19 @@ import json
 import re
 import threading
 import urllib.parse
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import jsonschema
+
+from toolselect.sourcelines import parse_patch
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "github"
+GRAPHQL_SCHEMA = (
+    Path(__file__).resolve().parents[1] / "node" / "node_modules" / "@octokit" / "graphql-schema" / "schema.json"
+)
 
 DENIED = {
     "message": "Resource not accessible by integration",
@@ -25,6 +43,70 @@ DENIED = {
 }
 BAD_CREDENTIALS = {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest", "status": "401"}
 STAMP = "2026-11-30T08:00:00Z"
+MAX_FILES = 3000  # GitHub lists at most this many files of a pull request
+
+
+@cache
+def openapi() -> dict[str, Any]:
+    return json.loads((DATA / "openapi-schemas.json").read_text(encoding="utf-8"))
+
+
+def as_json_schema(node: Any, strict: bool = False) -> Any:
+    """OpenAPI 3.0 → JSON Schema: `nullable: true` becomes a null alternative; refs stay local;
+    `strict`: objects take no keys the schema doesn't name (for what we send)."""
+    if isinstance(node, list):
+        return [as_json_schema(n, strict) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: as_json_schema(v, strict) for k, v in node.items() if k not in ("nullable", "example", "examples")}
+    if "$ref" in out:
+        out["$ref"] = "#/definitions/" + out["$ref"].rsplit("/", 1)[-1]
+    if strict and out.get("type") == "object" and "properties" in out:
+        out.setdefault("additionalProperties", False)
+    if node.get("nullable"):
+        return {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+@cache
+def _validator(name: str) -> jsonschema.Draft7Validator:
+    spec = openapi()
+    definitions = {k: as_json_schema(v) for k, v in spec["schemas"].items()}
+    if name.split(" ")[0] in ("GET", "POST", "PATCH"):
+        schema = {**as_json_schema(spec["requests"][name], strict=True), "definitions": definitions}
+    elif name.endswith("[]"):
+        schema = {"type": "array", "items": {"$ref": f"#/definitions/{name[:-2]}"}, "definitions": definitions}
+    else:
+        schema = {"$ref": f"#/definitions/{name}", "definitions": definitions}
+    return jsonschema.Draft7Validator(schema)
+
+
+def problems(payload: Any, name: str) -> list[str]:
+    """Where `payload` breaks the OpenAPI schema `name` (a component, `name[]`, or "METHOD path")."""
+    return [
+        f"{name}: {'/'.join(map(str, e.absolute_path))}: {e.message}" for e in _validator(name).iter_errors(payload)
+    ]
+
+
+@cache
+def graphql_schema() -> Any:
+    from graphql import build_client_schema
+
+    data = json.loads(GRAPHQL_SCHEMA.read_text(encoding="utf-8"))
+    schema = build_client_schema(data.get("data", data))
+    # GitHub's schema deprecates a few fields of implementations but not of their interfaces, which
+    # graphql-core's own schema check refuses; queries are still validated and executed on it as is.
+    schema._validation_errors = []
+    return schema
+
+
+def _unprocessable(why: str) -> dict[str, Any]:
+    return {
+        "message": "Unprocessable Entity",
+        "errors": [why],
+        "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
+        "status": "422",
+    }
 
 
 class FakeGitHub:
@@ -43,6 +125,13 @@ class FakeGitHub:
         self.owner, self.repo = owner, repo
         self.comments: dict[int, dict[str, Any]] = {}  # id → comment, per PR via issue_number
         self.pulls: list[dict[str, Any]] = []
+        self.files: dict[int, list[dict[str, Any]]] = {}  # PR number → its files (diff entries)
+        self.review_comments: dict[int, dict[str, Any]] = {}  # id → review comment
+        self.reviews: list[dict[str, Any]] = []
+        self.threads: dict[str, dict[str, Any]] = {}  # GraphQL id → {"comment": id, "resolved": bool}
+        self.minimized: set[str] = set()  # node ids of minimized comments
+        self.deny_resolve = False  # resolveReviewThread answers FORBIDDEN (as for a token without the right)
+        self.violations: list[str] = []  # OpenAPI mismatches in what was sent or answered
         self.failures: dict[str, int] = {}  # "POST" / "PATCH" / "GET" → how many 502s to answer first
         self.log: list[tuple[str, str]] = []
         self._ids = itertools.count(900_000)
@@ -61,10 +150,12 @@ class FakeGitHub:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
+        if kind is None and self.violations:  # what we sent, or the fake answered, is not GitHub's shape
+            raise AssertionError("GitHub API shapes broken:\n" + "\n".join(self.violations))
 
     # ------------------------------------------------------------------ shapes (OpenAPI)
 
@@ -137,8 +228,9 @@ class FakeGitHub:
             self.comments[cid] = comment
         return comment
 
-    def add_pull(self, number: int, head_owner: str, head_branch: str, head_sha: str) -> None:
+    def add_pull(self, number: int, head_owner: str, head_branch: str, head_sha: str, base_sha: str = "b" * 40) -> None:
         base = f"{self.url}/repos/{self.owner}/{self.repo}"
+        self.pulls = [p for p in self.pulls if p["number"] != number]
         self.pulls.append(
             {
                 "number": number,
@@ -156,9 +248,271 @@ class FakeGitHub:
                     "sha": head_sha,
                     "user": self.user(head_owner),
                 },
-                "base": {"label": f"{self.owner}:main", "ref": "main", "sha": "b" * 40, "user": self.user(self.owner)},
+                "base": {"label": f"{self.owner}:main", "ref": "main", "sha": base_sha, "user": self.user(self.owner)},
             }
         )
+
+    def pull(self, number: int) -> dict[str, Any] | None:
+        """`GET /pulls/{n}`: GitHub's own example pull request, made this one."""
+        simple = next((p for p in self.pulls if p["number"] == number), None)
+        if simple is None:
+            return None
+        full = json.loads(json.dumps(openapi()["examples"]["pull-request"]))
+        full.update(
+            {k: simple[k] for k in ("number", "url", "id", "node_id", "html_url", "issue_url", "title", "user")}
+        )
+        full["head"].update({k: simple["head"][k] for k in ("label", "ref", "sha", "user")})
+        full["base"].update({k: simple["base"][k] for k in ("label", "ref", "sha", "user")})
+        full["changed_files"] = len(self.files.get(number, []))
+        full["requested_teams"] = []  # the example's teams lack the `type` its own schema requires
+        return full
+
+    def set_files(self, number: int, files: list[tuple[str, str | None]], status: str = "modified") -> None:
+        """The PR's files as `GET /pulls/{n}/files` lists them: (path, patch or None)."""
+        raw = f"https://github.com/{self.owner}/{self.repo}/raw"
+        entries = []
+        for path, patch in files:
+            added = sum(1 for h in parse_patch(patch or "") for x in h if x.kind == "+")
+            removed = sum(1 for h in parse_patch(patch or "") for x in h if x.kind == "-")
+            quoted = urllib.parse.quote(path)
+            entry = {
+                "sha": f"{abs(hash(path)) % 16**40:040x}",
+                "filename": path,
+                "status": status,
+                "additions": added,
+                "deletions": removed,
+                "changes": added + removed,
+                "blob_url": f"https://github.com/{self.owner}/{self.repo}/blob/HEAD/{quoted}",
+                "raw_url": f"{raw}/HEAD/{quoted}",
+                "contents_url": f"{self.url}/repos/{self.owner}/{self.repo}/contents/{quoted}?ref=HEAD",
+            }
+            if patch is not None:
+                entry["patch"] = patch
+            entries.append(entry)
+        self.files[number] = entries
+
+    def review_comments_on(self, number: int) -> list[dict[str, Any]]:
+        with self._lock:
+            return [c for c in self.review_comments.values() if c["pull_request_url"].endswith(f"/pulls/{number}")]
+
+    def thread_of(self, comment_id: int) -> dict[str, Any]:
+        return next(t for t in self.threads.values() if t["comment"] == comment_id)
+
+    def _review(self, number: int, body: dict[str, Any], login: str) -> tuple[int, dict[str, Any]]:
+        """`POST /pulls/{n}/reviews`: GitHub's checks, then the review and its comments."""
+        pull = next((p for p in self.pulls if p["number"] == number), None)
+        if pull is None:
+            return 404, {"message": "Not Found", "status": "404"}
+        event = body.get("event")
+        if event in ("COMMENT", "REQUEST_CHANGES") and not body.get("body"):
+            return 422, _unprocessable("Body is required for COMMENT and REQUEST_CHANGES")
+        commit = body.get("commit_id") or pull["head"]["sha"]
+        if commit != pull["head"]["sha"]:
+            return 422, _unprocessable(f"No commit found for SHA: {commit}")
+        files = {f["filename"]: f.get("patch") for f in self.files.get(number, [])}
+        for c in body.get("comments", []):
+            patch = files.get(c["path"])
+            if patch is None:
+                return 422, _unprocessable("Path could not be resolved")
+            hunks = [{x.new for x in h if x.new is not None} for h in parse_patch(patch)]
+            line, start = c.get("line"), c.get("start_line", c.get("line"))
+            if c.get("side", "RIGHT") != "RIGHT" or not any(line in h and start in h for h in hunks):
+                return 422, _unprocessable("Pull request review thread line must be part of the diff")
+            if start > line:
+                return 422, _unprocessable("start_line must precede line")
+        rid = next(self._ids)
+        base = f"{self.url}/repos/{self.owner}/{self.repo}"
+        html = f"https://github.com/{self.owner}/{self.repo}/pull/{number}"
+        review = {
+            "id": rid,
+            "node_id": f"PRR_kwDO{rid}",
+            "user": self.user(login),
+            "body": body.get("body", ""),
+            "state": {"COMMENT": "COMMENTED", "APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED"}.get(
+                event or "", "PENDING"
+            ),
+            "html_url": f"{html}#pullrequestreview-{rid}",
+            "pull_request_url": f"{base}/pulls/{number}",
+            "_links": {
+                "html": {"href": f"{html}#pullrequestreview-{rid}"},
+                "pull_request": {"href": f"{base}/pulls/{number}"},
+            },
+            "submitted_at": STAMP,
+            "commit_id": commit,
+            "author_association": "NONE",
+        }
+        with self._lock:
+            self.reviews.append(review)
+        for c in body.get("comments", []):
+            cid = next(self._ids)
+            comment = {
+                "url": f"{base}/pulls/comments/{cid}",
+                "pull_request_review_id": rid,
+                "id": cid,
+                "node_id": f"PRRC_kwDO{cid}",
+                "diff_hunk": (files[c["path"]] or "").split("\n", 1)[0],
+                "path": c["path"],
+                "commit_id": commit,
+                "original_commit_id": commit,
+                "user": self.user(login),
+                "body": c["body"],
+                "created_at": STAMP,
+                "updated_at": STAMP,
+                "html_url": f"{html}#discussion_r{cid}",
+                "pull_request_url": f"{base}/pulls/{number}",
+                "author_association": "NONE",
+                "_links": {
+                    "self": {"href": f"{base}/pulls/comments/{cid}"},
+                    "html": {"href": f"{html}#discussion_r{cid}"},
+                    "pull_request": {"href": f"{base}/pulls/{number}"},
+                },
+                "start_line": c.get("start_line"),
+                "original_start_line": c.get("start_line"),
+                "start_side": c.get("start_side") if c.get("start_line") else None,
+                "line": c["line"],
+                "original_line": c["line"],
+                "side": c.get("side", "RIGHT"),
+                "subject_type": "line",
+            }
+            with self._lock:
+                self.review_comments[cid] = comment
+                self.threads[f"PRRT_kwDO{cid}"] = {"comment": cid, "resolved": False}
+        return 200, review
+
+    def add_review_comment(self, number: int, path: str, line: int, body: str, login: str) -> dict[str, Any]:
+        """A review comment someone else wrote (a one-comment review), bypassing the diff checks."""
+        patch = "@@ -1 +1 @@\n" + "\n".join(" x" for _ in range(line))
+        with self._lock:
+            saved = self.files.get(number, [])
+        self.set_files(number, [(path, patch)])
+        pull_known = any(p["number"] == number for p in self.pulls)
+        if not pull_known:
+            self.add_pull(number, "someone", "branch", "c" * 40)
+        sha = next(p for p in self.pulls if p["number"] == number)["head"]["sha"]
+        _, review = self._review(
+            number,
+            {
+                "commit_id": sha,
+                "body": body,
+                "event": "COMMENT",
+                "comments": [{"path": path, "line": line, "body": body}],
+            },
+            login,
+        )
+        self.files[number] = saved
+        return next(c for c in self.review_comments.values() if c["pull_request_review_id"] == review["id"])
+
+    # ------------------------------------------------------------------ GraphQL
+
+    def _graphql(self, query: str, variables: dict[str, Any], token: str) -> dict[str, Any]:
+        from graphql import GraphQLError, execute_sync, parse, validate
+
+        schema = graphql_schema()
+        try:
+            document = parse(query)
+        except GraphQLError as exc:
+            return {"errors": [{"message": exc.message}]}
+        invalid = validate(schema, document)
+        if invalid:
+            self.violations += [f"GraphQL: {e.message}" for e in invalid]
+            return {"errors": [{"message": e.message} for e in invalid]}
+        fake = self
+
+        def allowed() -> None:
+            if token in fake.read_only or fake.deny_resolve:
+                raise GraphQLError("Resource not accessible by integration", extensions={"type": "FORBIDDEN"})
+
+        def thread_node(tid: str) -> dict[str, Any]:
+            t = fake.threads[tid]
+            c = fake.review_comments[t["comment"]]
+            author = {
+                "__typename": "Bot" if c["user"]["type"] == "Bot" else "User",
+                "login": c["user"]["login"].removesuffix("[bot]"),
+            }
+            node = {
+                "databaseId": c["id"],
+                "id": c["node_id"],
+                "body": c["body"],
+                "isMinimized": c["node_id"] in fake.minimized,
+                "author": author,
+            }
+            return {
+                "id": tid,
+                "isResolved": t["resolved"],
+                "isOutdated": False,
+                "path": c["path"],
+                "line": c["line"],
+                "comments": lambda info, **_: {"nodes": [node], "totalCount": 1},
+            }
+
+        def threads(number: int, first: int | None = None, after: str | None = None, **_: Any) -> dict[str, Any]:
+            ids = [
+                tid
+                for tid, t in fake.threads.items()
+                if fake.review_comments[t["comment"]]["pull_request_url"].endswith(f"/pulls/{number}")
+            ]
+            start = int(after) if after else 0
+            size = min(first or 100, 100)
+            page = ids[start : start + size]
+            more = start + size < len(ids)
+            return {
+                "nodes": [thread_node(t) for t in page],
+                "totalCount": len(ids),
+                "pageInfo": {
+                    "hasNextPage": more,
+                    "endCursor": str(start + size) if page else None,
+                    "hasPreviousPage": start > 0,
+                    "startCursor": str(start),
+                },
+            }
+
+        def repository(info: Any, owner: str, name: str, **_: Any) -> dict[str, Any] | None:
+            if (owner, name) != (fake.owner, fake.repo):
+                return None
+            return {
+                "pullRequest": lambda info, number: {
+                    "number": number,
+                    "reviewThreads": lambda info, **kw: threads(number, **kw),
+                }
+            }
+
+        def set_resolved(input: dict[str, Any], value: bool) -> dict[str, Any]:
+            allowed()
+            if input["threadId"] not in fake.threads:
+                raise GraphQLError(f"Could not resolve to a node with the global id of '{input['threadId']}'")
+            fake.threads[input["threadId"]]["resolved"] = value
+            return {"thread": thread_node(input["threadId"])}
+
+        def minimize(info: Any, input: dict[str, Any]) -> dict[str, Any]:
+            if token in fake.read_only:
+                raise GraphQLError("Resource not accessible by integration", extensions={"type": "FORBIDDEN"})
+            fake.minimized.add(input["subjectId"])
+            return {
+                "minimizedComment": {
+                    "__typename": "PullRequestReviewComment",
+                    "isMinimized": True,
+                    "minimizedReason": input["classifier"].lower(),
+                }
+            }
+
+        root = {
+            "repository": repository,
+            "resolveReviewThread": lambda info, input: set_resolved(input, True),
+            "unresolveReviewThread": lambda info, input: set_resolved(input, False),
+            "minimizeComment": minimize,
+        }
+        with self._lock:
+            result = execute_sync(schema, document, root_value=root, variable_values=variables)
+        out: dict[str, Any] = {"data": result.data}
+        if result.errors:
+            out["errors"] = [
+                {
+                    "message": e.message,
+                    **({"type": e.extensions["type"]} if e.extensions and "type" in e.extensions else {}),
+                }
+                for e in result.errors
+            ]
+        return out
 
     def comments_on(self, number: int) -> list[dict[str, Any]]:
         with self._lock:
@@ -175,7 +529,11 @@ class FakeGitHub:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            def _send(
+                self, status: int, payload: Any, headers: dict[str, str] | None = None, schema: str | None = None
+            ) -> None:
+                if schema is not None and status < 300:
+                    fake.violations += problems(payload, schema)
                 data = json.dumps(payload).encode()
                 extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
                 reason = {
@@ -184,6 +542,7 @@ class FakeGitHub:
                     401: "Unauthorized",
                     403: "Forbidden",
                     404: "Not Found",
+                    422: "Unprocessable Entity",
                     502: "Bad Gateway",
                 }.get(status, "")
                 head = (
@@ -211,25 +570,32 @@ class FakeGitHub:
                         fake.failures[method] -= 1
                         return self._send(502, {"message": "Server Error"})
                 repo = f"/repos/{fake.owner}/{fake.repo}"
+                operation = _operation(method, path, repo)
+                if operation is not None:
+                    wrong = problems(body, operation)
+                    if wrong:
+                        fake.violations += wrong
+                        return self._send(422, _unprocessable("; ".join(wrong)))
                 if method == "GET" and path == "/user":
                     if token in fake.installation:
                         return self._send(403, DENIED)
-                    return self._send(200, fake.authenticated_user(login))
+                    return self._send(200, fake.authenticated_user(login), schema="private-user")
                 if method == "POST" and path == "/graphql":
-                    if "viewer" in body.get("query", ""):
+                    if "viewer" in body.get("query", "") and "reviewThreads" not in body.get("query", ""):
                         # GraphQL names a bot without REST's `[bot]` suffix, and says what it is
                         bot = login.endswith("[bot]")
                         viewer = {"login": login.removesuffix("[bot]"), "__typename": "Bot" if bot else "User"}
                         return self._send(200, {"data": {"viewer": viewer}})
-                    return self._send(200, {"errors": [{"message": "unsupported query"}]})
+                    return self._send(200, fake._graphql(body.get("query", ""), body.get("variables") or {}, token))
                 m = re.fullmatch(rf"{repo}/issues/(\d+)/comments", path)
                 if m and method == "GET":
-                    return self._list(int(m.group(1)), query, path)
+                    items = sorted(fake.comments_on(int(m.group(1))), key=lambda c: c["id"])
+                    return self._page(items, query, path, "issue-comment[]")
                 if m and method == "POST":
                     if token in fake.read_only:
                         return self._send(403, DENIED)
                     comment = fake.add_comment(int(m.group(1)), body["body"], login)
-                    return self._send(201, comment, {"location": comment["url"]})
+                    return self._send(201, comment, {"location": comment["url"]}, schema="issue-comment")
                 m = re.fullmatch(rf"{repo}/issues/comments/(\d+)", path)
                 if m and method == "PATCH":
                     if token in fake.read_only:
@@ -240,7 +606,38 @@ class FakeGitHub:
                             return self._send(404, {"message": "Not Found", "status": "404"})
                         comment["body"] = body["body"]
                         comment["updated_at"] = "2026-11-30T09:00:00Z"
-                    return self._send(200, comment)
+                    return self._send(200, comment, schema="issue-comment")
+                m = re.fullmatch(rf"{repo}/pulls/(\d+)", path)
+                if m and method == "GET":
+                    pull = fake.pull(int(m.group(1)))
+                    if pull is None:
+                        return self._send(404, {"message": "Not Found", "status": "404"})
+                    return self._send(200, pull, schema="pull-request")
+                m = re.fullmatch(rf"{repo}/pulls/(\d+)/files", path)
+                if m and method == "GET":
+                    files = fake.files.get(int(m.group(1)), [])[:MAX_FILES]
+                    return self._page(files, query, path, "diff-entry[]")
+                m = re.fullmatch(rf"{repo}/pulls/(\d+)/comments", path)
+                if m and method == "GET":
+                    items = sorted(fake.review_comments_on(int(m.group(1))), key=lambda c: c["id"])
+                    return self._page(items, query, path, "pull-request-review-comment[]")
+                m = re.fullmatch(rf"{repo}/pulls/(\d+)/reviews", path)
+                if m and method == "POST":
+                    if token in fake.read_only:
+                        return self._send(403, DENIED)
+                    status, answer = fake._review(int(m.group(1)), body, login)
+                    return self._send(status, answer, schema="pull-request-review")
+                m = re.fullmatch(rf"{repo}/pulls/comments/(\d+)", path)
+                if m and method == "PATCH":
+                    if token in fake.read_only:
+                        return self._send(403, DENIED)
+                    with fake._lock:
+                        comment = fake.review_comments.get(int(m.group(1)))
+                        if comment is None or comment["user"]["login"] != login:
+                            return self._send(404, {"message": "Not Found", "status": "404"})
+                        comment["body"] = body["body"]
+                        comment["updated_at"] = "2026-11-30T09:00:00Z"
+                    return self._send(200, comment, schema="pull-request-review-comment")
                 if path == f"{repo}/pulls" and method == "GET":
                     found = [p for p in fake.pulls if query.get("head") in (None, p["head"]["label"])]
                     return self._send(200, found)
@@ -248,17 +645,16 @@ class FakeGitHub:
                     404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
                 )
 
-            def _list(self, number: int, query: dict[str, str], path: str) -> None:
-                per_page = int(query.get("per_page", 30))
+            def _page(self, items: list[Any], query: dict[str, str], path: str, schema: str) -> None:
+                per_page = min(int(query.get("per_page", 30)), 100)
                 page = int(query.get("page", 1))
-                items = sorted(fake.comments_on(number), key=lambda c: c["id"])
                 pages = max(1, -(-len(items) // per_page))
                 chunk = items[(page - 1) * per_page : page * per_page]
                 links = []
                 if page < pages:
                     links.append(f'<{fake.url}{path}?page={page + 1}&per_page={per_page}>; rel="next"')
                     links.append(f'<{fake.url}{path}?page={pages}&per_page={per_page}>; rel="last"')
-                self._send(200, chunk, {"link": ", ".join(links)} if links else None)
+                self._send(200, chunk, {"link": ", ".join(links)} if links else None, schema=schema)
 
             def do_GET(self) -> None:
                 self._route("GET")
@@ -270,3 +666,14 @@ class FakeGitHub:
                 self._route("PATCH")
 
         return Handler
+
+
+def _operation(method: str, path: str, repo: str) -> str | None:
+    """The OpenAPI operation of a request whose body the fake checks: "METHOD /repos/{owner}/…"."""
+    patterns = {
+        ("POST", rf"{repo}/issues/\d+/comments"): "POST /repos/{owner}/{repo}/issues/{issue_number}/comments",
+        ("PATCH", rf"{repo}/issues/comments/\d+"): "PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
+        ("POST", rf"{repo}/pulls/\d+/reviews"): "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
+        ("PATCH", rf"{repo}/pulls/comments/\d+"): "PATCH /repos/{owner}/{repo}/pulls/comments/{comment_id}",
+    }
+    return next((name for (m, p), name in patterns.items() if m == method and re.fullmatch(p, path)), None)

@@ -39,10 +39,18 @@ class Workflow:
         self.out.flush()
 
     def annotate(
-        self, level: str, message: str, *, file: str | None = None, line: int | None = None, title: str | None = None
+        self,
+        level: str,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        end_line: int | None = None,
+        title: str | None = None,
     ) -> None:
-        """`error`, `warning` or `notice`, at a file and line when given."""
-        self._command(level, message, file=file, line=line, title=title)
+        """`error`, `warning` or `notice`, at a file and line (to `end_line`) when given."""
+        end = end_line if end_line is not None and line is not None and end_line > line else None
+        self._command(level, message, file=file, line=line, endLine=end, title=title)
 
     def mask(self, secret: str) -> None:
         if secret:

@@ -1,4 +1,5 @@
-"""A frozen tool surface: a `tools/list` result saved as JSON (`{"tools": [...]}` or a bare list)."""
+"""A frozen tool surface: a `tools/list` result saved as JSON or YAML (`{"tools": [...]}` or a bare
+list; `.yaml`/`.yml` files are read as YAML)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,16 @@ from ..locate import display_path, read_text
 def read_tools_file(path: Path) -> list[dict[str, Any]]:
     """The raw tool definitions in a tools.json file."""
     shown = display_path(path)
-    text = read_text(path, shown, "tools file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{where(shown, exc.lineno)}invalid JSON: {exc.msg} (column {exc.colno})") from None
+    if path.suffix.lower() in (".yaml", ".yml"):
+        from ..locate import load_yaml
+
+        data = load_yaml(path, shown, "tools file").data
+    else:
+        text = read_text(path, shown, "tools file")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where(shown, exc.lineno)}invalid JSON: {exc.msg} (column {exc.colno})") from None
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise ConfigError(

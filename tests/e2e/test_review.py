@@ -1,0 +1,241 @@
+"""The PR review on the source lines of changed tool texts, end to end: the Action in a subprocess,
+a real git repository per test (a TypeScript server built by its setup, a Python server on the mcp
+SDK, a YAML surface file), the fake model API, and the fake GitHub whose REST shapes are checked
+against GitHub's OpenAPI description and whose GraphQL runs on GitHub's schema. The PR's files come
+from the repository's own `git diff`, as GitHub would list them."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import yaml
+
+from tests.e2e.test_action import (
+    BASE_FORECAST,
+    HEAD_FORECAST,
+    TOOLS,
+    git,
+    make_repo,
+    pull_request_event,
+    register_pull,
+    run_action,
+)
+from tests.e2e.test_servers import GOLDEN, TESTS, commit_repo, fake_model_config, no_process_left, toolchain_env
+
+MARK = "<!-- toolselect-review:default "
+
+
+def line_of(text: str, fragment: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), start=1) if fragment in line)
+
+
+def review_run(repo, tmp, api, github, **inputs: str):
+    return run_action(
+        repo.path,
+        tmp,
+        inputs={"working-directory": ".", "runner": "host", **inputs},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+        env=toolchain_env(tmp),
+    )
+
+
+def test_typescript_template_string_gets_one_review_comment_on_its_lines(world, tmp_path):
+    api, github = world
+    ts = TESTS / "data" / "servers" / "ts"
+    project = {p.relative_to(ts).as_posix(): p.read_text() for p in ts.rglob("*") if p.is_file()}
+
+    def tools_ts(forecast: str) -> str:
+        """TOOLS in TypeScript: get_forecast's description a template string over two lines."""
+        parts = []
+        for t in TOOLS:
+            description = json.dumps(t["description"])
+            if t["name"] == "get_forecast":
+                description = "`" + forecast + "`"
+            parts.append(
+                f'  {{\n    name: "{t["name"]}",\n    description: {description},\n'
+                f"    inputSchema: {json.dumps(t['inputSchema'])},\n  }},\n"
+            )
+        return "export const TOOLS = [\n" + "".join(parts) + "];\n"
+
+    base_text = "Weather forecast for a city\n      for the coming days, day by day."
+    head_text = "Daily outlook\n      for a city."
+    head_ts = tools_ts(head_text)
+    server = "server:\n  command: [node, build/index.js]\n  setup: npm ci --no-audit --no-fund && npm run build\n"
+    repo = commit_repo(
+        tmp_path,
+        {
+            **project,
+            "src/tools.ts": tools_ts(base_text),
+            "golden.jsonl": GOLDEN,
+            "toolselect.yaml": fake_model_config(server),
+        },
+        {"src/tools.ts": head_ts},
+        ignore="node_modules/\nbuild/\ntoolselect-report/\n.toolselect-cache/\n",
+    )
+    register_pull(github, repo)
+    run = review_run(repo, tmp_path, api, github)
+    assert run.code == 0, run.stdout + run.stderr
+    [review] = github.reviews
+    assert review["state"] == "COMMENTED" and review["commit_id"] == repo.head
+    assert review["body"].startswith("<!-- toolselect-review:default -->")
+    [comment] = github.review_comments_on(7)
+    assert comment["path"] == "src/tools.ts"
+    # the comment spans the template string's changed lines, both of them
+    assert (comment["start_line"], comment["line"]) == (
+        line_of(head_ts, "Daily outlook"),
+        line_of(head_ts, "for a city.`"),
+    )
+    body = comment["body"]
+    assert body.startswith(MARK) and "the model picks `get_forecast` worse" in body
+    assert "| recall | 100.0% (3/3) | 33.3% (1/3) | −66.7 pt" in body
+    assert "wanted `get_forecast`, got `get_weather`: 0 → 2" in body
+    assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
+    sticky = github.comments_on(7)[0]["html_url"]
+    assert f"[the full report]({sticky})" in body and f"[the full report]({sticky})" in review["body"]
+    assert run.outputs["review-url"] == review["html_url"]
+    no_process_left(repo.path)
+
+
+PY_SERVER = """\
+from mcp.server.mcpserver import MCPServer
+
+SOURCES = {sources}
+mcp = MCPServer("weather")
+
+
+@mcp.tool(description="Current weather conditions "
+          "in a city right now.")
+def get_weather(city: str) -> str:
+    return city
+
+
+@mcp.tool(
+    description="{forecast_1} "
+    "{forecast_2}"
+)
+def get_forecast(city: str, days: int = 3) -> str:
+    return city
+
+
+@mcp.tool(description=f"Search the web ({{len(SOURCES)}} sources).")
+def search_web(query: str) -> str:
+    return query
+
+
+if __name__ == "__main__":
+    mcp.run()
+"""
+
+
+def test_python_concatenated_string_is_found_and_a_computed_text_stays_out(world, tmp_path):
+    """A description concatenated from two literals is found on its line; a description computed at
+    run time (its changed words are in no line of the diff) gets no inline comment, even with
+    review-comments: all-changes."""
+    api, github = world
+    config = fake_model_config(f"server:\n  command: [{json.dumps(sys.executable)}, server.py]\n")
+    base_py = PY_SERVER.format(
+        sources='["web"]', forecast_1="Weather forecast for a city", forecast_2="for the coming days, day by day."
+    )
+    head_py = PY_SERVER.format(sources='["web", "news"]', forecast_1="Daily outlook", forecast_2="for a city.")
+    repo = commit_repo(
+        tmp_path,
+        {"server.py": base_py, "golden.jsonl": GOLDEN, "toolselect.yaml": config},
+        {"server.py": head_py},
+        ignore="toolselect-report/\n.toolselect-cache/\n",
+    )
+    register_pull(github, repo)
+    run = review_run(repo, tmp_path, api, github, **{"review-comments": "all-changes"})
+    assert run.code == 0, run.stdout + run.stderr
+    head = run.report()
+    search = next(t for t in head["surface"]["definitions"] if t["name"] == "search_web")
+    assert search["description"] == "Search the web (2 sources)."  # it did change…
+    [comment] = github.review_comments_on(7)  # …but only get_forecast could be placed
+    assert comment["path"] == "server.py" and "`get_forecast`" in comment["body"].splitlines()[1]
+    # both literals changed: the comment spans them
+    assert (comment["start_line"], comment["line"]) == (
+        line_of(head_py, '"Daily outlook "'),
+        line_of(head_py, '"for a city."'),
+    )
+    assert "not found in the diff: search_web" in run.stdout
+    no_process_left(repo.path)
+
+
+def tools_yaml(forecast: str) -> str:
+    tools = [dict(t) for t in TOOLS]
+    tools[1]["description"] = forecast
+    return yaml.safe_dump({"tools": tools}, sort_keys=False, width=60)
+
+
+def test_yaml_surface_review_is_sticky_across_pushes_and_300_files(world, tmp_path):
+    """A YAML surface file among 300 changed files (the PR's file list spans four pages): the first
+    run comments; a re-run posts nothing twice; a push that fixes the regression resolves it."""
+    api, github = world
+    config = fake_model_config("tools_file: tools.yaml\n")
+    many = {f"docs/page-{i:03}.md": f"# Page {i}\n" for i in range(300)}
+    repo = commit_repo(
+        tmp_path,
+        {"tools.yaml": tools_yaml(BASE_FORECAST), "golden.jsonl": GOLDEN, "toolselect.yaml": config},
+        {"tools.yaml": tools_yaml(HEAD_FORECAST), **many},
+        ignore="toolselect-report/\n.toolselect-cache/\n",
+    )
+    register_pull(github, repo)
+    assert len(github.files[7]) == 301 and github.files[7][-1]["filename"] == "tools.yaml"
+
+    first = review_run(repo, tmp_path, api, github)
+    assert first.code == 0, first.stdout + first.stderr
+    pages = [path for method, path in github.log if "/pulls/7/files" in path]
+    assert len(pages) == 4  # every page of the file list was read
+    [comment] = github.review_comments_on(7)
+    head_yaml = (repo.path / "tools.yaml").read_text()
+    assert comment["path"] == "tools.yaml" and comment["line"] == line_of(head_yaml, HEAD_FORECAST)
+    assert "1 changed tool text made the model pick its tool worse" in github.reviews[0]["body"]
+
+    again = review_run(repo, tmp_path, api, github)
+    assert again.code == 0, again.stdout + again.stderr
+    assert len(github.reviews) == 1 and len(github.review_comments_on(7)) == 1  # nothing posted twice
+    assert "0 posted, 0 updated, 0 resolved, 1 unchanged" in again.stdout
+
+    # a second push: the description says "coming days" again, so the model picks get_forecast again
+    (repo.path / "tools.yaml").write_text(tools_yaml("Daily outlook for a city for the coming days."))
+    git("commit", "-qam", "fix the forecast description", cwd=repo.path)
+    repo.head = git("rev-parse", "HEAD", cwd=repo.path)
+    register_pull(github, repo)
+    fixed = review_run(repo, tmp_path, api, github)
+    assert fixed.code == 0, fixed.stdout + fixed.stderr
+    assert len(github.reviews) == 1  # no regression left: no new review
+    [earlier] = github.review_comments_on(7)
+    assert github.thread_of(earlier["id"])["resolved"] is True
+    assert earlier["body"].startswith(MARK) and " resolved -->" in earlier["body"].splitlines()[0]
+    assert (
+        f"> ✅ **Resolved:** at {repo.head[:12]}, the model picks get\\_forecast as well as on the base"
+        in earlier["body"]
+    )
+    assert "0 posted, 0 updated, 1 resolved" in fixed.stdout
+
+
+def test_review_comments_off_annotates_the_same_lines(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)  # evals/tools.json: get_forecast reworded, two cases flip
+    register_pull(github, repo)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"review-comments": "off"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert github.reviews == [] and run.outputs["review-url"] == ""
+    line = line_of((repo.path / "evals" / "tools.json").read_text(), HEAD_FORECAST)
+    assert (
+        f"::warning file=evals/tools.json,line={line},title=toolselect%3A get_forecast::description of get_forecast "
+        "changed. recall 100.0%25 → 33.3%25, precision 100.0%25 → 100.0%25. wanted get_forecast, got get_weather: "
+        "0 → 2. "
+        "2 cases flipped to failing" in run.stdout
+    )
