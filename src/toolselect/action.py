@@ -30,6 +30,7 @@ from .runtime import run_async
 from .strict import Record
 
 REPORT_DIR = "toolselect-report"
+MAX_LOCATED = 200  # changed tools searched for in the PR's diff
 META_MAX_BYTES = 1024 * 1024  # meta.json is a few hundred bytes; the reports have read_report's limit
 
 
@@ -410,6 +411,7 @@ def review_lines(
     from .github.comment import make_client, whoami
     from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
     from .impact import Mode, selected, tool_impacts
+    from .render.markdown import visible
     from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
     from .sourcelines import locate
 
@@ -417,10 +419,12 @@ def review_lines(
     repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
     if not repo or not token:
         return ""
-    base, diff = outcome.base, outcome.diff
-    impacts = tool_impacts(diff, base, outcome.head) if base is not None and diff is not None else []
     if not can_post:  # a fork PR's run: the workflow_run poster reviews
         return ""
+    base, diff = outcome.base, outcome.diff
+    if base is None or diff is None:  # no baseline: nothing is known about any tool, so nothing changes
+        return ""
+    impacts = tool_impacts(diff, base, outcome.head)
     comment = mode != "off"
     chosen = selected(impacts, mode if comment else "regressions")
     if not comment and not chosen:
@@ -432,7 +436,10 @@ def review_lines(
             said = f"the pull request moved on to {pull.head_sha[:12]}: the next run comments on its lines"
             wf.annotate("notice", said, title="toolselect")
             return ""
-        found = locate({i.tool: i.changes for i in chosen}, pull.files)
+        # every changed tool is located (a tool not commented on still claims its own lines), those
+        # chosen first; a forged report's thousands of tools are cut at MAX_LOCATED
+        ordered = [*chosen, *(i for i in impacts if i not in chosen)][:MAX_LOCATED]
+        found = locate({i.tool: i.changes for i in ordered}, pull.files)
         located = [(i, found[i.tool]) for i in chosen if i.tool in found]
         if not comment:
             for impact, where in located:
@@ -453,7 +460,8 @@ def review_lines(
             findings.append(Finding(impact.tool, where, key, body))
         ours = our_comments(gh, repo, number, comment_id, whoami(gh))
         by_tool = {i.tool: i for i in impacts}
-        plan = plan_review(findings, ours, lambda tool: why_resolved(tool, by_tool.get(tool), head_sha))
+        listed = set(outcome.head.surface.tools)
+        plan = plan_review(findings, ours, lambda tool: why_resolved(tool, by_tool.get(tool), head_sha, tool in listed))
         body = review_body(comment_id, [i for i, _ in located], report_url)
         synced = sync_review(gh, repo, number, pull, plan, body)
         for note in synced.notes:
@@ -462,7 +470,7 @@ def review_lines(
         print(
             f"toolselect: review comments: {synced.posted} posted, {synced.updated} updated, {synced.resolved} "
             f"resolved, {synced.unchanged} unchanged"
-            + (f"; not found in the diff: {', '.join(unlocated)}" if unlocated else "")
+            + (f"; not found in the diff: {', '.join(visible(t) for t in unlocated)}" if unlocated else "")
             + (f": {synced.url}" if synced.url else ""),
             flush=True,
         )
@@ -477,6 +485,8 @@ def review_lines(
         )
     except (RequestException, AssertionError) as exc:
         wf.annotate("warning", f"could not review the PR's lines: {exc}", title="toolselect")
+    except (KeyError, TypeError, ValueError, UnicodeError) as exc:  # an answer not shaped as documented
+        wf.annotate("warning", f"could not review the PR's lines: {type(exc).__name__}: {exc}", title="toolselect")
     finally:
         gh.close()
     return ""

@@ -24,14 +24,23 @@ _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _WORD = re.compile(r"\w+")
 _ESCAPES = re.compile(r"\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)")
 _SIMPLE = {"n": " ", "t": " ", "r": " ", "b": " ", "f": " ", "v": " ", "0": " "}
-# Where the source should be, when two files carry the same text equally well: code before data
-# files, data files before generated output.
-_GENERATED = re.compile(r"(^|/)(dist|build|out|lib|node_modules|vendor|\.next)/|\.min\.|\.map$|lock")
+# Where the source should be, when two files carry the same text equally well: code, then data
+# files, then docs, then generated output. Lock files are never searched.
+_GENERATED = re.compile(r"(^|/)(dist|build|out|node_modules|vendor|\.next)/|\.min\.[a-z]+$|\.map$")
+_LOCKS = re.compile(
+    r"(^|/)(package-lock\.json|npm-shrinkwrap\.json|yarn\.lock|pnpm-lock\.yaml|poetry\.lock|uv\.lock|Pipfile\.lock"
+    r"|Cargo\.lock|Gemfile\.lock|composer\.lock|go\.sum|bun\.lockb?|[^/]*\.lock)$"
+)
 _DATA = (".json", ".yaml", ".yml", ".toml")
+_DOCS = (".md", ".mdx", ".rst", ".txt", ".adoc", ".html")
+# A quoted string on a line of code: its opening quote follows no word character (so "it's" is no
+# quote), its closing one is followed by none.
+_QUOTED = re.compile(r"""(?<![\w\\])(["'`])((?:\\.|(?!\1).)*)\1(?!\w)""")
 
 MIN_WORDS = 6  # a match names at least this many of the text's words, or all of a shorter text
 MIN_NEEDLE = 0.5  # …and at least half of the words that changed, on added lines
 MIN_DENSITY = 0.5  # …and at least half the words on the matched lines are the text's own
+MIN_DENSITY_WHOLE = 0.3  # …or a third, for a short text matched whole (an enum beside its parameter's name)
 MAX_GAP = 12  # words of code allowed between two matched pieces of one text
 
 
@@ -91,6 +100,16 @@ def words(text: str) -> list[str]:
     """The words of a text as a description and as source code both show them: lowercased, escape
     sequences read (`\\n` is a space, `\\"` a quote), punctuation and quotes dropped."""
     return _WORD.findall(_unescape(text).casefold())
+
+
+def text_words(line: str) -> list[str]:
+    """The words of a source line that can be a tool's text: on a line with quoted strings, the
+    words inside them (`state: z.enum(["open"]).describe("Filter by state")` → open, filter, by,
+    state); on a line without (a docstring, a template string's middle, a YAML scalar), all of them."""
+    quoted = _QUOTED.findall(line)
+    if not quoted:
+        return words(line)
+    return [w for _, inside in quoted for w in words(inside)]
 
 
 def _unescape(text: str) -> str:
@@ -187,14 +206,64 @@ class Location:
         return range(self.start_line, self.line + 1)
 
 
+@dataclass(frozen=True)
+class _Hunk:
+    path: str
+    lines: tuple[PatchLine, ...]  # the head side: added and context lines
+    words: tuple[str, ...]  # the text words of those lines, in order
+    line_of: tuple[int, ...]  # for each word, its index in `lines`
+    added: frozenset[str]  # the words on added lines
+    present: frozenset[str]  # every word
+    preference: int  # code 3, data 2, docs 1, generated 0
+
+
+def _hunks(files: Iterable[FilePatch]) -> list[_Hunk]:
+    """Each hunk of the PR, tokenized once; lock files and hunks without added lines left out."""
+    out = []
+    for f in files:
+        if not f.patch or _LOCKS.search(f.path):
+            continue
+        for hunk in parse_patch(f.patch):
+            every = [line for line in hunk if line.new is not None]
+            # a long hunk is searched in overlapping windows: a text spans a few lines, and matching
+            # costs about the product of the two lengths
+            for start in range(0, max(1, len(every) - OVERLAP), WINDOW - OVERLAP):
+                shown = tuple(every[start : start + WINDOW])
+                if any(line.kind == "+" for line in shown):
+                    out.append(_hunk(f.path, shown))
+    return out
+
+
+def _hunk(path: str, shown: tuple[PatchLine, ...]) -> _Hunk:
+    per_line = [text_words(line.text) for line in shown]
+    added = frozenset(w for line, ws in zip(shown, per_line, strict=True) if line.kind == "+" for w in ws)
+    flat = tuple(w for ws in per_line for w in ws)
+    line_of = tuple(i for i, ws in enumerate(per_line) for _ in ws)
+    return _Hunk(path, shown, flat, line_of, added, frozenset(flat), _preference(path))
+
+
+def _preference(path: str) -> int:
+    lower = path.lower()
+    if _GENERATED.search(lower):
+        return 0
+    if lower.endswith(_DOCS):
+        return 1
+    return 2 if lower.endswith(_DATA) else 3
+
+
 def locate(changes: Mapping[str, Sequence[TextChange]], files: Iterable[FilePatch]) -> dict[str, Location]:
     """The best location of each tool's changed text (its first change that can be located), in the
-    files of a pull request. A tool whose best lines another tool claims at least as well has none."""
-    hunks = [(f.path, hunk) for f in files if f.patch for hunk in parse_patch(f.patch)]
+    files of a pull request. Pass every tool whose text changed, even those you will not comment
+    on: a tool whose best lines another tool claims at least as well gets none."""
+    hunks = _hunks(files)
+    index: dict[str, list[int]] = {}
+    for n, hunk in enumerate(hunks):
+        for w in hunk.added:
+            index.setdefault(w, []).append(n)
     found: dict[str, Location] = {}
     for tool, tool_changes in changes.items():
         for change in tool_changes:
-            best = _best(change, hunks)
+            best = _best(change, hunks, index)
             if best is not None:
                 found[tool] = best
                 break
@@ -219,32 +288,52 @@ def _unambiguous(found: dict[str, Location]) -> dict[str, Location]:
 
 
 @dataclass(frozen=True)
-class _Token:
-    word: str
-    line: int  # index into the hunk
+class _Candidate:
+    location: Location
+    hits: frozenset[int]  # the changed-word groups it shows on added lines
+    density: float  # share of the words on its lines that are the text's
+    preference: int
+
+    @property
+    def rank(self) -> tuple[float, float, int, float]:
+        return (self.location.changed, self.location.covered, self.preference, round(self.density, 4))
 
 
-def _best(change: TextChange, hunks: Sequence[tuple[str, list[PatchLine]]]) -> Location | None:
+def _best(change: TextChange, hunks: Sequence[_Hunk], index: Mapping[str, list[int]]) -> Location | None:
     target = words(change.new)
     if not target:
         return None
     needle = _changed_positions(words(change.old), target)
-    candidates = [loc for path, hunk in hunks if (loc := _in_hunk(change, path, hunk, target, needle))]
+    wanted = {target[p] for group in needle for p in group}
+    distinct = set(target)
+    enough = min(MIN_WORDS, len(distinct))
+    near = sorted({n for w in wanted for n in index.get(w, ())})  # a changed word on an added line…
+    near = [n for n in near if len(distinct & hunks[n].present) >= enough]  # …and enough of the text
+    candidates = [c for n in near for c in _in_hunk(change, hunks[n], target, needle)]
+    # a text edited in several places of one file shows part of its changes in each hunk: the file
+    # as a whole must show enough of them
+    by_file: dict[str, set[int]] = {}
+    for c in candidates:
+        by_file.setdefault(c.location.path, set()).update(c.hits)
+    candidates = [c for c in candidates if len(by_file[c.location.path]) >= MIN_NEEDLE * len(needle)]
     if not candidates:
         return None
-    return max(candidates, key=lambda loc: (loc.changed, loc.covered, _preference(loc.path)))
-
-
-def _preference(path: str) -> int:
-    if _GENERATED.search(path):
-        return 0
-    return 1 if path.lower().endswith(_DATA) else 2
+    candidates.sort(key=lambda c: c.rank, reverse=True)
+    best = candidates[0]
+    for other in candidates[1:]:
+        if other.rank != best.rank:
+            break
+        a, b = best.location, other.location
+        if a.path != b.path or a.line < b.start_line or b.line < a.start_line:
+            return None  # the same text, equally well, in two places: no telling which is the tool's
+    return best.location
 
 
 def _changed_positions(old: list[str], new: list[str]) -> list[frozenset[int]]:
     """What changed, as positions in `new`: each new word on its own; for removed words, their two
-    neighbours together (either one on an added line shows where the words went)."""
-    if not old:
+    neighbours together (either one on an added line shows where the words went). When only
+    punctuation or case changed, every word: the text must then be on added lines."""
+    if not old or old == new:
         return [frozenset([p]) for p in range(len(new))]
     groups: list[frozenset[int]] = []
     for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
@@ -258,47 +347,59 @@ def _changed_positions(old: list[str], new: list[str]) -> list[frozenset[int]]:
     return groups
 
 
-def _in_hunk(
-    change: TextChange, path: str, hunk: list[PatchLine], target: list[str], needle: list[frozenset[int]]
-) -> Location | None:
-    shown = [line for line in hunk if line.new is not None]  # the head side: added and context lines
-    tokens = [_Token(w, i) for i, line in enumerate(shown) for w in words(line.text)]
-    if not tokens:
-        return None
-    matcher = difflib.SequenceMatcher(None, [t.word for t in tokens], target, autojunk=False)
+WINDOW, OVERLAP = 160, 40  # lines of a long hunk searched at once, and shared by neighbouring windows
+PASSES = 3  # alignments per hunk: each pass hides what the last one matched, to find another copy
+
+
+def _in_hunk(change: TextChange, hunk: _Hunk, target: list[str], needle: list[frozenset[int]]) -> list[_Candidate]:
     shortest = 1 if len(target) <= 2 else 2  # a lone common word is no evidence
-    blocks = [b for b in matcher.get_matching_blocks() if b.size >= shortest]
-    best: Location | None = None
-    for cluster in _clusters(blocks):
-        first, last = cluster[0].a, cluster[-1].a + cluster[-1].size - 1
-        matched = {(b.a + k, b.b + k) for b in cluster for k in range(b.size)}
-        covered = {j for _, j in matched}
-        on_added = {j for i, j in matched if shown[tokens[i].line].kind == "+"}
-        hit = [group for group in needle if group & on_added]
-        if not hit or len(hit) < MIN_NEEDLE * len(needle):
-            continue
-        if len(covered) < min(MIN_WORDS, len(target)):
-            continue
-        span_lines = range(tokens[first].line, tokens[last].line + 1)
-        span_words = sum(1 for t in tokens if t.line in span_lines)
-        if len(matched) < MIN_DENSITY * span_words:
-            continue
-        hits = set().union(*hit) & on_added
-        changed_lines = sorted({tokens[i].line for i, j in matched if j in hits and shown[tokens[i].line].kind == "+"})
-        start, end = shown[changed_lines[0]].new, shown[changed_lines[-1]].new
-        assert start is not None and end is not None
-        loc = Location(
-            change.tool,
-            change.field,
-            path,
-            start,
-            end,
-            covered=round(len(covered) / len(target), 4),
-            changed=round(len(hit) / len(needle), 4),
-        )
-        if best is None or (loc.changed, loc.covered) > (best.changed, best.covered):
-            best = loc
-    return best
+    seq = list(hunk.words)
+    out = []
+    for _ in range(PASSES):
+        matcher = difflib.SequenceMatcher(None, seq, target, autojunk=False)
+        blocks = [b for b in matcher.get_matching_blocks() if b.size >= shortest]
+        if not blocks:
+            break
+        for cluster in _clusters(blocks):
+            found = _candidate(change, hunk, cluster, target, needle)
+            if found is not None:
+                out.append(found)
+            for b in cluster:
+                seq[b.a : b.a + b.size] = ["\x00"] * b.size
+    return out
+
+
+def _candidate(
+    change: TextChange, hunk: _Hunk, cluster: list[Any], target: list[str], needle: list[frozenset[int]]
+) -> _Candidate | None:
+    matched = {(b.a + k, b.b + k) for b in cluster for k in range(b.size)}
+    covered = {j for _, j in matched}
+    on_added = {j for i, j in matched if hunk.lines[hunk.line_of[i]].kind == "+"}
+    hit = frozenset(n for n, group in enumerate(needle) if group & on_added)
+    if not hit or len(covered) < min(MIN_WORDS, len(target)):
+        return None
+    first, last = cluster[0].a, cluster[-1].a + cluster[-1].size - 1
+    span = range(hunk.line_of[first], hunk.line_of[last] + 1)
+    span_words = sum(1 for line in hunk.line_of if line in span)
+    density = len(matched) / span_words
+    if density < (MIN_DENSITY_WHOLE if len(covered) == len(target) else MIN_DENSITY):
+        return None
+    hits = set().union(*(needle[n] for n in hit)) & on_added
+    changed_lines = sorted(
+        {hunk.line_of[i] for i, j in matched if j in hits and hunk.lines[hunk.line_of[i]].kind == "+"}
+    )
+    start, end = hunk.lines[changed_lines[0]].new, hunk.lines[changed_lines[-1]].new
+    assert start is not None and end is not None
+    location = Location(
+        change.tool,
+        change.field,
+        hunk.path,
+        start,
+        end,
+        covered=round(len(covered) / len(target), 4),
+        changed=round(len(hit) / len(needle), 4),
+    )
+    return _Candidate(location, hit, density, hunk.preference)
 
 
 def _clusters(blocks: list[Any]) -> list[list[Any]]:

@@ -64,11 +64,23 @@ def test_a_refused_resolve_minimizes_and_a_line_outside_the_diff_is_not_commente
         fake.set_files(7, [("tools.py", PATCH)])
         gh = make_client(fake.url, "tok")
         sync(gh, [finding("alpha", "a1")])
+        [old] = fake.review_comments_on(7)
         fake.deny_resolve = True
-        done = sync(gh, [finding("alpha", "b2", line=40)])  # the text moved out of the diff
-        [old, *rest] = fake.review_comments_on(7)
-        assert rest == [] and done.posted == 0
-        assert "tools.py:40 is not in the pull request's diff; not commented" in done.notes
+        moved = sync(gh, [finding("alpha", "b2", line=40)])  # the text moved out of the diff
+        assert moved.posted == 0 and "tools.py:40 is not in the pull request's diff; not commented" in moved.notes
+        assert fake.review_comments_on(7) == [old]  # no new comment, and the old one is not said to be replaced
+        gone = sync(gh, [])  # alpha no longer regresses; resolving is refused, so it is minimized
+        assert gone.resolved == 1 and gone.notes == ()
+        [old] = fake.review_comments_on(7)
         assert old["node_id"] in fake.minimized and not fake.thread_of(old["id"])["resolved"]
-        assert "a newer comment replaces this one" in old["body"]
+        assert "alpha is fine now" in old["body"]
+        back = sync(gh, [finding("alpha", "a1")])  # it comes back: the comment is shown again
+        assert back.posted == 0 and old["node_id"] not in fake.minimized
         gh.close()
+
+
+def test_a_review_holds_at_most_max_new_comments():
+    findings = [finding(f"tool{i:02}", f"{i:02x}") for i in range(35)]
+    plan = plan_review(findings, [], lambda tool: "")
+    assert len(plan.post) == 30 and plan.left_out == 5
+    assert [f.tool for f in plan.post][:2] == ["tool00", "tool01"]  # the most important first

@@ -495,11 +495,18 @@ class FakeGitHub:
                 }
             }
 
+        def unminimize(info: Any, input: dict[str, Any]) -> dict[str, Any]:
+            if token in fake.read_only:
+                raise GraphQLError("Resource not accessible by integration", extensions={"type": "FORBIDDEN"})
+            fake.minimized.discard(input["subjectId"])
+            return {"unminimizedComment": {"__typename": "PullRequestReviewComment", "isMinimized": False}}
+
         root = {
             "repository": repository,
             "resolveReviewThread": lambda info, input: set_resolved(input, True),
             "unresolveReviewThread": lambda info, input: set_resolved(input, False),
             "minimizeComment": minimize,
+            "unminimizeComment": unminimize,
         }
         with self._lock:
             result = execute_sync(schema, document, root_value=root, variable_values=variables)

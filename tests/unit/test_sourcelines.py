@@ -258,3 +258,80 @@ def test_patch_lines_and_numbers():
 )
 def test_words_read_escapes_and_drop_quotes(text, expected):
     assert words(text) == expected
+
+
+def test_a_changed_title_is_a_text_change_and_the_hash_ignores_it():
+    from toolselect.surface import build_surface
+
+    raw = {"name": "get_forecast", "description": "Forecast.", "inputSchema": {"type": "object"}}
+    before = build_surface([{**raw, "title": "Weather forecast"}], "file: t.json")
+    after = build_surface([{**raw, "annotations": {"title": "Seven-day weather forecast"}}], "file: t.json")
+    assert before.hash == after.hash  # the model is not shown a title
+    [change] = text_changes(list(before.definitions), list(after.definitions))["get_forecast"]
+    assert (change.field, change.old, change.new) == ("title", "Weather forecast", "Seven-day weather forecast")
+
+
+def test_a_longer_text_that_contains_the_new_one_is_not_its_line():
+    """A PR moves two tools into a module; one text is the other's plus more words. Each lands on
+    its own line, not on the first line that holds all of its words."""
+    new = (
+        "class Files:\n"
+        "    def get_file_contents_at_ref(self):\n"
+        '        """Get the contents of a file in a repository at a given branch, tag or commit."""\n'
+        "\n"
+        "    def get_file_contents(self):\n"
+        '        """Get the contents of a file in a repository."""\n'
+    )
+    base = [
+        tool(
+            "get_file_contents_at_ref", "Get the contents of a file in a repository at a given branch, tag or commit."
+        ),
+        tool("get_file_contents", "Get the contents of a file in a repository, at its default branch."),
+    ]
+    head = [base[0], tool("get_file_contents", "Get the contents of a file in a repository.")]
+    found = locate(text_changes(base, head), [FilePatch("gh/files.py", patch("", new))])
+    assert found["get_file_contents"].line == 6
+
+
+def test_source_before_docs_lock_files_never_and_a_go_enum_beside_its_parameter():
+    old = (
+        'tool := mcp.NewTool("get_forecast",\n'
+        '\tmcp.WithString("units", mcp.Enum("metric", "imperial"), mcp.Description("Units")),\n)\n'
+    )
+    new = old.replace('"imperial")', '"imperial", "kelvin")')
+    base = [tool("get_forecast", "Forecast.", units={"enum": ["metric", "imperial"], "description": "Units"})]
+    head = [tool("get_forecast", "Forecast.", units={"enum": ["metric", "imperial", "kelvin"], "description": "Units"})]
+    readme = patch(
+        "# Units\n", '# Units\n\ntool := mcp.NewTool("get_forecast", mcp.Enum("metric", "imperial", "kelvin"))\n'
+    )
+    files = [
+        FilePatch("README.md", readme),
+        FilePatch("package-lock.json", readme),
+        FilePatch("src/clock.go", patch(old, new)),
+    ]
+    found = locate(text_changes(base, head), files)
+    assert (found["get_forecast"].path, found["get_forecast"].line) == ("src/clock.go", 2)
+    assert locate(text_changes(base, head), files[:2][::-1][:1]) == {}  # a lock file alone: never searched
+
+
+def test_the_same_edit_in_two_places_is_no_location_even_for_one_tool():
+    doc = "List the {x} of a repository.\n\n    Args:\n        page: The page of results, starting at 1.\n"
+    old = (
+        f'def list_issues():\n    """{doc.format(x="issues")}    """\n\n\n\n\n'
+        f'def list_pulls():\n    """{doc.format(x="pulls")}    """\n'
+    )
+    new = old.replace("starting at 1.", "starting at 1; 30 results per page.")
+    base = [tool("list_issues", doc.format(x="issues")), tool("list_pulls", doc.format(x="pulls"))]
+    head = [
+        tool(t["name"], t["description"].replace("starting at 1.", "starting at 1; 30 results per page.")) for t in base
+    ]
+    changes = text_changes(base, head)
+    assert locate({"list_pulls": changes["list_pulls"]}, [FilePatch("server.py", patch(old, new))]) == {}
+
+
+def test_a_punctuation_or_case_change_is_found_where_the_text_is_added():
+    old = 'x = Tool("get_forecast", "Get the weather forecast for a city for the next seven days.")\n'
+    new = 'x = Tool("get_forecast", "get the weather forecast for a city, for the next seven days")\n'
+    base = [tool("get_forecast", "Get the weather forecast for a city for the next seven days.")]
+    head = [tool("get_forecast", "get the weather forecast for a city, for the next seven days")]
+    assert locate(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])["get_forecast"].line == 1

@@ -24,7 +24,7 @@ query($owner: String!, $name: String!, $number: Int!, $after: String) {
     pullRequest(number: $number) {
       reviewThreads(first: 100, after: $after) {
         pageInfo { hasNextPage endCursor }
-        nodes { id isResolved comments(first: 1) { nodes { databaseId } } }
+        nodes { id isResolved comments(first: 1) { nodes { databaseId isMinimized } } }
       }
     }
   }
@@ -55,6 +55,7 @@ class Ours:
     body: str
     thread: str | None  # the GraphQL id of its thread
     resolved: bool  # its thread is resolved (by us or by a person)
+    minimized: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,18 +68,29 @@ class Finding:
     body: str
 
 
+MAX_NEW = 30  # new inline comments per review; the rest stay in the sticky comment
+
+
 @dataclass(frozen=True)
 class ReviewPlan:
     post: tuple[Finding, ...]
     edit: tuple[tuple[Ours, str], ...]  # (comment, its new body): numbers moved, or it came back
     reopen: tuple[Ours, ...]  # threads we resolved whose finding is back
-    resolve: tuple[tuple[Ours, str], ...]  # (comment, its body saying why)
+    # (comment, its body saying why, the tool whose new comment replaces it: resolved once that is posted)
+    resolve: tuple[tuple[Ours, str, str | None], ...]
     unchanged: int
+    left_out: int = 0  # new findings over MAX_NEW
 
 
-def plan_review(findings: Sequence[Finding], ours: Sequence[Ours], why: Callable[[str], str]) -> ReviewPlan:
-    """What to post, edit, reopen and resolve. Pure. `why(tool)`: why a comment no longer holds."""
-    post, edit, reopen, resolve = [], [], [], []
+def plan_review(
+    findings: Sequence[Finding], ours: Sequence[Ours], why: Callable[[str], str], max_new: int = MAX_NEW
+) -> ReviewPlan:
+    """What to post, edit, reopen and resolve. Pure. `why(tool)`: why a comment no longer holds.
+    `findings` come most important first; at most `max_new` new comments are planned."""
+    post: list[Finding] = []
+    edit: list[tuple[Ours, str]] = []
+    reopen: list[Ours] = []
+    resolve: list[tuple[Ours, str, str | None]] = []
     unchanged = 0
     handled: set[int] = set()
     for finding in findings:
@@ -89,22 +101,29 @@ def plan_review(findings: Sequence[Finding], ours: Sequence[Ours], why: Callable
         mine = same[-1]
         handled.update(o.id for o in same)
         if mine.mark.resolved:  # we resolved it; the same finding is back
-            if mine.resolved:
+            if mine.resolved or mine.minimized:
                 reopen.append(mine)
             edit.append((mine, finding.body))
         elif mine.resolved or mine.body == finding.body:  # a person resolved it, or nothing moved
             unchanged += 1
         else:
             edit.append((mine, finding.body))
+    posting = {f.tool for f in post[:max_new]}
     current = {f.tool for f in findings}
+    newer = "a newer comment replaces this one (the text changed again)"
     for o in ours:
         if o.id in handled or o.mark.resolved or o.resolved:
             continue
-        said = (
-            "a newer comment replaces this one (the text changed again)" if o.mark.tool in current else why(o.mark.tool)
-        )
-        resolve.append((o, resolved_body(o.body, o.mark, said)))
-    return ReviewPlan(tuple(post), tuple(edit), tuple(reopen), tuple(resolve), unchanged)
+        if o.mark.tool in posting:  # resolved once the new one is posted
+            resolve.append((o, resolved_body(o.body, o.mark, newer), o.mark.tool))
+        elif o.mark.tool in current and not any(f.tool == o.mark.tool for f in post):  # its newer one is up
+            resolve.append((o, resolved_body(o.body, o.mark, newer), None))
+        elif o.mark.tool not in current:
+            resolve.append((o, resolved_body(o.body, o.mark, why(o.mark.tool)), None))
+        # else: its new comment is over max_new; the old one stays as it is
+    return ReviewPlan(
+        tuple(post[:max_new]), tuple(edit), tuple(reopen), tuple(resolve), unchanged, max(0, len(post) - max_new)
+    )
 
 
 def our_comments(gh: Any, repo: str, number: int, comment_id: str, me: Identity) -> list[Ours]:
@@ -122,15 +141,15 @@ def our_comments(gh: Any, repo: str, number: int, comment_id: str, me: Identity)
         return []
     threads = _threads(gh, repo, number)
     return [
-        Ours(c.id, c.node_id, mark, c.body, *threads.get(c.id, (None, False)))
+        Ours(c.id, c.node_id, mark, c.body, *threads.get(c.id, (None, False, False)))
         for c, mark in sorted(found, key=lambda pair: pair[0].id)
     ]
 
 
-def _threads(gh: Any, repo: str, number: int) -> dict[int, tuple[str, bool]]:
-    """First comment's id → (thread id, resolved), every page of the PR's review threads."""
+def _threads(gh: Any, repo: str, number: int) -> dict[int, tuple[str | None, bool, bool]]:
+    """First comment's id → (thread id, resolved, minimized), every page of the PR's review threads."""
     owner, name = repo.split("/", 1)
-    out: dict[int, tuple[str, bool]] = {}
+    out: dict[int, tuple[str | None, bool, bool]] = {}
     after = None
     while True:
         _, data = gh.requester.graphql_query(THREADS, {"owner": owner, "name": name, "number": number, "after": after})
@@ -138,7 +157,7 @@ def _threads(gh: Any, repo: str, number: int) -> dict[int, tuple[str, bool]]:
         for node in page["nodes"]:
             first = node["comments"]["nodes"]
             if first:
-                out[first[0]["databaseId"]] = (node["id"], node["isResolved"])
+                out[first[0]["databaseId"]] = (node["id"], node["isResolved"], bool(first[0].get("isMinimized")))
         if not page["pageInfo"]["hasNextPage"]:
             return out
         after = page["pageInfo"]["endCursor"]
@@ -155,25 +174,14 @@ class Synced:
 
 
 def sync_review(gh: Any, repo: str, number: int, pull: PullFiles, plan: ReviewPlan, review_body: str) -> Synced:
-    """Carry out `plan`: edit, reopen and resolve our earlier comments, then post one review with the
-    new comments, each checked against the PR's own file list first."""
+    """Carry out `plan`: post one review with the new comments (each checked against the PR's own
+    file list first), then edit, reopen and resolve our earlier comments."""
     from github import GithubException
 
     notes: list[str] = []
     pr = gh.get_repo(repo).get_pull(number)
-    by_id = {c.id: c for c in pr.get_review_comments()} if plan.edit or plan.resolve else {}
-    for o in plan.reopen:
-        if o.thread and (refused := _mutation(gh, "unresolveReviewThread", {"threadId": o.thread})):
-            notes.append(f"could not reopen a review thread: {refused}")
-    for o, body in plan.edit:
-        by_id[o.id].edit(body)
-    for o, body in plan.resolve:
-        by_id[o.id].edit(body)
-        refused = _mutation(gh, "resolveReviewThread", {"threadId": o.thread}) if o.thread else "no thread"
-        if refused and (also := _mutation(gh, "minimizeComment", {"subjectId": o.node_id, "classifier": "RESOLVED"})):
-            notes.append(f"could neither resolve nor minimize a review comment: {refused}; {also}")
     allowed = {f.path: right_lines(f.patch) for f in pull.files if f.patch}
-    comments = []
+    comments, tools = [], set()
     for finding in plan.post:
         where = finding.where
         lines = allowed.get(where.path, set())
@@ -184,6 +192,7 @@ def sync_review(gh: Any, repo: str, number: int, pull: PullFiles, plan: ReviewPl
         if where.start_line < where.line:
             comment |= {"start_line": where.start_line, "start_side": "RIGHT"}
         comments.append(comment)
+        tools.add(finding.tool)
     url = ""
     if comments:
         try:
@@ -195,8 +204,31 @@ def sync_review(gh: Any, repo: str, number: int, pull: PullFiles, plan: ReviewPl
             if exc.status != 422:
                 raise
             notes.append(f"GitHub refused the review: {_message(exc)}")
-            comments = []
-    return Synced(url, len(comments), len(plan.edit), len(plan.resolve), plan.unchanged, tuple(notes))
+            comments, tools = [], set()
+    if plan.left_out:
+        notes.append(f"{plan.left_out} more changed tools than fit one review ({MAX_NEW}): see the PR comment")
+    resolve = [(o, body) for o, body, replaced_by in plan.resolve if replaced_by is None or replaced_by in tools]
+    by_id = {c.id: c for c in pr.get_review_comments()} if plan.edit or resolve else {}
+    for o in plan.reopen:
+        if o.thread and (refused := _mutation(gh, "unresolveReviewThread", {"threadId": o.thread})):
+            notes.append(f"could not reopen a review thread: {refused}")
+        if o.minimized and (refused := _mutation(gh, "unminimizeComment", {"subjectId": o.node_id})):
+            notes.append(f"could not unminimize a review comment: {refused}")
+    edited = 0
+    for o, body in plan.edit:
+        if o.id in by_id:  # else deleted since it was listed: nothing to edit
+            by_id[o.id].edit(body)
+            edited += 1
+    resolved = 0
+    for o, body in resolve:
+        if o.id not in by_id:
+            continue
+        by_id[o.id].edit(body)
+        resolved += 1
+        refused = _mutation(gh, "resolveReviewThread", {"threadId": o.thread}) if o.thread else "no thread"
+        if refused and (also := _mutation(gh, "minimizeComment", {"subjectId": o.node_id, "classifier": "RESOLVED"})):
+            notes.append(f"could neither resolve nor minimize a review comment: {refused}; {also}")
+    return Synced(url, len(comments), edited, resolved, plan.unchanged, tuple(notes))
 
 
 def _mutation(gh: Any, name: str, given: dict[str, Any]) -> str | None:

@@ -31,7 +31,8 @@ class Mark:
     resolved: bool = False
 
     def text(self) -> str:
-        tool = urllib.parse.quote(self.tool, safe="")  # a tool name can't end the HTML comment
+        # a tool name can't end the HTML comment (a lone surrogate becomes its escape)
+        tool = urllib.parse.quote(self.tool, safe="", errors="backslashreplace")
         state = " resolved" if self.resolved else ""
         return f"<!-- toolselect-review:{self.comment_id} tool={tool} key={self.key}{state} -->"
 
@@ -51,7 +52,7 @@ def review_marker(comment_id: str) -> str:
 def finding_key(impact: ToolImpact, where: Location) -> str:
     """Same tool, same file, same changed text: the same finding (its numbers may move)."""
     text = "\x00".join(f"{c.field}\x01{c.new}" for c in impact.changes)
-    return hashlib.sha256(f"{impact.tool}\x00{where.path}\x00{text}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{impact.tool}\x00{where.path}\x00{text}".encode(errors="surrogatepass")).hexdigest()[:16]
 
 
 def _rate_row(label: str, rate: RateChange, alpha: float) -> str:
@@ -130,9 +131,12 @@ def review_body(comment_id: str, impacts: list[ToolImpact], report_url: str | No
     return f"{review_marker(comment_id)}\n**toolselect:** {what}: see the comments on the lines that changed{link}.\n"
 
 
-def why_resolved(tool: str, impact: ToolImpact | None, sha: str) -> str:
-    """Why an earlier comment on `tool` no longer holds at commit `sha`."""
+def why_resolved(tool: str, impact: ToolImpact | None, sha: str, listed: bool = True) -> str:
+    """Why an earlier comment on `tool` no longer holds at commit `sha` (`listed`: the head's server
+    still lists the tool)."""
     at = f"at {sha[:12]}"
+    if not listed:
+        return f"{at}, the server no longer lists {tool}"
     if impact is None:
         return f"{at}, the text of {tool} is the same as on the base branch again"
     if not impact.regressed:

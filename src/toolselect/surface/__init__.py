@@ -140,7 +140,12 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
             left_out.append(LeftOut(nameless(index), NO_NAME + described(raw)))
             continue
         description = raw.get("description") or ""
-        definitions.append({"name": name, "description": description, "inputSchema": raw.get("inputSchema")})
+        definition = {"name": name, "description": description, "inputSchema": raw.get("inputSchema")}
+        annotations = raw.get("annotations")
+        title = raw.get("title") or (annotations.get("title") if isinstance(annotations, dict) else None)
+        if isinstance(title, str) and title:
+            definition["title"] = title  # in the report (a review points at a changed title), not in the hash
+        definitions.append(definition)
         if name in seen:
             left_out.append(LeftOut(name, "duplicate name: another tool is already listed under it"))
             continue
