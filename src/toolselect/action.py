@@ -445,7 +445,7 @@ def review_lines(
             for impact, where in located:
                 wf.annotate(
                     "warning" if impact.regressed else "notice",
-                    annotation_text(impact),
+                    annotation_text(impact, where),
                     file=where.path,
                     line=where.start_line,
                     end_line=where.line,

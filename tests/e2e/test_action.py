@@ -591,6 +591,7 @@ def test_github_5xx_after_retries_is_a_warning_not_an_exit_code(world, tmp_path)
     )
     assert run.code == 1  # the gate's verdict (−25 pt > 5), unchanged by GitHub's outage
     assert "::warning title=toolselect::could not post the PR comment: GitHub answered 502" in run.stdout
+    assert "::warning title=toolselect::could not review the PR's lines: GitHub answered 502" in run.stdout
     assert run.summary.startswith("### ❌ toolselect failed")
     listings = [
         path

@@ -1,8 +1,8 @@
 """The PR review on the source lines of changed tool texts, end to end: the Action in a subprocess,
-a real git repository per test (a TypeScript server built by its setup, a Python server on the mcp
-SDK, a YAML surface file), the fake model API, and the fake GitHub whose REST shapes are checked
-against GitHub's OpenAPI description and whose GraphQL runs on GitHub's schema. The PR's files come
-from the repository's own `git diff`, as GitHub would list them."""
+a real git repository per test (a Python server on the mcp SDK, a YAML or JSON surface file; the
+TypeScript server built by its setup is test_servers.py's), the fake model API, and the fake GitHub
+whose REST shapes are checked against GitHub's OpenAPI description and whose GraphQL runs on
+GitHub's schema. The PR's files come from the repository's own `git diff`, as GitHub lists them."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tests.e2e.test_action import (
     register_pull,
     run_action,
 )
-from tests.e2e.test_servers import GOLDEN, TESTS, commit_repo, fake_model_config, no_process_left, toolchain_env
+from tests.e2e.test_servers import GOLDEN, commit_repo, fake_model_config, no_process_left, toolchain_env
 
 MARK = "<!-- toolselect-review:default "
 
@@ -41,63 +41,6 @@ def review_run(repo, tmp, api, github, **inputs: str):
         github=github,
         env=toolchain_env(tmp),
     )
-
-
-def test_typescript_template_string_gets_one_review_comment_on_its_lines(world, tmp_path):
-    api, github = world
-    ts = TESTS / "data" / "servers" / "ts"
-    project = {p.relative_to(ts).as_posix(): p.read_text() for p in ts.rglob("*") if p.is_file()}
-
-    def tools_ts(forecast: str) -> str:
-        """TOOLS in TypeScript: get_forecast's description a template string over two lines."""
-        parts = []
-        for t in TOOLS:
-            description = json.dumps(t["description"])
-            if t["name"] == "get_forecast":
-                description = "`" + forecast + "`"
-            parts.append(
-                f'  {{\n    name: "{t["name"]}",\n    description: {description},\n'
-                f"    inputSchema: {json.dumps(t['inputSchema'])},\n  }},\n"
-            )
-        return "export const TOOLS = [\n" + "".join(parts) + "];\n"
-
-    base_text = "Weather forecast for a city\n      for the coming days, day by day."
-    head_text = "Daily outlook\n      for a city."
-    head_ts = tools_ts(head_text)
-    server = "server:\n  command: [node, build/index.js]\n  setup: npm ci --no-audit --no-fund && npm run build\n"
-    repo = commit_repo(
-        tmp_path,
-        {
-            **project,
-            "src/tools.ts": tools_ts(base_text),
-            "golden.jsonl": GOLDEN,
-            "toolselect.yaml": fake_model_config(server),
-        },
-        {"src/tools.ts": head_ts},
-        ignore="node_modules/\nbuild/\ntoolselect-report/\n.toolselect-cache/\n",
-    )
-    register_pull(github, repo)
-    run = review_run(repo, tmp_path, api, github)
-    assert run.code == 0, run.stdout + run.stderr
-    [review] = github.reviews
-    assert review["state"] == "COMMENTED" and review["commit_id"] == repo.head
-    assert review["body"].startswith("<!-- toolselect-review:default -->")
-    [comment] = github.review_comments_on(7)
-    assert comment["path"] == "src/tools.ts"
-    # the comment spans the template string's changed lines, both of them
-    assert (comment["start_line"], comment["line"]) == (
-        line_of(head_ts, "Daily outlook"),
-        line_of(head_ts, "for a city.`"),
-    )
-    body = comment["body"]
-    assert body.startswith(MARK) and "the model picks `get_forecast` worse" in body
-    assert "| recall | 100.0% (3/3) | 33.3% (1/3) | −66.7 pt" in body
-    assert "wanted `get_forecast`, got `get_weather`: 0 → 2" in body
-    assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
-    sticky = github.comments_on(7)[0]["html_url"]
-    assert f"[the full report]({sticky})" in body and f"[the full report]({sticky})" in review["body"]
-    assert run.outputs["review-url"] == review["html_url"]
-    no_process_left(repo.path)
 
 
 PY_SERVER = """\

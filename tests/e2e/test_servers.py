@@ -32,6 +32,7 @@ from tests.e2e.test_action import (
     Repo,
     git,
     pull_request_event,
+    register_pull,
     run_action,
 )
 
@@ -80,9 +81,20 @@ def left_running(folder: Path) -> list[str]:
             cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if cwd.startswith(str(folder)) or "toolselect-base-" in cwd:
+        if cwd.startswith(str(folder)) or ("toolselect-base-" in cwd and _base_of(cwd, folder)):
             found.append(f"{proc.name} in {cwd}: {cmd}")
     return found
+
+
+def _base_of(cwd: str, folder: Path) -> bool:
+    """A base worktree's process belongs to the repository in `folder` (another test running at the
+    same time has its own); a worktree already gone can't say whose it was, so it counts."""
+    root = Path(cwd[: cwd.index("toolselect-base-")]) / cwd[cwd.index("toolselect-base-") :].split("/")[0]
+    try:
+        gitdir = (root / ".git").read_text().removeprefix("gitdir:").strip()
+    except OSError:
+        return True
+    return gitdir.startswith(str(folder))
 
 
 def no_process_left(folder: Path) -> None:
@@ -124,14 +136,14 @@ def fake_model_config(server: str) -> str:
     return f"{server}evals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0.6\n"
 
 
-def assert_description_flip(run, repo: Repo) -> None:
+def assert_description_flip(run, repo: Repo, base_text: str = BASE_FORECAST, head_text: str = HEAD_FORECAST) -> None:
     """Both sides were evaluated from their own server, and the comment shows the reworded tool."""
     assert run.code == 1, run.stderr + run.stdout  # two cases flipped: −25 pt, more than max-drop 5
     head, base = run.report(), run.report("base.json")
     assert base["metrics"]["accuracy"]["numerator"] == 8 and head["metrics"]["accuracy"]["numerator"] == 6
     body = run.summary
     assert "→ 75.0%" in body.splitlines()[0] and "100.0%" in body.splitlines()[0]
-    assert f"-{BASE_FORECAST}" in body and f"+{HEAD_FORECAST}" in body
+    assert f"-{base_text}" in body and f"+{head_text}" in body
     assert "no baseline" not in body
     no_process_left(repo.path)
 
@@ -139,9 +151,22 @@ def assert_description_flip(run, repo: Repo) -> None:
 # ----------------------------------------------------------------------------- the Action, per side
 
 
+def tools_ts(forecast: str) -> str:
+    """TOOLS in TypeScript source, get_forecast's description a template string."""
+    parts = []
+    for t in TOOLS:
+        description = "`" + forecast + "`" if t["name"] == "get_forecast" else json.dumps(t["description"])
+        parts.append(
+            f'  {{\n    name: "{t["name"]}",\n    description: {description},\n'
+            f"    inputSchema: {json.dumps(t['inputSchema'])},\n  }},\n"
+        )
+    return "export const TOOLS = [\n" + "".join(parts) + "];\n"
+
+
 def test_typescript_server_built_by_setup_on_head_and_base(world, tmp_path):
     """(a) A TypeScript server on the official SDK, built by `npm ci && npm run build` in each
-    side's checkout (node_modules and build/ are not committed); the head rewords a description."""
+    side's checkout (node_modules and build/ are not committed); the head rewords a description, a
+    template string over two lines — and the PR review comments on exactly those lines."""
     api, github = world
     ts = TESTS / "data" / "servers" / "ts"
     project = {p.relative_to(ts).as_posix(): p.read_text() for p in ts.rglob("*") if p.is_file()}
@@ -149,10 +174,7 @@ def test_typescript_server_built_by_setup_on_head_and_base(world, tmp_path):
         "server:\n  command: [node, build/index.js]\n"
         "  setup: npm ci --no-audit --no-fund && npm run build\n  setup_timeout_s: 300\n"
     )
-
-    def tools_ts(description: str) -> str:
-        return f"export const TOOLS = {json.dumps(tools_with(description), indent=2)};\n"
-
+    head_ts = tools_ts("Daily outlook\n      for a city.")
     repo = commit_repo(
         tmp_path,
         {
@@ -161,10 +183,11 @@ def test_typescript_server_built_by_setup_on_head_and_base(world, tmp_path):
             "golden.jsonl": GOLDEN,
             "toolselect.yaml": fake_model_config(server),
         },
-        {"src/tools.ts": tools_ts(HEAD_FORECAST)},
+        {"src/tools.ts": head_ts},
         ignore="node_modules/\nbuild/\ntoolselect-report/\n.toolselect-cache/\n",
     )
     assert not any(p.startswith(("build/", "node_modules/")) for p in git("ls-files", cwd=repo.path).split())
+    register_pull(github, repo)
     run = run_action(
         repo.path,
         tmp_path,
@@ -175,10 +198,27 @@ def test_typescript_server_built_by_setup_on_head_and_base(world, tmp_path):
         github=github,
         env=toolchain_env(tmp_path),
     )
-    assert_description_flip(run, repo)
+    assert_description_flip(run, repo, head_text="Daily outlook")
     assert "server setup: npm ci --no-audit --no-fund && npm run build" in run.stdout
     assert "base: server setup done in" in run.stdout  # the base worktree was built too
     assert run.report()["surface"]["origin"] == "stdio: node build/index.js"
+
+    # one review (COMMENT), one comment spanning the template string's two changed lines
+    [review] = github.reviews
+    assert review["state"] == "COMMENTED" and review["commit_id"] == repo.head
+    assert review["body"].startswith("<!-- toolselect-review:default -->")
+    [comment] = github.review_comments_on(7)
+    lines = head_ts.splitlines()
+    start = next(i for i, x in enumerate(lines, start=1) if "Daily outlook" in x)
+    assert (comment["path"], comment["start_line"], comment["line"]) == ("src/tools.ts", start, start + 1)
+    body = comment["body"]
+    assert body.startswith("<!-- toolselect-review:default ") and "the model picks `get_forecast` worse" in body
+    assert "| recall | 100.0% (3/3) | 33.3% (1/3) | −66.7 pt" in body
+    assert "wanted `get_forecast`, got `get_weather`: 0 → 2" in body
+    assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
+    sticky = github.comments_on(7)[0]["html_url"]
+    assert f"[the full report]({sticky})" in body and f"[the full report]({sticky})" in review["body"]
+    assert run.outputs["review-url"] == review["html_url"]
 
 
 def test_python_server_with_its_own_dependencies(world, tmp_path):

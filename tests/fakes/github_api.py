@@ -605,15 +605,7 @@ class FakeGitHub:
                     return self._send(201, comment, {"location": comment["url"]}, schema="issue-comment")
                 m = re.fullmatch(rf"{repo}/issues/comments/(\d+)", path)
                 if m and method == "PATCH":
-                    if token in fake.read_only:
-                        return self._send(403, DENIED)
-                    with fake._lock:
-                        comment = fake.comments.get(int(m.group(1)))
-                        if comment is None:
-                            return self._send(404, {"message": "Not Found", "status": "404"})
-                        comment["body"] = body["body"]
-                        comment["updated_at"] = "2026-11-30T09:00:00Z"
-                    return self._send(200, comment, schema="issue-comment")
+                    return self._edit(fake.comments, int(m.group(1)), body, token, login, "issue-comment")
                 m = re.fullmatch(rf"{repo}/pulls/(\d+)", path)
                 if m and method == "GET":
                     pull = fake.pull(int(m.group(1)))
@@ -636,21 +628,35 @@ class FakeGitHub:
                     return self._send(status, answer, schema="pull-request-review")
                 m = re.fullmatch(rf"{repo}/pulls/comments/(\d+)", path)
                 if m and method == "PATCH":
-                    if token in fake.read_only:
-                        return self._send(403, DENIED)
-                    with fake._lock:
-                        comment = fake.review_comments.get(int(m.group(1)))
-                        if comment is None or comment["user"]["login"] != login:
-                            return self._send(404, {"message": "Not Found", "status": "404"})
-                        comment["body"] = body["body"]
-                        comment["updated_at"] = "2026-11-30T09:00:00Z"
-                    return self._send(200, comment, schema="pull-request-review-comment")
+                    return self._edit(
+                        fake.review_comments, int(m.group(1)), body, token, login, "pull-request-review-comment"
+                    )
                 if path == f"{repo}/pulls" and method == "GET":
                     found = [p for p in fake.pulls if query.get("head") in (None, p["head"]["label"])]
                     return self._send(200, found)
                 return self._send(
                     404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
                 )
+
+            def _edit(
+                self,
+                store: dict[int, dict[str, Any]],
+                cid: int,
+                body: dict[str, Any],
+                token: str,
+                login: str,
+                schema: str,
+            ) -> None:
+                """PATCH a comment's body: only its author may (GitHub answers 404 to others' tokens here)."""
+                if token in fake.read_only:
+                    return self._send(403, DENIED)
+                with fake._lock:
+                    comment = store.get(cid)
+                    if comment is None or comment["user"]["login"] != login:
+                        return self._send(404, {"message": "Not Found", "status": "404"})
+                    comment["body"] = body["body"]
+                    comment["updated_at"] = "2026-11-30T09:00:00Z"
+                return self._send(200, comment, schema=schema)
 
             def _page(self, items: list[Any], query: dict[str, str], path: str, schema: str) -> None:
                 per_page = min(int(query.get("per_page", 30)), 100)

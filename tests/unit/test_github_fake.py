@@ -2,36 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import jsonschema
 import requests
 
-from tests.fakes.github_api import DENIED, FakeGitHub
-
-SPEC = json.loads((Path(__file__).resolve().parents[1] / "data" / "github" / "openapi-schemas.json").read_text())
-
-
-def as_json_schema(node):
-    """OpenAPI 3.0 → JSON Schema: `nullable: true` becomes a null alternative; refs stay local."""
-    if isinstance(node, list):
-        return [as_json_schema(n) for n in node]
-    if not isinstance(node, dict):
-        return node
-    out = {k: as_json_schema(v) for k, v in node.items() if k not in ("nullable", "example", "examples")}
-    if "$ref" in out:
-        out["$ref"] = "#/definitions/" + out["$ref"].rsplit("/", 1)[-1]
-    if node.get("nullable"):
-        return {"anyOf": [out, {"type": "null"}]}
-    return out
+from tests.fakes.github_api import DENIED, FakeGitHub, problems
 
 
 def validate(payload, name):
-    definitions = {k: as_json_schema(v) for k, v in SPEC["schemas"].items()}
-    jsonschema.validate(
-        payload, {"$ref": f"#/definitions/{name}", "definitions": definitions}, cls=jsonschema.Draft7Validator
-    )
+    assert problems(payload, name) == []
 
 
 def test_responses_match_the_openapi_schemas():
@@ -62,3 +39,36 @@ def test_responses_match_the_openapi_schemas():
         assert [p["number"] for p in pulls] == [9]
         validate(pulls[0]["user"], "simple-user")
         session.close()
+
+
+def test_what_github_would_refuse_is_refused_and_recorded():
+    """The fake checks what the client sends: a review comment with a key GitHub doesn't know, a
+    comment on a line outside the diff, a GraphQL field GitHub's schema doesn't have."""
+    with FakeGitHub({"tok": "github-actions[bot]"}) as gh:
+        gh.add_pull(7, "acme", "b", "a" * 40)
+        gh.set_files(7, [("a.py", "@@ -1,2 +1,2 @@\n x\n-y\n+z")])
+        session = requests.Session()
+        headers = {"authorization": "token tok"}
+        url = gh.url + "/repos/acme/weather-mcp/pulls/7/reviews"
+        review = {"commit_id": "a" * 40, "body": "b", "event": "COMMENT"}
+        typo = session.post(
+            url, json={**review, "comments": [{"path": "a.py", "lin": 2, "body": "x"}]}, headers=headers
+        )
+        assert typo.status_code == 422 and "lin" in gh.violations[0]
+        outside = session.post(
+            url, json={**review, "comments": [{"path": "a.py", "line": 9, "body": "x"}]}, headers=headers
+        )
+        assert outside.status_code == 422 and outside.json()["errors"] == [
+            "Pull request review thread line must be part of the diff"
+        ]
+        placed = session.post(
+            url, json={**review, "comments": [{"path": "a.py", "line": 2, "body": "x"}]}, headers=headers
+        )
+        assert placed.status_code == 200
+        validate(placed.json(), "pull-request-review")
+        validate(gh.pull(7), "pull-request")
+        query = {"query": 'query { repository(owner: "acme", name: "weather-mcp") { pullRequest(number: 7) { x } } }'}
+        refused = session.post(gh.url + "/graphql", json=query, headers=headers).json()
+        assert "Cannot query field 'x' on type 'PullRequest'." in refused["errors"][0]["message"]
+        session.close()
+        gh.violations.clear()  # recorded as they should be; the fake raises on leftovers

@@ -50,7 +50,14 @@ def test_resolving_keeps_the_marker_first_and_says_why():
 
 
 def test_the_annotation_is_one_plain_line():
-    assert annotation_text(impact("get_forecast")) == (
+    where = Location("get_forecast", "description", "a.py", 1, 1, 1.0, 1.0)
+    assert annotation_text(impact("get_forecast"), where) == (
         "description of get_forecast changed. recall 100.0% → 25.0%, precision 100.0% → 100.0%"
     )
     assert impact().regressed
+
+
+def test_a_parameter_field_reads_as_words_with_its_name_as_code():
+    where = Location("t", "parameter `a`b`: enum", "a.py", 1, 1, 1.0, 1.0)
+    body = inline_body(impact("t"), where, Mark("default", "t", "ab"), None)
+    assert "The enum of parameter `` a`b `` of `t` changed on this line" in body

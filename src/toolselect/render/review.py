@@ -75,11 +75,20 @@ def headline(impact: ToolImpact) -> str:
     return f"#### ℹ️ toolselect: {name}'s text changed; the model picks it as before"
 
 
+_PARAMETER = re.compile(r"parameter `(.*)`: (description|enum)", re.DOTALL)
+
+
+def field_text(field: str) -> str:
+    """ "parameter `units`: enum" → "enum of parameter `units`", the name as escaped inline code."""
+    m = _PARAMETER.fullmatch(field)
+    return f"{m.group(2)} of parameter {code(m.group(1))}" if m else esc(field)
+
+
 def inline_body(impact: ToolImpact, where: Location, mark: Mark, report_url: str | None) -> str:
     """One review comment on the lines of `where`."""
     fields = [c.field for c in impact.changes]
-    here = esc(where.field)
-    others = [esc(f) for f in fields if f != where.field]
+    here = field_text(where.field)
+    others = [field_text(f) for f in fields if f != where.field]
     lines = [mark.text(), headline(impact), ""]
     lines_word = "these lines" if where.line > where.start_line else "this line"
     said = f"The {here} of {code(impact.tool)} changed on {lines_word}"
@@ -148,10 +157,10 @@ def why_resolved(tool: str, impact: ToolImpact | None, sha: str, listed: bool = 
     return f"{at}, this text is no longer where the pull request changes it; the toolselect comment has the numbers"
 
 
-def annotation_text(impact: ToolImpact) -> str:
+def annotation_text(impact: ToolImpact, where: Location) -> str:
     """One line for a workflow annotation on the changed text (plain text: annotations are not Markdown)."""
     r, p = impact.recall, impact.precision
-    parts = [f"{impact.changes[0].field} of {impact.tool} changed"]
+    parts = [f"{where.field.replace('`', '')} of {impact.tool} changed"]
     if r.base is not None:
         parts.append(f"recall {pct(r.base)} → {pct(r.head)}, precision {pct(p.base)} → {pct(p.head)}")
     grew = [c for c in impact.cells if c.delta > 0]
