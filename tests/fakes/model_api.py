@@ -26,6 +26,15 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
         | {"tool": NAME, "args": {...}, "object_args": true} (OpenAI-style APIs: arguments as an object, not text)
         | {"html": "<html>…"} (a 200 answer that is not JSON, as a misconfigured gateway sends)
         with an optional "when": {"<tool>": "<text its description must contain>"}
+
+Multi-turn conversations (an agent loop sends the calls so far with their results): the prompt is
+the first user message; a variant may also say
+        "turn": N        the number of earlier model turns that called tools (0 for the first answer)
+        "after": {"<tool>": "error" | "<text>"}   the latest result for that tool was an error
+                          (Anthropic `is_error`; for the OpenAI APIs, a result starting "error"),
+                          or contains the text
+and a list's first variant whose conditions all hold answers. `log[i]["turn"]` and
+`log[i]["results"]` record what each request carried.
 """
 
 from __future__ import annotations
@@ -206,10 +215,13 @@ class FakeModelAPI:
             self._write(writer, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
             return True
         prompt = _prompt(api, body)
+        results, turn = _history(api, body)
         self.log.append(
             {
                 "api": api,
                 "prompt": prompt,
+                "turn": turn,
+                "results": results,
                 "model": body.get("model"),
                 "temperature": body.get("temperature"),
                 "seed": body.get("seed"),
@@ -293,8 +305,11 @@ class FakeModelAPI:
         if options is None:
             options = self.script.get("default", {"text": "I can answer that myself."})
         descriptions = _descriptions(api, body)
+        results, turn = _history(api, body)
         if isinstance(options, list):
-            options = next((o for o in options if _holds(o.get("when"), descriptions)), {"text": "no variant applies"})
+            options = next(
+                (o for o in options if _applies(o, descriptions, results, turn)), {"text": "no variant applies"}
+            )
         with self._lock:
             n = self._answered[prompt]
             self._answered[prompt] += 1
@@ -310,17 +325,82 @@ def _holds(when: dict[str, str] | None, descriptions: dict[str, str]) -> bool:
     return not when or all(text in descriptions.get(tool, "") for tool, text in when.items())
 
 
+def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list[dict[str, Any]], turn: int) -> bool:
+    if not _holds(option.get("when"), descriptions):
+        return False
+    if "turn" in option and option["turn"] != turn:
+        return False
+    for tool, wanted in (option.get("after") or {}).items():
+        latest = next((r for r in reversed(results) if r["tool"] == tool), None)
+        if latest is None:
+            return False
+        if wanted == "error" and not latest["error"]:
+            return False
+        if wanted != "error" and wanted not in latest["content"]:
+            return False
+    return True
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content if isinstance(content, str) else ""
+
+
 def _prompt(api: str, body: dict[str, Any]) -> str:
+    """The conversation's first user text (in a multi-turn request, later user turns carry results)."""
     if api == "responses":
         given = body.get("input")
         if isinstance(given, str):
             return given
-        return next((m.get("content") for m in reversed(given or []) if m.get("role") == "user"), "")
-    messages = body.get("messages") or []
-    content = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), "")
-    if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
-    return content or ""
+        return next((_text(m.get("content")) for m in given or [] if m.get("role") == "user"), "")
+    users = (_text(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
+    return next((t for t in users if t), "")
+
+
+def _history(api: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """The tool results a request carries, in order ({tool, content, error}), and how many earlier
+    model turns called tools."""
+    names: dict[str, str] = {}
+    results: list[dict[str, Any]] = []
+    turn = 0
+    if api == "responses":
+        given = body.get("input")
+        previous = None
+        for item in given if isinstance(given, list) else []:
+            kind = item.get("type")
+            if kind == "function_call":
+                names[item.get("call_id", "")] = item.get("name", "")
+                turn += previous != "function_call"
+            elif kind == "function_call_output":
+                output = item.get("output")
+                text = output if isinstance(output, str) else json.dumps(output)
+                tool = names.get(item.get("call_id", ""), "")
+                results.append({"tool": tool, "content": text, "error": text.lower().startswith("error")})
+            previous = kind
+        return results, turn
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if api == "anthropic" and isinstance(content, list):
+            uses = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+            for block in uses:
+                names[block.get("id", "")] = block.get("name", "")
+            turn += bool(uses and m.get("role") == "assistant")
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    text = _text(block.get("content"))
+                    tool = names.get(block.get("tool_use_id", ""), "")
+                    results.append({"tool": tool, "content": text, "error": bool(block.get("is_error"))})
+        elif api == "chat":
+            if m.get("role") == "assistant" and m.get("tool_calls"):
+                turn += 1
+                for call in m["tool_calls"]:
+                    names[call.get("id", "")] = call.get("function", {}).get("name", "")
+            if m.get("role") == "tool":
+                text = _text(content)
+                tool = names.get(m.get("tool_call_id", ""), "")
+                results.append({"tool": tool, "content": text, "error": text.lower().startswith("error")})
+    return results, turn
 
 
 def _system(body: dict[str, Any]) -> str | None:
