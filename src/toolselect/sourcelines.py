@@ -160,10 +160,8 @@ def _texts(tool: Mapping[str, Any]) -> dict[str, str]:
     texts: dict[str, str] = {}
     if isinstance(tool.get("description"), str):
         texts["description"] = tool["description"]
-    annotations = tool.get("annotations")
-    title = tool.get("title") or (annotations.get("title") if isinstance(annotations, dict) else None)
-    if isinstance(title, str):
-        texts["title"] = title
+    if isinstance(tool.get("title"), str):  # the surface's definitions carry it (surface.build_surface)
+        texts["title"] = tool["title"]
     for path, schema in _properties(tool.get("inputSchema"), ""):
         if isinstance(schema.get("description"), str):
             texts[f"parameter `{path}`: description"] = schema["description"]
