@@ -275,7 +275,7 @@ def _unambiguous(found: dict[str, Location]) -> dict[str, Location]:
     items = list(found.values())
     for i, a in enumerate(items):
         for b in items[i + 1 :]:
-            if a.path != b.path or a.line < b.start_line or b.line < a.start_line:
+            if not _overlap(a, b):
                 continue
             rank_a, rank_b = (a.changed, a.covered), (b.changed, b.covered)
             if rank_a >= rank_b:
@@ -283,6 +283,11 @@ def _unambiguous(found: dict[str, Location]) -> dict[str, Location]:
             if rank_b >= rank_a:
                 keep.pop(a.tool, None)
     return keep
+
+
+def _overlap(a: Location, b: Location) -> bool:
+    """Two locations share a line of one file."""
+    return a.path == b.path and a.start_line <= b.line and b.start_line <= a.line
 
 
 @dataclass(frozen=True)
@@ -322,7 +327,7 @@ def _best(change: TextChange, hunks: Sequence[_Hunk], index: Mapping[str, list[i
         if other.rank != best.rank:
             break
         a, b = best.location, other.location
-        if a.path != b.path or a.line < b.start_line or b.line < a.start_line:
+        if not _overlap(a, b):
             return None  # the same text, equally well, in two places: no telling which is the tool's
     return best.location
 
