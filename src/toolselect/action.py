@@ -22,7 +22,7 @@ from .github.commands import Workflow, chown_like
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
 from .pipeline import Against, run_eval
-from .policy import Event, Plan, decide, read_event
+from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS
 from .render.comment import fence
 from .report import read_report
@@ -226,9 +226,7 @@ def evaluate_event(
         comment_url = post(inputs, env, wf, plan.pr, written.comment, create=create)
     head_sha = _head_sha(event)
     if plan.pr is not None and head_sha:
-        review_url = review_lines(
-            inputs, env, wf, plan.pr, head_sha, outcome, comment_url or run_url(env), can_post=not plan.fork
-        )
+        review_url = review_lines(inputs, env, wf, plan.pr, head_sha, outcome, comment_url or run_url(env), plan.review)
     for notice in plan.notices:
         wf.annotate("notice", notice, title="toolselect")
     wf.set_outputs(outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
@@ -331,7 +329,6 @@ def post_artifact(
     from github import GithubException
     from requests.exceptions import RequestException
 
-    from .diff import incomparable
     from .github.comment import find_pull_request, make_client
 
     for notice in plan.notices:
@@ -348,8 +345,6 @@ def post_artifact(
         raise ConfigError(f"{folder}/meta.json is not a toolselect artifact: {str(exc).splitlines()[0]}") from None
     head = read_report(folder / "report.json")
     base = read_report(folder / "base.json") if (folder / "base.json").exists() else None
-    if base is not None and incomparable(base, head):
-        base = None
     lookup = plan.lookup
     if meta.head_sha and meta.head_sha != lookup.sha:
         wf.annotate(
@@ -385,7 +380,7 @@ def post_artifact(
     )
     written = write_outputs(outcome, Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url))
     url = post(inputs, environ, wf, number, written.comment, create=True)
-    review_url = review_lines(inputs, environ, wf, number, lookup.sha, outcome, url or lookup.run_url, can_post=True)
+    review_url = review_lines(inputs, environ, wf, number, lookup.sha, outcome, url or lookup.run_url, plan.review)
     passed = "true" if outcome.verdict.passed else "false"
     wf.set_outputs({"comment-url": url, "review-url": review_url, "passed": passed})
     return EXIT_PASSED
@@ -399,34 +394,30 @@ def review_lines(
     head_sha: str,
     outcome: Outcome,
     report_url: str | None,
-    *,
-    can_post: bool,
+    review: Review,
 ) -> str:
-    """Comment on the source lines of the tool texts the PR changed (a review), or, when review
-    comments are off, annotate those lines. Not in a fork PR's run: its poster reviews. Every path and
-    line comes from the PR's own file list, read from the API. A GitHub failure is a warning."""
+    """Comment on the source lines of the tool texts the PR changed (a review), or annotate those
+    lines, as the plan says (policy.decide: not in a fork PR's own run, whose poster reviews). Every
+    path and line comes from the PR's own file list, read from the API. A GitHub failure is a warning."""
     from github import GithubException
     from requests.exceptions import RequestException
 
     from .github.comment import make_client, whoami
     from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
-    from .impact import Mode, selected, tool_impacts
+    from .impact import selected, tool_impacts
     from .render.markdown import visible
     from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
     from .sourcelines import locate
 
-    mode: Mode = inputs.get("review_comments") or "regressions"
     repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
-    if not repo or not token:
-        return ""
-    if not can_post:  # a fork PR's run: the workflow_run poster reviews
+    if not repo or not token or review == "none":
         return ""
     base, diff = outcome.base, outcome.diff
     if base is None or diff is None:  # no baseline: nothing is known about any tool, so nothing changes
         return ""
     impacts = tool_impacts(diff, base, outcome.head)
-    comment = mode != "off"
-    chosen = selected(impacts, mode if comment else "regressions")
+    comment = review != "annotations"
+    chosen = selected(impacts, every_change=review == "all-changes")
     if not comment and not chosen:
         return ""
     gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), token)

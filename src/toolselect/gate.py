@@ -67,6 +67,12 @@ def error_rate_exceeded(errors: Metric, max_error_rate: float) -> bool:
     return errors.value is not None and errors.value > max_error_rate + 1e-12
 
 
+def failed_base(base: Report) -> str | None:
+    """The "no baseline" note for a base whose own run failed (it can't judge the head), else None."""
+    failure = run_failure(base)
+    return f"no baseline: the base run failed ({failure}), so it can't judge the head" if failure else None
+
+
 def run_failure(report: Report) -> str | None:
     """Why a run is no measurement at all (an infrastructure failure, exit 3): it stopped, or more
     samples than max_error_rate failed at the provider."""

@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
 from .diff import CaseDelta, CellDelta, Diff
 from .report import Metric, Report
 from .sourcelines import TextChange, text_changes
 from .stats import fisher_exact
-
-Mode = Literal["off", "regressions", "all-changes"]
 
 
 @dataclass(frozen=True)
@@ -96,8 +93,6 @@ def tool_impacts(diff: Diff, base: Report, head: Report) -> list[ToolImpact]:
     return sorted(out, key=lambda i: (not i.regressed, i.tool))
 
 
-def selected(impacts: Iterable[ToolImpact], mode: Mode) -> list[ToolImpact]:
-    """The impacts a review comments on: none, the regressions, or every changed tool."""
-    if mode == "off":
-        return []
-    return [i for i in impacts if mode == "all-changes" or i.regressed]
+def selected(impacts: Iterable[ToolImpact], every_change: bool) -> list[ToolImpact]:
+    """The impacts a review comments on: the regressions, or every changed tool."""
+    return [i for i in impacts if every_change or i.regressed]

@@ -52,6 +52,7 @@ class Option:
     secret: bool = False  # an Action input that is masked and never written anywhere
     annotation: Any = None  # the config key's type, when `kind` doesn't say it (config.py types `cases`, `price`)
     shown_default: str = ""  # the default as the docs say it, when not the value itself
+    example: str = ""  # for `floors`: one floor as a flag takes it, e.g. get_weather=0.8
 
     # ------------------------------------------------------------------ derived names
 
@@ -148,11 +149,31 @@ class Option:
                 raise ConfigError(self.range_message(label, text))
             return value
         if self.kind == "floors":
-            return parse_floors(text, label)
+            return self.parse_floors(text, label)
         if self.kind == "files":
             return tuple(item.strip() for item in re.split(r"[\n,]", text) if item.strip())
         self.check_text(text, label)
         return text
+
+    def parse_floors(self, text: str, label: str) -> dict[str, float]:
+        """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {name: floor}, each
+        floor in the option's range."""
+        floors = {}
+        for item in re.split(r"[\n,]", text):
+            if not item.strip():
+                continue
+            m = re.fullmatch(r"\s*([^=:\s]+)\s*[=:]\s*(\S+)\s*", item)
+            try:
+                name, floor = m.group(1), float(m.group(2))  # type: ignore[union-attr]
+            except (AttributeError, ValueError):
+                raise ConfigError(
+                    f"{label}: expected {self.metavar.split('=')[0].lower()}=floor, e.g. {self.example} "
+                    f"(got {item.strip()!r})"
+                ) from None
+            if not math.isfinite(floor) or self.out_of_range(floor):
+                raise ConfigError(f"{label}: {item.strip()!r}: the floor must be {self.bounds()}")
+            floors[name] = floor
+        return floors
 
     def check_text(self, text: str, label: str, place: str = "") -> None:
         """A text value against the choices or the pattern; `place` (`file:line: `) starts the message."""
@@ -166,23 +187,6 @@ class Option:
 
 def _one_of(choices: tuple[str, ...]) -> str:
     return ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
-
-
-def parse_floors(text: str, label: str) -> dict[str, float]:
-    """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {tool: floor}."""
-    floors = {}
-    for item in re.split(r"[\n,]", text):
-        if not item.strip():
-            continue
-        m = re.fullmatch(r"\s*([^=:\s]+)\s*[=:]\s*(\S+)\s*", item)
-        try:
-            tool, floor = m.group(1), float(m.group(2))  # type: ignore[union-attr]
-        except (AttributeError, ValueError):
-            raise ConfigError(f"{label}: expected tool=floor, e.g. get_weather=0.8 (got {item.strip()!r})") from None
-        if not 0 <= floor <= 1:
-            raise ConfigError(f"{label}: {item.strip()!r}: the floor must be between 0 and 1")
-        floors[tool] = floor
-    return floors
 
 
 SHARE = "it is a share: 0.9 means 90%"
@@ -260,7 +264,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("min_tool_recall",
            "per-tool recall floors: in the config a mapping {get_weather: 0.8}; as a flag (repeatable) or an input: "
            "get_weather=0.8, get_forecast=0.9",
-           "floors", "gate", default={}, ge=0, le=1, metavar="TOOL=X"),
+           "floors", "gate", default={}, ge=0, le=1, metavar="TOOL=X", example="get_weather=0.8"),
     # the gate against the base
     Option("max_drop", "fail when accuracy drops more than this many points against the base (0: any drop)", "float",
            "compare", ge=0, unit=POINTS, metavar="PTS", shown_default="none"),
@@ -368,7 +372,7 @@ def read_flags(raw: Mapping[str, Any]) -> dict[str, Any]:
         if o.kind == "bool":
             given[o.key] = bool(value)
         elif o.kind == "floors":
-            given[o.key] = parse_floors("\n".join(value), label)
+            given[o.key] = o.parse_floors("\n".join(value), label)
         elif o.kind == "files":
             given[o.key] = tuple(value)
         else:

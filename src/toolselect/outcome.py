@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from .diff import Diff, diff_reports
-from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED
-from .gate import Gate, Verdict, decide_verdict, run_failure
+from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, ConfigError
+from .gate import Gate, Verdict, decide_verdict, failed_base, run_failure
 from .pipeline import Comparison
 from .report import Report, write_report
 
@@ -74,13 +74,23 @@ def compare_saved(
     base_note: str | None = None,
     notes: tuple[str, ...] = (),
     enforced: bool = True,
+    refuse_incomparable: bool = False,
 ) -> Outcome:
     """Two saved reports, judged as a live run would be: under the gate the head's run recorded,
-    with `gate_options` (flags, inputs; None means "as recorded") on top. A base that is missing, or
-    whose own run failed, is no baseline."""
+    with `gate_options` (flags, inputs; None means "as recorded") on top. A base that is missing,
+    whose own run failed, or that measured something else (another model, provider or settings:
+    `diff.incomparable`) is no baseline — or, with `refuse_incomparable` (two reports a person
+    named), the last is an error."""
+    from .diff import incomparable
+
     gate = head.gate.options().overridden(gate_options)
-    if base is not None and (failure := run_failure(base)):
-        base, base_note = None, f"no baseline: the base run failed ({failure}), so it can't judge the head"
+    if base is not None and (reasons := incomparable(base, head)):
+        said = "can't be compared: " + "; ".join(reasons)
+        if refuse_incomparable:
+            raise ConfigError(f"{base_label} and the head {said}")
+        base, base_note = None, f"no baseline: the base report {said}"
+    if base is not None and (failed := failed_base(base)):
+        base, base_note = None, failed
     diff = diff_reports(base, head, alpha=gate.alpha) if base is not None else None
     return evaluate(
         Comparison(head, base, diff, base_note), gate, base_label=base_label, notes=notes, enforced=enforced

@@ -21,7 +21,7 @@ from .budget import Budget, check_budget, estimate
 from .config import Loaded, Overrides, Settings, load_cases, public_url
 from .diff import Diff, diff_reports
 from .errors import ToolselectError
-from .gate import run_failure
+from .gate import failed_base
 from .golden import Case
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .pick import Pick
@@ -242,8 +242,8 @@ async def run_eval(
         await _within_budget([p for p in (head_prep, base_prep) if p], settings.max_requests)
         head = await execute(head_prep, hooks, keys)
         base = await execute(base_prep, base_hooks, keys) if base_prep else None
-    if base is not None and (failure := run_failure(base)):
-        return Comparison(head, base_note=f"no baseline: the base run failed ({failure}), so it can't judge the head")
+    if base is not None and (failed := failed_base(base)):
+        return Comparison(head, base_note=failed)
     if base is None:
         return Comparison(head, base_note=note)
     return Comparison(head, base, diff_reports(base, head, alpha=settings.gate.alpha))

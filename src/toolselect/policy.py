@@ -1,6 +1,7 @@
 """The Action's policy as data: for a GitHub event, its inputs and the run's settings, what the run
 does — evaluate or post a fork PR's artifact, against which base, with keys or from the cache only,
-whether to comment, whether a failed gate fails the check. Pure, and tested as a table.
+whether to comment and to review the changed lines, whether a failed gate fails the check. Pure,
+and tested as a table.
 """
 
 from __future__ import annotations
@@ -9,13 +10,19 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .errors import ConfigError
-from .options import OPTIONS
+from .options import BY_KEY, OPTIONS
 from .providers.registry import PROVIDERS
 
 PUSH_NOTE = "push: head only (this run seeds the answer cache for pull requests)"
+Review = Literal["regressions", "all-changes", "annotations", "none"]
+PULL_REQUEST_TARGET = (
+    "toolselect does not run on pull_request_target: that event gives a PR's code your secrets and a write "
+    "token. Run it on pull_request, and post fork PRs' comments with the workflow_run workflow "
+    "(examples/workflows/toolselect-comment.yml)"
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,9 @@ class Plan:
     warnings: tuple[str, ...] = ()  # annotated as ::warning
     notices: tuple[str, ...] = ()  # annotated as ::notice
     lookup: PullLookup | None = None  # post mode
+    # the changed tool texts' source lines: a review on those that regressed (or on all changes),
+    # annotations instead (review-comments: off), or nothing (no PR here, or a fork PR's own run)
+    review: Review = "none"
 
 
 def key_input(provider: str) -> str:
@@ -91,8 +101,11 @@ def decide(event: Event, inputs: Mapping[str, Any], provider: str | None, enviro
     """What to do. `inputs`: the Action's inputs that were given (key → value); `provider`: the
     run's resolved provider (None in the poster, which evaluates nothing); `environ`: the step's
     environment with the key inputs in it."""
+    if event.name == "pull_request_target":
+        raise ConfigError(PULL_REQUEST_TARGET)
+    review = _review(inputs)
     if event.name == "workflow_run" and inputs.get("from_artifact"):
-        return _poster(event, environ)
+        return _poster(event, environ, review)
     pr = event.pull_request
     fork = event.fork
     fail_on_fork = bool(inputs.get("fail_on_fork"))
@@ -129,10 +142,16 @@ def decide(event: Event, inputs: Mapping[str, Any], provider: str | None, enviro
         notes=tuple(notes),
         warnings=tuple(warnings),
         notices=tuple(notices),
+        review=review if pr and not fork else "none",
     )
 
 
-def _poster(event: Event, environ: Mapping[str, str]) -> Plan:
+def _review(inputs: Mapping[str, Any]) -> Review:
+    chosen = inputs.get("review_comments") or BY_KEY["review_comments"].input_default
+    return "annotations" if chosen == "off" else cast(Review, chosen)
+
+
+def _poster(event: Event, environ: Mapping[str, str], review: Review) -> Plan:
     """`on: workflow_run` with from-artifact: post a fork PR run's comment from its artifact."""
     run = event.payload.get("workflow_run") or {}
     sha, branch = _get(run, "head_sha"), _get(run, "head_branch")
@@ -150,5 +169,6 @@ def _poster(event: Event, environ: Mapping[str, str]) -> Plan:
         comment="always",
         enforced=False,  # the poster reports; the PR's own run is the check
         notes=(note,),
+        review=review,
         lookup=PullLookup(str(owner), str(branch), str(sha), _get(run, "html_url")),
     )

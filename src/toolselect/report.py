@@ -613,6 +613,21 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= TOLERANCE
 
 
+def _gate_problems(gate: GateOut) -> Iterator[str]:
+    """The gate's numbers within the ranges their options declare (options.py)."""
+    from .options import BY_KEY
+
+    for key in Gate.__dataclass_fields__:
+        option, value = BY_KEY[key], getattr(gate, key)
+        named = value.items() if isinstance(value, dict) else [(None, value)]
+        for name, number in named:
+            if isinstance(number, bool) or not isinstance(number, (int, float)):
+                continue
+            if not math.isfinite(number) or option.out_of_range(number):
+                at = f"gate.{key}" + (f"[{show(name)}]" if name is not None else "")
+                yield f"{at} is {number!r}, not {option.bounds()}" + (f" ({option.unit})" if option.unit else "")
+
+
 def _share(value: float | None, where: str) -> Iterator[str]:
     if value is not None and not -TOLERANCE <= value <= 1 + TOLERANCE:
         yield f"{where} is {value!r}, not a share between 0 and 1"
@@ -693,15 +708,7 @@ def _inconsistencies(report: Report) -> Iterator[str]:
     names = {c.name for c in report.cases}
     if not set(report.flaky) <= names:
         yield "flaky names a case the report does not have"
-    gate = report.gate
-    for key in ("min_accuracy", "max_error_rate", "max_over_trigger"):
-        yield from _share(getattr(gate, key), f"gate.{key}")
-    for tool, floor in gate.min_tool_recall.items():
-        yield from _share(floor, f"gate.min_tool_recall[{show(tool)}]")
-    if gate.max_drop is not None and not 0 <= gate.max_drop < math.inf:
-        yield f"gate.max_drop: {gate.max_drop!r} is not a number of points ≥ 0"
-    if gate.significance is not None and not 0 < gate.significance < 1:
-        yield f"gate.significance: {gate.significance!r} is not between 0 and 1"
+    yield from _gate_problems(report.gate)
     run = report.run
     if run.provider not in PROVIDERS:
         yield f"run.provider: {show(run.provider)} is not a toolselect provider (known: {', '.join(PROVIDERS)})"

@@ -8,6 +8,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import DATA, EXAMPLE, FAKES, toolselect
 
 PY = json.dumps(sys.executable)
@@ -269,10 +271,11 @@ def test_a_command_without_a_shebang_is_a_clear_error(tmp_path):
     assert "cannot start the command provider './pick.txt'" in run.out + run.err
 
 
-def test_ci_logs_get_a_wide_console(tmp_path):
+@pytest.mark.parametrize("ci", [{"GITHUB_ACTIONS": "true"}, {"CI": "true"}], ids=["GITHUB_ACTIONS", "CI"])
+def test_ci_logs_get_a_wide_console(tmp_path, ci):
     """No terminal and CI set: sentences and table cells are not wrapped at 80 columns."""
     line = "get_weather and get_forecast are likely confusable (similarity"
-    lint = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": "", "GITHUB_ACTIONS": "true"})
+    lint = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": "", **ci})
     assert any(line in row and "toolselect.yaml:3" in row for row in lint.out.splitlines())
     narrow = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": ""})
     assert not any(line in row for row in narrow.out.splitlines())  # 80 columns: wrapped

@@ -147,7 +147,7 @@ def test_transient_failures_are_retried(provider, model_api, tmp_path):
     assert report(tmp_path)["run"]["pool_shrinks"] >= 1  # the 429s made the run send fewer at once
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses"])
 def test_a_long_retry_after_is_cut_to_the_request_timeout_and_said(provider, model_api, tmp_path):
     """An API that asks for 300 s: the SDK would sleep that long (Anthropic) or give up (OpenAI);
     toolselect waits at most timeout_s, retries, and says so."""

@@ -121,3 +121,35 @@ def test_the_release_pins_the_image_by_tag_and_digest(tmp_path):
     assert eval_step["uses"] == f"docker://ghcr.io/acme/tool-select-action:1.2.3@{digest}"
     tags = run("git", "tag", cwd=remote).stdout.decode().split()
     assert tags == ["v1", "v1.2.3"]
+
+
+def test_the_server_table_in_the_docs_has_every_key_with_its_default():
+    """docs/config.md's `server:` table is written by hand: it must name every key of the model
+    that reads `server:`, with the model's default, and nothing else."""
+    from toolselect.config import ServerModel
+
+    text = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    table = text.split("## `server:`", 1)[1].split("\n\n", 2)[1]
+    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \| ([^|]*) \|", table, re.MULTILINE)}
+    assert set(rows) - {"key"} == set(ServerModel.model_fields)
+    for name, field in ServerModel.model_fields.items():
+        if isinstance(field.default, float):
+            assert rows[name].strip() == f"`{field.default:g}`", name
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in ("setup_timeout_s", "ready_timeout_s"):
+        assert f"`{name}` (default {ServerModel.model_fields[name].default:g})" in readme or (
+            f"`{name}`, default {ServerModel.model_fields[name].default:g}" in readme
+        ), name
+
+
+def test_the_gate_is_declared_once():
+    """The gate's options (options.py, groups gate and compare), the Gate the verdict uses and the
+    GateOut a report records are the same fields."""
+    from dataclasses import fields
+
+    from toolselect.gate import Gate
+    from toolselect.report import GateOut
+
+    declared = {o.key for o in OPTIONS if o.group in ("gate", "compare") and o.config is not None}
+    assert {f.name for f in fields(Gate)} == declared
+    assert set(GateOut.model_fields) - {"passed", "reasons", "stopped"} == declared

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.unit.test_diff import gate, report
+from toolselect.errors import ConfigError
 from toolselect.outcome import Targets, compare_saved, evaluate, exit_code, write_outputs
 from toolselect.pipeline import Comparison
 
@@ -28,6 +31,17 @@ def test_a_base_whose_run_failed_is_no_baseline():
     outcome = compare_saved(broken, report(WORSE), {"max_drop": 0}, base_label="b")
     assert outcome.diff is None and outcome.verdict.passed
     assert outcome.base_note == "no baseline: the base run failed (the server crashed), so it can't judge the head"
+
+
+def test_a_base_of_another_model_is_no_baseline_for_the_poster_and_an_error_for_diff():
+    base = report(GOOD)
+    other = base.model_copy(update={"run": base.run.model_copy(update={"model": "another-model"})})
+    outcome = compare_saved(other, report(WORSE), {"max_drop": 0}, base_label="the PR run's base", enforced=False)
+    assert outcome.diff is None and outcome.verdict.passed
+    assert outcome.base_note is not None
+    assert outcome.base_note.startswith("no baseline: the base report can't be compared: different model")
+    with pytest.raises(ConfigError, match=r"base\.json and the head can't be compared: different model"):
+        compare_saved(other, report(WORSE), {}, base_label="base.json", refuse_incomparable=True)
 
 
 def test_write_outputs_writes_every_named_file(tmp_path):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
-from toolselect.policy import PUSH_NOTE, Event, decide
+from toolselect.errors import ConfigError
+from toolselect.options import BY_KEY
+from toolselect.policy import PUSH_NOTE, Event, Review, decide
 
 BASE_SHA = "b" * 40
 
@@ -159,3 +163,30 @@ def test_what_each_plan_says():
     assert decide(workflow_run(event="push"), {"from_artifact": "a"}, None, NO_KEY).notices == (
         "the triggering run was not a pull_request run: nothing to post",
     )
+
+
+@pytest.mark.parametrize(
+    ("event", "inputs", "review"),
+    [
+        (pr(), ALWAYS, "regressions"),  # the input's default
+        (pr(), {"review_comments": "all-changes"}, "all-changes"),
+        (pr(), {"review_comments": "off"}, "annotations"),
+        (pr(fork=True), ALWAYS, "none"),  # its poster reviews
+        (Event("push", {}), ALWAYS, "none"),
+        (workflow_run(), {"from_artifact": "a"}, "regressions"),
+        (workflow_run(), {"from_artifact": "a", "review_comments": "off"}, "annotations"),
+    ],
+    ids=["PR", "PR all-changes", "PR off", "fork PR", "push", "poster", "poster off"],
+)
+def test_where_the_changed_lines_are_reviewed(event, inputs, review):
+    assert decide(event, inputs, "openai", KEY).review == review
+
+
+def test_the_review_choices_are_the_inputs():
+    assert set(get_args(Review)) == {*BY_KEY["review_comments"].choices, "annotations", "none"} - {"off"}
+
+
+def test_pull_request_target_is_refused_with_the_safe_pattern():
+    with pytest.raises(ConfigError) as refused:
+        decide(Event("pull_request_target", {"pull_request": {"number": 1}}), ALWAYS, "openai", KEY)
+    assert "gives a PR's code your secrets" in refused.value.message and "workflow_run" in refused.value.message

@@ -167,7 +167,10 @@ def mutate(data: dict, path: tuple, value) -> dict:
         (("counts", "samples"), 4, "counts.samples: 4, but its cases have 3 samples"),
         (("counts", "outcomes"), {"PASS": 3}, "counts.outcomes: not the outcomes of the cases' samples"),
         (("confusion", "get_weather", "get_weather"), 50, "confusion: 52 samples, more than counts.counted_samples"),
-        (("gate", "min_accuracy"), 3, "gate.min_accuracy is 3.0, not a share between 0 and 1"),
+        (("gate", "min_accuracy"), 3, "gate.min_accuracy is 3.0, not between 0 and 1 (it is a share: 0.9 means 90%)"),
+        (("gate", "max_drop"), -2, "gate.max_drop is -2.0, not 0 or more (it is in points: 5 means five points)"),
+        (("gate", "significance"), 1.5, "gate.significance is 1.5, not between 0 and 1"),
+        (("gate", "min_tool_recall"), {"get_weather": 1.2}, "gate.min_tool_recall['get_weather'] is 1.2, not between"),
         (("flaky",), ["nobody"], "flaky names a case the report does not have"),
     ],
 )

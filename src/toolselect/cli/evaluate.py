@@ -64,15 +64,11 @@ def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Two saved reports, judged as a live comparison: under the head's recorded gate, flags on top."""
-    from ..diff import incomparable
     from ..report import read_report
 
     base, head = read_report(args.base), read_report(args.head)
-    reasons = incomparable(base, head)
-    if reasons:
-        raise ConfigError(f"{args.base} and {args.head} can't be compared: " + "; ".join(reasons))
     over: Overrides = flag_overrides(args)
-    outcome = compare_saved(base, head, over.values, base_label=str(args.base))
+    outcome = compare_saved(base, head, over.values, base_label=str(args.base), refuse_incomparable=True)
     view = ConsoleView()
     view.print_outcome(outcome)
     _write(outcome, Targets(markdown=args.markdown, diff_json=args.json), view)
