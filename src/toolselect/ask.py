@@ -2,7 +2,9 @@
 
 Requests in flight are bounded by `concurrency`. A sample whose request fails gets an ERROR pick;
 a fatal provider error (bad key, unknown model, a program that can't start) stops the run: no new
-request goes out, the sample that hit it is ERROR, and samples never asked are NOT-EVALUATED.
+request goes out, the sample that hit it is ERROR, and samples never asked are NOT-EVALUATED. A
+trajectory case's sample is a conversation (converse.py): its turns are asked one after another, in
+one slot of the pool.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from .converse import Conversation
 from .errors import InfraError
 from .golden import Case
 from .pick import Pick, failed, skipped
@@ -71,16 +74,24 @@ async def ask_all(
     pending = iter(enumerate(jobs))
     fatal: list[InfraError] = []
 
-    async def ask(job: Job) -> Pick:
-        offered = tools if job.order is None else tuple(tools[i] for i in job.order)
-        request = Request(prompt=job.case.prompt, system=system, tools=offered, sample=job.sample)
+    async def one(request: Request) -> Pick:
         try:
-            pick = await provider.pick(request)
+            return await provider.pick(request)
         except SampleError as exc:
             return failed(str(exc))
         except InfraError as exc:
             fatal.append(exc)
             return failed(exc.message)
+
+    async def ask(job: Job) -> Pick:
+        offered = tools if job.order is None else tuple(tools[i] for i in job.order)
+        request = Request(prompt=job.case.prompt, system=system, tools=offered, sample=job.sample)
+        if job.case.script is not None:
+            conversation = Conversation(surface, request, job.case.script)
+            while (turn := conversation.next_request()) is not None:
+                conversation.record(skipped(STOPPED) if fatal else await one(turn))
+            return conversation.outcome()
+        pick = await one(request)
         return replace(pick, tool=surface.from_wire(pick.tool)) if pick.tool is not None else pick
 
     async def worker() -> None:

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 from .ask import Job
 from .config import Settings
+from .converse import Conversation
 from .errors import ConfigError
 from .prices import cost_usd
 from .providers import Provider, Request, WireTool
+from .surface import Surface
+from .trajectory import Script
 
 ANSWER_TOKENS = 40  # a tool call and its arguments, or a short reply
 
@@ -34,21 +37,62 @@ class Budget:
     local: bool
 
 
+def _tokens(request: Request) -> int:
+    text = (
+        json.dumps([[t.name, t.description, t.input_schema] for t in request.tools])
+        + request.prompt
+        + (request.system or "")
+    )
+    return len(text) // 4 + 20
+
+
+def _replay(
+    provider: Provider, surface: Surface, request: Request, script: Script, planned: set[str]
+) -> tuple[int, int]:
+    """(turns found in the cache, turns still to ask) of one trajectory sample."""
+    conversation = Conversation(surface, request, script)
+    found = 0
+    while (turn := conversation.next_request()) is not None:
+        key = provider.answer_key(turn)
+        answer = provider.cached_answer(key) if key is not None else None
+        if answer is None:
+            if key is not None and key in planned:
+                return found + 1, 0  # the other side asks it first: what follows is unknown, not ours to count
+            if key is not None:
+                planned.add(key)
+            expected = len(script.expect.calls) + 1
+            return found, max(1, min(script.max_turns, expected) - found)
+        found += 1
+        conversation.record(answer)
+    return found, 0
+
+
 def estimate(
     provider: Provider,
     jobs: Sequence[Job],
     tools: tuple[WireTool, ...],
     settings: Settings,
     planned: set[str] | None = None,
+    surface: Surface | None = None,
 ) -> Budget:
     """`planned`: keys another side of the run will already have asked (counted as cached here);
-    this side's uncached keys are added to it."""
+    this side's uncached keys are added to it. A trajectory sample's cached turns are walked with
+    its stubs (`surface` maps the names back); its turns past the cache are estimated as one per
+    expected call and one for the final answer, capped by max_turns."""
     local = not provider.cacheable  # answered by a local program or bm25: no API request
-    cached = uncached = tokens = 0
+    cached = uncached = tokens = not_evaluated = 0
     planned = planned if planned is not None else set()
     for job in jobs:
         offered = tools if job.order is None else tuple(tools[i] for i in job.order)
         request = Request(job.case.prompt, settings.system, offered, job.sample)
+        if job.case.script is not None and surface is not None:
+            asked, missing = _replay(provider, surface, request, job.case.script, planned)
+            cached += asked
+            if missing:
+                uncached += missing
+                not_evaluated += 1
+                tokens += missing * (_tokens(request) + 40 * len(job.case.script.expect.calls))
+            continue
         key = provider.answer_key(request)
         if key is not None:
             if key in planned or provider.has_answer(key):
@@ -56,12 +100,8 @@ def estimate(
                 continue
             planned.add(key)
         uncached += 1
-        text = (
-            json.dumps([[t.name, t.description, t.input_schema] for t in offered])
-            + request.prompt
-            + (request.system or "")
-        )
-        tokens += len(text) // 4 + 20
+        not_evaluated += 1
+        tokens += _tokens(request)
     only = settings.cache_mode == "only"
     requests = 0 if local or only else uncached
     out = ANSWER_TOKENS * requests
@@ -71,7 +111,7 @@ def estimate(
         samples=len(jobs),
         cached=cached,
         requests=requests,
-        not_evaluated=uncached if only and not local else 0,
+        not_evaluated=not_evaluated if only and not local else 0,
         input_tokens=tokens if requests else 0,
         output_tokens=out,
         cost_usd=cost_usd(settings.model, tokens, out, settings.price) if requests else 0.0,

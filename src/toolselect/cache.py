@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
-from .pick import Pick, Usage, skipped
+from .pick import Pick, ToolCall, Usage, skipped
 from .providers import Provider, Request
 from .strict import Record
 
@@ -35,6 +35,12 @@ class CachedUsage(Record):
     output_tokens: int | None = None
 
 
+class CachedCall(Record):
+    tool: str
+    args: Any = None
+    raw_args: str | None = None
+
+
 class CachedPick(Record):
     tool: str | None  # the name the model answered with (a wire name)
     args: Any = None
@@ -44,6 +50,7 @@ class CachedPick(Record):
     stop_reason: str | None = None
     usage: CachedUsage | None = None
     latency_ms: float | None = None
+    tool_calls: list[CachedCall] = Field(default_factory=list)  # every call of the answer (parallel calls)
 
 
 class Entry(Record):
@@ -60,7 +67,8 @@ class Entry(Record):
 def cache_key(identity: dict[str, Any], request: Request) -> str:
     """sha256 over the format version, the provider's identity (provider, model, endpoint, params,
     temperature, seed, tool_choice, …), the system prompt, the prompt, the tools exactly as sent
-    (names after mapping, in the order sent) and the sample index."""
+    (names after mapping, in the order sent) and the sample index; in a trajectory, the conversation
+    so far too (a first turn's key is a single-call request's key)."""
     material = {
         "format": FORMAT,
         **identity,
@@ -71,6 +79,15 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
         ],
         "sample": request.sample,
     }
+    if request.history:
+        material["history"] = [
+            {
+                "text": turn.text,
+                "calls": [{"tool": c.tool, "args": c.args, "raw_args": c.raw_args} for c in turn.calls],
+                "stubs": [{"result": s.result, "error": s.error} for s in turn.stubs],
+            }
+            for turn in request.history
+        ]
     text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -91,7 +108,8 @@ class AnswerCache:
             return None
         kept = entry.pick.model_dump()
         usage = kept.pop("usage")
-        return Pick(**kept, usage=Usage(**usage) if usage else None, cached=True)
+        calls = tuple(ToolCall(**c) for c in kept.pop("tool_calls"))
+        return Pick(**kept, usage=Usage(**usage) if usage else None, cached=True, tool_calls=calls)
 
     def put(self, key: str, provider: str, model: str, request: Request, pick: Pick) -> None:
         entry = Entry(
@@ -105,6 +123,7 @@ class AnswerCache:
             pick=CachedPick.model_validate(  # what an answer keeps: not its error, skip or cache flags
                 {name: getattr(pick, name) for name in CachedPick.model_fields}
                 | {"usage": vars(pick.usage) if pick.usage else None}
+                | {"tool_calls": [vars(c) for c in pick.tool_calls]}
             ),
         )
         write_atomic(self.path(key), entry.model_dump_json(indent=1))
@@ -164,6 +183,9 @@ class CachedProvider(Provider):
 
     def has_answer(self, key: str) -> bool:
         return self.cache is not None and self.cache.path(key).exists()
+
+    def cached_answer(self, key: str) -> Pick | None:
+        return self.cache.get(key) if self.cache is not None and self.mode in ("use", "only") else None
 
     async def pick(self, request: Request) -> Pick:
         key = cache_key(self.inner.identity(), request) if self.cache else None

@@ -18,7 +18,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 from .errors import ConfigError, ConfigErrors, where
 from .explain import explain_errors
 from .gate import Gate
-from .golden import EXPECT_TOOL_HINT, Case, YamlCase, cases_from_config, load_golden
+from .golden import EXPECT_TOOL_HINT, Case, YamlCase, case_part, cases_from_config, load_golden
 from .locate import Loc, Located, display_path, load_yaml
 from .options import BY_KEY, OPTIONS, Option, Source
 from .providers.registry import PROVIDERS
@@ -120,7 +120,8 @@ MODELS_AT: dict[Loc, Any] = {(): ConfigModel, ("server",): ServerModel, ("evals"
 
 def _model_at(loc: Loc) -> Any:
     """The model at a place in the config, for did-you-mean on unknown keys."""
-    return MODELS_AT.get(loc) or (YamlCase if len(loc) == 3 and loc[:2] == ("evals", "cases") else None)
+    in_case = len(loc) >= 3 and loc[:2] == ("evals", "cases")
+    return MODELS_AT.get(loc) or (case_part(YamlCase, loc[3:]) if in_case else None)
 
 
 def _range(loc: Loc) -> tuple[str, str] | None:

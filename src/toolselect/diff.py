@@ -12,7 +12,17 @@ import difflib
 import json
 from typing import Any, Literal
 
-from .report import CaseOut, Metric, Report, case_headline, pick_name
+from .report import (
+    DIMENSIONS,
+    CaseOut,
+    Metric,
+    Report,
+    Sequence_,
+    case_headline,
+    expected_text,
+    only_when_set,
+    pick_name,
+)
 from .stats import fisher_exact, paired_bootstrap, sign_test
 from .strict import Record
 
@@ -38,6 +48,16 @@ class CellDelta(Record):
         return self.expected == self.picked
 
 
+class DimensionDelta(Record):
+    """One of seed 004's dimensions, base → head (mean 0–3; null when no sample was scored on it)."""
+
+    base: float | None
+    head: float | None
+    delta: float | None
+    base_n: int
+    head_n: int
+
+
 class CaseSide(Record):
     pass_rate: float | None
     passed: int
@@ -56,6 +76,12 @@ class CaseDelta(Record):
     head: CaseSide
     p_value: float = 1.0  # Fisher's exact test on this case's base vs head samples
     certain: bool = False  # p_value < alpha: the flip is certain on its own, whatever the suite says
+    expect_calls: list[str] | None = only_when_set()  # a trajectory case: the expected calls' tools
+    sequence: Sequence_ | None = only_when_set()
+
+    @property
+    def expected(self) -> str:
+        return expected_text(self.expect_tool, self.expect_calls, self.sequence)
 
 
 class Paired(Record):
@@ -99,6 +125,7 @@ class Diff(Record):
     base: SideStats
     head: SideStats
     paired: Paired
+    dimensions: dict[str, DimensionDelta] | None = only_when_set()  # trajectory cases on either side
 
     @property
     def has_changes(self) -> bool:
@@ -112,6 +139,7 @@ class Diff(Record):
             or self.new_cases
             or self.removed_cases
             or self.tools
+            or any(d.delta for d in (self.dimensions or {}).values())
         )
 
 
@@ -219,6 +247,23 @@ def _stats(report: Report) -> SideStats:
     )
 
 
+def dimension_deltas(base: Report, head: Report) -> dict[str, DimensionDelta] | None:
+    if base.dimensions is None and head.dimensions is None:
+        return None
+    out = {}
+    for name in DIMENSIONS:
+        before, after = (base.dimensions or {}).get(name), (head.dimensions or {}).get(name)
+        b, h = before.mean if before else None, after.mean if after else None
+        out[name] = DimensionDelta(
+            base=b,
+            head=h,
+            delta=None if b is None or h is None else round(h - b, 6),
+            base_n=before.n if before else 0,
+            head_n=after.n if after else 0,
+        )
+    return out
+
+
 def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
     """`alpha` marks certain flips (Fisher, per case) and significant suite changes."""
     pairs, new, removed = pair_cases(base.cases, head.cases)
@@ -246,6 +291,8 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
             head=_side(now),
             p_value=p,
             certain=p < alpha,
+            expect_calls=[c.tool for c in now.expect_calls] if now.expect_calls is not None else None,
+            sequence=now.sequence,
         )
         if (before and not after) or (delta.certain and rate < was):
             to_failing.append(delta)
@@ -277,6 +324,7 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
         base=_stats(base),
         head=_stats(head),
         paired=paired,
+        dimensions=dimension_deltas(base, head),
     )
 
 

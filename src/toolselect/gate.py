@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .diff import Diff
-    from .report import Metric, Report, ToolStats
+    from .report import DimensionOut, Metric, Report, ToolStats
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class Gate:
     max_error_rate: float
     max_over_trigger: float | None
     min_tool_recall: Mapping[str, float]
+    min_dimension: Mapping[str, float]
     max_drop: float | None
     significance: float | None
     fail_on_certain_flips: bool
@@ -44,7 +45,10 @@ class Gate:
 
     def values(self) -> dict[str, Any]:
         """The options by name, as a report records them."""
-        return {f.name: getattr(self, f.name) for f in fields(self)} | {"min_tool_recall": dict(self.min_tool_recall)}
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {
+            "min_tool_recall": dict(self.min_tool_recall),
+            "min_dimension": dict(self.min_dimension),
+        }
 
     def overridden(self, values: Mapping[str, Any]) -> Gate:
         """This gate with the options `values` gives (None: keep this gate's)."""
@@ -90,10 +94,11 @@ def head_reasons(
     gate: Gate,
     stopped: str | None = None,
     unevaluated: int = 0,
+    dimensions: Mapping[str, DimensionOut] | None = None,
 ) -> list[str]:
     """The head's own gate: nothing stopped the run, errors within max_error_rate, something was
     evaluated, accuracy ≥ min_accuracy, over-triggering within max_over_trigger, each tool's recall
-    at or above its floor."""
+    at or above its floor, each of seed 004's dimensions (trajectory cases) at or above its floor."""
     reasons = []
     accuracy, errors = metrics["accuracy"], metrics["error_rate"]
     if stopped:
@@ -128,6 +133,12 @@ def head_reasons(
                 f"recall of {tool} is {recall.value:.1%} ({recall.numerator}/{recall.denominator}), "
                 f"below its floor {floor:.0%}"
             )
+    for name, floor in gate.min_dimension.items():
+        d = (dimensions or {}).get(name)
+        if d is None or d.mean is None:
+            reasons.append(f"min_dimension names {name}, but no counted trajectory sample is scored on it")
+        elif d.mean < floor - 1e-12:
+            reasons.append(f"{name} scores {d.mean:.2f} on average (n = {d.n}), below its floor {floor:g} (0–3)")
     return reasons
 
 
@@ -179,7 +190,7 @@ def unevaluated(report: Report) -> int:
 def decide_verdict(head: Report, diff: Diff | None, gate: Gate, notes: tuple[str, ...] = ()) -> Verdict:
     """The verdict: the head's own gate, judged again on the head report with `gate` (so a saved
     report meets the same rules as a live one), plus the comparison when there is a diff."""
-    own = head_reasons(head.metrics, head.per_tool, gate, head.gate.stopped, unevaluated(head))
+    own = head_reasons(head.metrics, head.per_tool, gate, head.gate.stopped, unevaluated(head), head.dimensions)
     compared, said = comparison_reasons(diff, gate)
     reasons = (*own, *compared)
     return Verdict(passed=not reasons, reasons=reasons, notes=(*notes, *said))

@@ -3,22 +3,27 @@
 Cases come from the config's `evals.cases` (toolproof's format) and from golden files: JSONL in
 the seed-001 format (`id`, `question`, `expected_tool`, `expected_args`, `match`) or YAML lists in
 toolproof's case format. Every case remembers the file and line it starts on.
+
+A case with `expect_calls` instead of `expect_tool` (`expected_tool`) is a trajectory case: the
+model may call several tools, each answered from the case's `mocks`, until it answers in text or
+reaches `max_turns`; `sequence`, `acceptable` and `final` say what counts (trajectory.py).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError, ConfigErrors, did_you_mean, where
 from .explain import explain_errors, show
 from .locate import Loc, Located, display_path, load_jsonl, load_yaml
 from .strict import Authored
+from .trajectory import DEFAULT_MAX_TURNS, Expectation, ExpectedCall, FinalCheck, Mock, Order, Script
 
 MATCH_MODES = ("loose", "contains", "regex", "any_of", "exact")
 STATUSES = ("reviewed", "needs_review")
@@ -28,27 +33,130 @@ EXPECT_TOOL_HINT = "use null when no tool should be called"
 # --------------------------------------------------------------------------- file models
 
 
+def _check_modes(value: dict[str, Any]) -> dict[str, Any]:
+    for key, mode in value.items():
+        if isinstance(mode, str) and mode in MATCH_MODES:
+            continue
+        if isinstance(mode, dict) and set(mode) == {"approx"}:
+            tol = mode["approx"]
+            if isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol >= 0 and math.isfinite(tol):
+                continue
+            raise ValueError(f"'{key}': approx tolerance must be a number ≥ 0 (got {show(tol)})")
+        modes = ", ".join(MATCH_MODES)
+        raise ValueError(f"'{key}': unknown match mode {show(mode)} (use one of {modes}, or {{approx: tolerance}})")
+    return value
+
+
+class ExpectedCallIn(Authored):
+    """One expected call of a trajectory case."""
+
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] | None = None  # absent: any arguments
+    match: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("match")
+    @classmethod
+    def _modes(cls, value: dict[str, Any]) -> dict[str, Any]:
+        return _check_modes(value)
+
+
+class MockIn(Authored):
+    """A stubbed answer: `{result: <any JSON>}` or `{error: "<message>"}`, optionally `when`."""
+
+    result: Any = None
+    error: str | None = Field(default=None, min_length=1)
+    when: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_answer(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ("result" in data) == ("error" in data):
+            raise ValueError("a mock answers with either result (any JSON) or error (a message), exactly one of them")
+        return data
+
+
+class FinalIn(Authored):
+    """Checks on the final text answer."""
+
+    contains: list[str] = Field(default_factory=list)
+    regex: list[str] = Field(default_factory=list)
+    not_contains: list[str] = Field(default_factory=list)
+
+    @field_validator("contains", "regex", "not_contains", mode="before")
+    @classmethod
+    def _lists(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {show(pattern)}: {exc}") from None
+        return value
+
+
+TRAJECTORY_ONLY = ("sequence", "mocks", "max_turns", "final")
+
+
 class _CaseFields(Authored):
     tags: list[str] = Field(default_factory=list)
     split: str | None = None
     status: Literal["reviewed", "needs_review"] = "reviewed"
     match: dict[str, Any] = Field(default_factory=dict)
     forbid_extra_args: bool | None = None
+    acceptable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    # a trajectory case (issue 13): expect_calls instead of expect_tool / expected_tool
+    expect_calls: list[ExpectedCallIn] | None = None
+    sequence: Literal["strict", "in_order", "unordered", "any_of_these"] | None = None
+    mocks: dict[str, list[MockIn]] = Field(default_factory=dict)  # one mock may be written without the list
+    max_turns: int | None = Field(default=None, ge=1, le=50)
+    final: FinalIn | None = None
 
-    @field_validator("match")
+    _modes = field_validator("match")(classmethod(lambda cls, v: _check_modes(v)))
+
+    @field_validator("mocks", mode="before")
     @classmethod
-    def _modes(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for key, mode in value.items():
-            if isinstance(mode, str) and mode in MATCH_MODES:
-                continue
-            if isinstance(mode, dict) and set(mode) == {"approx"}:
-                tol = mode["approx"]
-                if isinstance(tol, (int, float)) and not isinstance(tol, bool) and tol >= 0 and math.isfinite(tol):
-                    continue
-                raise ValueError(f"'{key}': approx tolerance must be a number ≥ 0 (got {show(tol)})")
-            modes = ", ".join(MATCH_MODES)
-            raise ValueError(f"'{key}': unknown match mode {show(mode)} (use one of {modes}, or {{approx: tolerance}})")
+    def _listed(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: [v] if isinstance(v, dict) else v for k, v in value.items()}
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _trajectory_or_not(cls, data: Any) -> Any:
+        """`expect_calls` stands in for the expected tool; the trajectory-only keys need it."""
+        if not isinstance(data, dict):
+            return data
+        tool_key = "expected_tool" if "question" in data else "expect_tool"
+        if "expect_calls" in data:
+            if tool_key in data:
+                raise ValueError(f"a case has {tool_key} (one call) or expect_calls (a trajectory), not both")
+            return {**data, tool_key: None}
+        given = [k for k in TRAJECTORY_ONLY if k in data]
+        if given:
+            raise ValueError(f"{given[0]} is for trajectory cases: add expect_calls (the calls expected, in order)")
+        return data
+
+    def script(self) -> Script | None:
+        """The trajectory script, or None for a single-call case."""
+        if self.expect_calls is None:
+            return None
+        final = self.final
+        return Script(
+            expect=Expectation(
+                calls=tuple(ExpectedCall(c.tool, c.args, c.match) for c in self.expect_calls),
+                order=Order(self.sequence or Order.STRICT),
+                acceptable=frozenset(self.acceptable),
+                final=FinalCheck(tuple(final.contains), tuple(final.regex), tuple(final.not_contains))
+                if final
+                else None,
+            ),
+            mocks={tool: tuple(Mock(m.result, m.error, m.when) for m in ms) for tool, ms in self.mocks.items()},
+            max_turns=self.max_turns or DEFAULT_MAX_TURNS,
+        )
 
 
 def _check_expect_tool(value: Any) -> Any:
@@ -89,6 +197,15 @@ class JsonlCase(_CaseFields):
         return _check_expect_tool(value)
 
 
+def case_part(root: Any, rest: Loc) -> Any:
+    """The model at a place inside a case (`rest`: the location under the case), for did-you-mean
+    on unknown keys."""
+    if not rest:
+        return root
+    nested = {("expect_calls", 2): ExpectedCallIn, ("mocks", 3): MockIn, ("final", 1): FinalIn}
+    return nested.get((str(rest[0]), len(rest)))
+
+
 # --------------------------------------------------------------------------- the case type
 
 
@@ -112,6 +229,8 @@ class Case:
     tags: tuple[str, ...] = ()
     split: str | None = None
     status: str = "reviewed"
+    acceptable: tuple[str, ...] = ()  # tools that work but are not the best choice (SEL-SUBOPTIMAL)
+    script: Script | None = None  # a trajectory case's expectation, stubs and max_turns
 
     @property
     def expected(self) -> tuple[str, ...]:
@@ -171,7 +290,7 @@ def _load_yaml_list(path: Path, shown: str, forbid_extra_args: bool) -> list[Cas
                 exc,
                 doc,
                 prefix=prefix,
-                model_at=lambda loc: YamlCase,
+                model_at=lambda loc: case_part(YamlCase, loc[len(prefix) + 1 :]),
                 hints={"expect_tool": EXPECT_TOOL_HINT},
                 label="" if prefix else "cases",
             )
@@ -181,18 +300,41 @@ def _load_yaml_list(path: Path, shown: str, forbid_extra_args: bool) -> list[Cas
 
 def _from_yaml(model: YamlCase, doc: Located, loc: Loc, forbid_extra_args: bool) -> Case:
     _check_match(model.match, model.expect_args, doc, loc, "expect_args")
+    forbid = forbid_extra_args if model.forbid_extra_args is None else model.forbid_extra_args
+    script = _script(model, doc, loc, forbid)
     return Case(
         name=model.name or default_name(model.prompt),
         prompt=model.prompt,
-        expect_tool=_tool_value(model.expect_tool),
+        expect_tool=_expected_first(script) if script else _tool_value(model.expect_tool),
         expect_args=model.expect_args,
         source=Source(doc.file, doc.line(loc) or 1),
         match=model.match,
-        forbid_extra_args=forbid_extra_args if model.forbid_extra_args is None else model.forbid_extra_args,
+        forbid_extra_args=forbid,
         tags=tuple(model.tags),
         split=model.split,
         status=model.status,
+        acceptable=tuple(model.acceptable),
+        script=script,
     )
+
+
+def _script(model: _CaseFields, doc: Located, loc: Loc, forbid_extra_args: bool) -> Script | None:
+    script = model.script()
+    if script is None:
+        return None
+    for i, call in enumerate(model.expect_calls or []):
+        _check_match(call.match, call.args or {}, doc, (*loc, "expect_calls", i), "args")
+    return replace(script, expect=replace(script.expect, forbid_extra_args=forbid_extra_args))
+
+
+def _expected_first(script: Script) -> str | tuple[str, ...] | None:
+    """The tool(s) a trajectory's first call should be: its confusion row and its selection."""
+    tools = list(dict.fromkeys(c.tool for c in script.expect.calls))
+    if not tools:
+        return None
+    if script.expect.order in (Order.STRICT, Order.IN_ORDER) or len(tools) == 1:
+        return tools[0]
+    return tuple(tools)
 
 
 def _load_jsonl(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
@@ -208,12 +350,18 @@ def _load_jsonl(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
         except ValidationError as exc:
             messages.extend(
                 explain_errors(
-                    exc, doc, model_at=lambda loc: JsonlCase, hints={"expected_tool": EXPECT_TOOL_HINT}, label="case"
+                    exc,
+                    doc,
+                    model_at=lambda loc: case_part(JsonlCase, loc),
+                    hints={"expected_tool": EXPECT_TOOL_HINT},
+                    label="case",
                 )
             )
             continue
+        forbid = forbid_extra_args if model.forbid_extra_args is None else model.forbid_extra_args
         try:
             _check_match(model.match, model.expected_args, doc, (), "expected_args")
+            script = _script(model, doc, (), forbid)
         except ConfigError as exc:
             messages.append(exc.message)
             continue
@@ -221,14 +369,16 @@ def _load_jsonl(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
             Case(
                 name=model.id or default_name(model.question),
                 prompt=model.question,
-                expect_tool=_tool_value(model.expected_tool),
+                expect_tool=_expected_first(script) if script else _tool_value(model.expected_tool),
                 expect_args=model.expected_args,
                 source=Source(shown, line),
                 match=model.match,
-                forbid_extra_args=forbid_extra_args if model.forbid_extra_args is None else model.forbid_extra_args,
+                forbid_extra_args=forbid,
                 tags=tuple(model.tags),
                 split=model.split,
                 status=model.status,
+                acceptable=tuple(model.acceptable),
+                script=script,
             )
         )
     if messages:

@@ -207,3 +207,173 @@ async def draft(provider: Any, surface: Surface) -> Drafts:
     prompts = parse_json_object(answers[-1]).get("prompts")
     drafts.negatives = [p for p in prompts if isinstance(p, str)][:5] if isinstance(prompts, list) else []
     return drafts
+
+
+# --------------------------------------------------------------------------- --trajectory
+
+TRAJECTORY_RECIPE = """\
+# Trajectory cases written by `toolselect init --trajectory` from {origin}:
+# seed 004's canonical suite, 3 cases of each of its 6 kinds.
+#
+# A trajectory case lets the model call several tools. No tool is ever executed: each call is
+# answered from the case's `mocks` (consumed in order, the last one repeats; `when: {{arg: value}}`
+# answers only matching calls; a tool without a mock answers {{"status": "ok"}}), until the model
+# answers in text or reaches max_turns (default 8). Each sample is scored 0–3 on selection,
+# arguments, error recovery and restraint, with seed 004's failure codes (docs/trajectories.md).
+#
+# Every case is `status: needs_review`: replace each TODO with a real request, make the mocks look
+# like what the server really returns, name the arguments you expect (`args:`), then set
+# `status: reviewed`.
+"""
+
+
+def example_value(schema: Any, depth: int = 0) -> Any:
+    """A value shaped like a JSON schema: enums' first value, minimums, an example per property."""
+    if not isinstance(schema, dict) or depth > 4:
+        return "TODO"
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    for key in ("anyOf", "oneOf"):
+        options = [o for o in schema.get(key) or [] if isinstance(o, dict) and o.get("type") != "null"]
+        if options:
+            return example_value(options[0], depth + 1)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties")
+        return {
+            name: example_value(spec, depth + 1) for name, spec in (props if isinstance(props, dict) else {}).items()
+        }
+    if kind == "array":
+        return [example_value(schema.get("items"), depth + 1)]
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1.5))
+    if kind == "boolean":
+        return True
+    return "TODO"
+
+
+def _mock_result(tool: Any) -> str:
+    """A stubbed result for a tool: shaped like its outputSchema when it has one, else a text."""
+    if tool.output_schema:
+        return json.dumps(example_value(tool.output_schema), ensure_ascii=False)
+    return _q(f"TODO: what {tool.name} returns")
+
+
+def render_trajectories(surface: Surface) -> str:
+    """Seed 004's 18-case suite as a skeleton: no tool needed, single obvious tool, two plausible
+    tools, multi-tool chain, first call errors, ambiguous request — 3 of each, for this surface."""
+    tools = list(surface.tools)
+    out = [TRAJECTORY_RECIPE.format(origin=surface.origin)]
+    if not tools:
+        return "\n".join(out) + "[]\n"
+    pairs = [(a, b) for _, a, b in confusable_pairs(surface)]
+    by_name = {t.name: t for t in tools}
+
+    def pick(i: int) -> Any:
+        return tools[i % len(tools)]
+
+    def case(name: str, prompt: str, lines: list[str]) -> None:
+        out.append(f"- name: {_q(name)}")
+        out.append(f"  prompt: {_q(prompt)}")
+        out.extend(f"  {line}" for line in lines)
+        out.append("  status: needs_review")
+        out.append("")
+
+    def args_comment(tool: Any) -> list[str]:
+        hint = _args_hint(tool.input_schema)
+        return [f"  # args: {hint}"] if hint else []
+
+    def mocks(*chosen: Any) -> list[str]:
+        lines = ["mocks:"]
+        for t in {t.name: t for t in chosen}.values():
+            lines.append(f"  {_q(t.name)}: {{result: {_mock_result(t)}}}")
+        return lines
+
+    out.append("# --- no tool needed: restraint's baseline (the request is answerable without a tool)")
+    for i, prompt in enumerate(
+        (
+            "TODO: a greeting or a thank-you that needs no tool",
+            "TODO: something the model knows without looking it up",
+            "TODO: a question answered by what the user just said",
+        ),
+        1,
+    ):
+        case(f"traj-no-tool-{i}", prompt, ["expect_calls: []"])
+
+    out.append("# --- single obvious tool: selection and argument basics")
+    for i in range(3):
+        t = pick(i)
+        case(
+            f"traj-single-{t.name}-{i + 1}",
+            f"TODO: a request only {t.name} can serve ({i + 1})",
+            ["expect_calls:", f"  - tool: {_q(t.name)}", *args_comment(t), *mocks(t)],
+        )
+
+    out.append("# --- two plausible tools: selection discrimination (the likely-confusable pairs first)")
+    plausible = list(dict.fromkeys(pairs + [(pick(i).name, pick(i + 1).name) for i in range(3)]))
+    plausible = [plausible[i % len(plausible)] for i in range(3)]
+    for i, (a, b) in enumerate(plausible):
+        case(
+            f"traj-plausible-{a}-{b}-{i + 1}",
+            f"TODO: a request {a} and {b} could both seem to serve, where {a} is right ({i + 1})",
+            [
+                f"expect_calls: [{{tool: {_q(a)}}}]",
+                f"# acceptable: [{_q(b)}]   # if {b} would also work, only not as well (scored SEL-SUBOPTIMAL)",
+                *mocks(by_name[a], by_name[b]),
+            ],
+        )
+
+    out.append("# --- multi-tool chain: sequencing and restraint (the second call needs the first's result)")
+    for i in range(3):
+        a, b = pick(i), pick(i + 1)
+        case(
+            f"traj-chain-{a.name}-{b.name}-{i + 1}",
+            f"TODO: a request that needs {a.name}, then {b.name} with what it returned ({i + 1})",
+            [
+                "expect_calls:",
+                f"  - tool: {_q(a.name)}",
+                f"  - tool: {_q(b.name)}",
+                "sequence: strict   # in_order: other calls allowed between; unordered: any order",
+                *mocks(a, b),
+            ],
+        )
+
+    out.append("# --- first call errors: error recovery (retry once, try another way, or tell the user)")
+    for i in range(3):
+        t = pick(i)
+        case(
+            f"traj-error-{t.name}-{i + 1}",
+            f"TODO: a request for {t.name} whose first call fails ({i + 1})",
+            [
+                f"expect_calls: [{{tool: {_q(t.name)}}}]",
+                "sequence: in_order   # a retry between is allowed; repeating the failing call twice is REC-LOOP",
+                "mocks:",
+                f"  {_q(t.name)}:",
+                '    - {error: "503 Service Unavailable"}   # TODO: an error your server really returns',
+                f"    - {{result: {_mock_result(t)}}}",
+                "final:   # the answer must tell the user what failed (else REC-SILENT)",
+                '  regex: "(?i)error|unavailable|failed|could ?n.t|unable"',
+            ],
+        )
+
+    out.append("# --- ambiguous request: ask for what is missing instead of guessing")
+    for i in range(3):
+        t = pick(i)
+        case(
+            f"traj-ambiguous-{t.name}-{i + 1}",
+            f"TODO: a request for {t.name} that leaves out something it needs ({i + 1})",
+            [
+                "expect_calls: []   # the right move is a clarifying question, not a call",
+                "final:",
+                '  contains: "?"',
+            ],
+        )
+    return "\n".join(out)

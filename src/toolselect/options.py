@@ -53,6 +53,7 @@ class Option:
     annotation: Any = None  # the config key's type, when `kind` doesn't say it (config.py types `cases`, `price`)
     shown_default: str = ""  # the default as the docs say it, when not the value itself
     example: str = ""  # for `floors`: one floor as a flag takes it, e.g. get_weather=0.8
+    keys: tuple[str, ...] = ()  # for `floors`: the names a floor may have (empty: any, e.g. tool names)
 
     # ------------------------------------------------------------------ derived names
 
@@ -106,6 +107,7 @@ class Option:
         from pydantic import Field
 
         optional = self.default is None
+        floor_names: Any = Literal[self.keys] if self.keys else str  # e.g. the dimensions, or any tool name
         annotation = (
             annotation
             or self.annotation
@@ -114,7 +116,7 @@ class Option:
                 "int": int | None if optional else int,
                 "bool": bool | None if optional else bool,
                 "text": str | None if optional else str,
-                "floors": dict[str, Annotated[float, Field(ge=self.ge, le=self.le)]],
+                "floors": dict[floor_names, Annotated[float, Field(ge=self.ge, le=self.le)]],
                 "files": str | list[str] | None,
             }[self.kind]
         )
@@ -170,6 +172,10 @@ class Option:
                     f"{label}: expected {self.metavar.split('=')[0].lower()}=floor, e.g. {self.example} "
                     f"(got {item.strip()!r})"
                 ) from None
+            if self.keys and name not in self.keys:
+                raise ConfigError(
+                    f"{label}: unknown name '{name}'{did_you_mean(name, self.keys)} (use {_one_of(self.keys)})"
+                )
             if not math.isfinite(floor) or self.out_of_range(floor):
                 raise ConfigError(f"{label}: {item.strip()!r}: the floor must be {self.bounds()}")
             floors[name] = floor
@@ -265,6 +271,11 @@ OPTIONS: tuple[Option, ...] = (
            "per-tool recall floors: in the config a mapping {get_weather: 0.8}; as a flag (repeatable) or an input: "
            "get_weather=0.8, get_forecast=0.9",
            "floors", "gate", default={}, ge=0, le=1, metavar="TOOL=X", example="get_weather=0.8"),
+    Option("min_dimension",
+           "trajectory cases: floors for seed 004's mean dimension scores (0–3): in the config a mapping "
+           "{recovery: 2.0}; as a flag (repeatable) or an input: recovery=2, restraint=2.5",
+           "floors", "gate", default={}, ge=0, le=3, metavar="DIMENSION=X", example="recovery=2",
+           keys=("selection", "arguments", "recovery", "restraint")),
     # the gate against the base
     Option("max_drop", "fail when accuracy drops more than this many points against the base (0: any drop)", "float",
            "compare", ge=0, unit=POINTS, metavar="PTS", shown_default="none"),

@@ -1,4 +1,5 @@
-"""A pick: the first tool call a model made for one sample of a case (never executed)."""
+"""A pick: the first tool call a model made for one sample of a case (never executed); for a
+trajectory case, the whole conversation's calls, each answered with a stub, as its trace."""
 
 from __future__ import annotations
 
@@ -10,6 +11,41 @@ from typing import Any
 class Usage:
     input_tokens: int | None = None
     output_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call in a model's answer: the name as the model wrote it, the parsed arguments (None
+    when the text was not JSON, kept in `raw_args`)."""
+
+    tool: str
+    args: Any = None
+    raw_args: str | None = None
+
+
+@dataclass(frozen=True)
+class TraceCall:
+    """A call in a trajectory: which model turn made it (0-based), the MCP name, the arguments, the
+    stub's answer (a result, or an error message) and when the answer carrying it arrived."""
+
+    turn: int
+    tool: str
+    args: Any
+    raw_args: str | None
+    result: Any = None
+    error: str | None = None
+    at_ms: float = 0.0  # since the conversation started
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A whole conversation: every call in order, the final text answer (None when the loop ended
+    without one), how many model turns it took, and whether it stopped at max_turns."""
+
+    calls: tuple[TraceCall, ...]
+    final: str | None
+    turns: int
+    hit_max_turns: bool = False
 
 
 @dataclass(frozen=True)
@@ -33,6 +69,15 @@ class Pick:
     error: str | None = None
     skipped: str | None = None
     cached: bool = False
+    tool_calls: tuple[ToolCall, ...] = ()  # every call in the answer, in order (the first is `tool`)
+    trace: Trace | None = None  # a trajectory case's whole conversation
+
+    @property
+    def all_calls(self) -> tuple[ToolCall, ...]:
+        """Every call in this answer (an answer cached before calls were kept has only its first)."""
+        if self.tool_calls or self.tool is None:
+            return self.tool_calls
+        return (ToolCall(self.tool, self.args, self.raw_args),)
 
 
 def failed(message: str, latency_ms: float | None = None) -> Pick:

@@ -120,7 +120,7 @@ async def prepare(
             settings.gate.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall"
         )
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
-        budget = estimate(provider, jobs, wire_tools(surface), settings, planned)
+        budget = estimate(provider, jobs, wire_tools(surface), settings, planned, surface)
         if budget.requests:
             provider.check_writable()
         if connect and (budget.requests or not provider.cacheable):

@@ -22,10 +22,12 @@ from .explain import dotted, show
 from .gate import Gate, head_reasons
 from .golden import Case
 from .locate import display_path
+from .pick import Trace
 from .scoring import Outcome, Result
 from .stats import cluster_bootstrap, wilson
 from .strict import Record
 from .surface import Surface
+from .trajectory import Scores
 
 SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
@@ -49,6 +51,12 @@ MetricName = Literal[
     "error_rate",
 ]
 Third = Literal["first", "middle", "last"]
+Dimension = Literal["selection", "arguments", "recovery", "restraint"]
+FailureCode = Literal[
+    "SEL-WRONG", "SEL-SUBOPTIMAL", "SEL-MISSED", "ARG-INVALID", "ARG-SEMANTIC", "REC-SILENT", "REC-LOOP",
+    "RES-OVERCALL", "RES-UNNECESSARY",
+]  # fmt: skip
+Sequence_ = Literal["strict", "in_order", "unordered", "any_of_these"]
 LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
 SurfaceHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]  # sha256 hex
 
@@ -92,6 +100,51 @@ class UsageOut(Record):
     output_tokens: Count | None = None
 
 
+def only_when_set(default: Any = None) -> Any:
+    """A field a single-call report leaves out (so its JSON stays as it was before trajectories):
+    omitted when None, or, for a list or mapping default, when empty."""
+    if isinstance(default, (list, dict)):
+        return Field(default_factory=type(default), exclude_if=lambda v: not v)
+    return Field(default, exclude_if=lambda v: v is None)
+
+
+class TraceCallOut(Record):
+    """One call in a trace (seed 004's tool_calls[]): name, arguments, when, the stub's answer."""
+
+    name: str
+    arguments: Any = None
+    raw_arguments: str | None = only_when_set()
+    turn: Count
+    timestamp_ms: float  # since the conversation started
+    result: Any = None
+    error: str | None = only_when_set()
+
+
+class TraceOut(Record):
+    """Seed 004's trace capture schema, per sample of a trajectory case."""
+
+    request: str
+    tool_calls: list[TraceCallOut]
+    final_response: str | None
+    expected_tools: list[str]
+    expected_no_tools: bool
+    turns: Count
+    hit_max_turns: bool = False
+
+
+Score = Annotated[int, Field(ge=0, le=3)]
+
+
+class ScoresOut(Record):
+    """Seed 004's four dimensions, 0–3 (null: the dimension doesn't apply), and the failure codes."""
+
+    selection: Score | None
+    arguments: Score | None
+    recovery: Score | None
+    restraint: Score
+    codes: list[FailureCode] = Field(default_factory=list)
+
+
 class SampleOut(Record):
     index: Count
     outcome: Outcome
@@ -107,6 +160,14 @@ class SampleOut(Record):
     stop_reason: str | None = None
     tool_order: list[str] | None = None  # the order the tools were offered in (shuffled samples)
     position: Count | None = None  # where the expected tool was in that order (0-based)
+    trace: TraceOut | None = only_when_set()  # a trajectory case's whole conversation
+    scores: ScoresOut | None = only_when_set()
+
+
+class ExpectedCallOut(Record):
+    tool: str
+    args: dict[str, Any] | None = None
+    match: dict[str, Any] = Field(default_factory=dict)
 
 
 class CaseOut(Record):
@@ -124,6 +185,12 @@ class CaseOut(Record):
     evaluated: Count  # samples that were asked
     pass_rate: float | None
     samples: list[SampleOut]
+    acceptable: list[str] = only_when_set([])
+    # a trajectory case
+    expect_calls: list[ExpectedCallOut] | None = only_when_set()
+    sequence: Sequence_ | None = only_when_set()
+    max_turns: Annotated[int, Field(ge=1, le=50)] | None = only_when_set()
+    final: dict[Literal["contains", "regex", "not_contains"], list[str]] | None = only_when_set()
 
 
 class LeftOutOut(Record):
@@ -174,6 +241,7 @@ class GateOut(Record):
     max_error_rate: float
     max_over_trigger: float | None = None
     min_tool_recall: dict[str, float] = Field(default_factory=dict)
+    min_dimension: Annotated[dict[str, float], _keys_of(get_args(Dimension))] = only_when_set({})
     max_drop: float | None = None
     significance: float | None = None
     fail_on_certain_flips: bool = False
@@ -195,6 +263,16 @@ class FindingOut(Record):
     case: str | None = None
     file: str | None = None
     line: Count | None = None
+
+
+class DimensionOut(Record):
+    """One of seed 004's dimensions over the counted trajectory samples it applies to: the mean
+    score (0–3) with a 95% interval (a bootstrap over cases), and how many samples scored 0, 1, 2, 3."""
+
+    mean: float | None
+    ci: tuple[float, float] | None = None
+    n: Count
+    distribution: dict[Literal["0", "1", "2", "3"], Count]
 
 
 class Counts(Record):
@@ -222,6 +300,9 @@ class Report(Record):
     # accuracy by the expected tool's third (shuffled runs)
     position: Annotated[dict[str, Metric], _keys_of(get_args(Third))] | None = None
     warnings: list[str] = Field(default_factory=list)
+    # trajectory cases: seed 004's dimensions and how often each failure code applied
+    dimensions: Annotated[dict[str, DimensionOut], _keys_of(get_args(Dimension))] | None = only_when_set()
+    failure_codes: Annotated[dict[str, Count], _keys_of(get_args(FailureCode))] | None = only_when_set()
 
 
 # --------------------------------------------------------------------------- building
@@ -318,6 +399,59 @@ def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> di
     return out
 
 
+def trace_out(case: Case, trace: Trace | None) -> TraceOut | None:
+    if trace is None or case.script is None:
+        return None
+    return TraceOut(
+        request=case.prompt,
+        tool_calls=[
+            TraceCallOut(
+                name=c.tool,
+                arguments=c.args,
+                raw_arguments=c.raw_args if c.args is None else None,
+                turn=c.turn,
+                timestamp_ms=c.at_ms,
+                result=c.result if c.error is None else None,
+                error=c.error,
+            )
+            for c in trace.calls
+        ],
+        final_response=trace.final,
+        expected_tools=[e.tool for e in case.script.expect.calls],
+        expected_no_tools=not case.script.expect.calls,
+        turns=trace.turns,
+        hit_max_turns=trace.hit_max_turns,
+    )
+
+
+def scores_out(scores: Scores | None) -> ScoresOut | None:
+    if scores is None:
+        return None
+    return ScoresOut(
+        selection=scores.selection,
+        arguments=scores.arguments,
+        recovery=scores.recovery,
+        restraint=scores.restraint,
+        codes=cast(list[FailureCode], list(scores.codes)),
+    )
+
+
+def _script_fields(case: Case) -> dict[str, Any]:
+    script = case.script
+    if script is None:
+        return {}
+    final = script.expect.final
+    return {
+        "expect_calls": [
+            ExpectedCallOut(tool=e.tool, args=None if e.args is None else dict(e.args), match=dict(e.match))
+            for e in script.expect.calls
+        ],
+        "sequence": script.expect.order.value,
+        "max_turns": script.max_turns,
+        "final": {k: list(v) for k, v in vars(final).items() if v} if final else None,
+    }
+
+
 def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
     evaluated = [r for r in results if r.evaluated]
     passed = sum(r.passed for r in evaluated)
@@ -351,9 +485,13 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
                 stop_reason=r.pick.stop_reason,
                 tool_order=list(r.tool_order) if r.tool_order else None,
                 position=expected_position(r),
+                trace=trace_out(case, r.pick.trace),
+                scores=scores_out(r.scores),
             )
             for r in results
         ],
+        acceptable=list(case.acceptable),
+        **_script_fields(case),
     )
 
 
@@ -400,6 +538,34 @@ def position_warning(table: dict[str, Metric] | None) -> str | None:
     )
 
 
+DIMENSIONS: tuple[str, ...] = get_args(Dimension)
+
+
+def dimension_scores(results: Sequence[Result]) -> tuple[dict[str, DimensionOut], dict[str, int]] | None:
+    """Seed 004's dimensions over the counted trajectory samples (None: the run has none), and how
+    many samples each failure code applied to."""
+    scored = [r for r in results if counted(r) and r.scores is not None]
+    if not scored:
+        return None
+    dimensions = {}
+    for name in DIMENSIONS:
+        values = [(r.case.name, v) for r in scored if (v := getattr(r.scores, name)) is not None]
+        per_case: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for case_name, v in values:
+            per_case[case_name][0] += v
+            per_case[case_name][1] += 3
+        total = [p for p, _ in per_case.values()], [t for _, t in per_case.values()]
+        ci = cluster_bootstrap(*total) if values else None
+        dimensions[name] = DimensionOut(
+            mean=sum(v for _, v in values) / len(values) if values else None,
+            ci=(ci[0] * 3, ci[1] * 3) if ci else None,
+            n=len(values),
+            distribution={str(k): sum(v == k for _, v in values) for k in range(4)},  # type: ignore[misc]
+        )
+    codes = Counter(code for r in scored for code in (r.scores.codes if r.scores else ()))
+    return dimensions, {code: codes[code] for code in get_args(FailureCode) if codes[code]}
+
+
 def build_report(
     cases: Sequence[Case],
     results: Sequence[Result],
@@ -419,7 +585,8 @@ def build_report(
     expected_tools = {t for c in cases for t in c.expected}
     per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
     unevaluated = sum(1 for r in results if not r.evaluated and r.case.status != PENDING)
-    reasons = head_reasons(metrics, per_tool, gate, stopped, unevaluated)
+    trajectories = dimension_scores(results)
+    reasons = head_reasons(metrics, per_tool, gate, stopped, unevaluated, trajectories[0] if trajectories else None)
     position = accuracy_by_position(results)
     warning = position_warning(position)
     case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
@@ -451,6 +618,8 @@ def build_report(
         flaky=[c.name for c in case_list if c.pass_rate is not None and 0 < c.pass_rate < 1],
         position=position,
         warnings=[*warnings, *([warning] if warning else [])],
+        dimensions=trajectories[0] if trajectories else None,
+        failure_codes=trajectories[1] if trajectories else None,
     )
 
 
@@ -468,12 +637,46 @@ def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:
 
 
 def pick_name(sample: SampleOut | None) -> str:
-    """What a sample picked, in one word: a tool, (none), (error) or (not asked)."""
+    """What a sample picked, in one word: a tool, (none), (error) or (not asked); for a trajectory,
+    its calls in order (✗: answered with an error), e.g. `get_forecast✗ → get_weather`."""
     if sample is None or sample.outcome == Outcome.NOT_EVALUATED:
         return "(not asked)"
     if sample.outcome == Outcome.ERROR:
         return ERROR
+    if sample.trace is not None:
+        return calls_text(sample.trace)
     return sample.picked_tool or NONE
+
+
+MAX_SHOWN_CALLS = 6
+
+
+def calls_text(trace: TraceOut) -> str:
+    """A trajectory's calls in one line: `a → b✗ → b`, `(none)`, `… (max turns)` at the limit."""
+    names = [c.name + ("✗" if c.error is not None else "") for c in trace.tool_calls]
+    if len(names) > MAX_SHOWN_CALLS:
+        names = [*names[: MAX_SHOWN_CALLS - 1], f"… {len(names) - MAX_SHOWN_CALLS + 1} more"]
+    text = " → ".join(names) or NONE
+    return text + (" (max turns)" if trace.hit_max_turns else "")
+
+
+SEQUENCE_JOIN = {"strict": " → ", "in_order": " → … ", "unordered": " + ", "any_of_these": " | "}
+
+
+def expected_text(expect_tool: str | list[str] | None, expect_calls: Sequence[str] | None, sequence: str | None) -> str:
+    """What a case expects, in one line: a tool, `a | b`, `(none)`; a trajectory's calls joined by
+    its sequence: `a → b` (strict), `a → … b` (in order, others allowed), `a + b` (any order),
+    `a | b` (one of them)."""
+    if expect_calls is not None:
+        return SEQUENCE_JOIN[sequence or "strict"].join(expect_calls) or NONE
+    if expect_tool is None:
+        return NONE
+    return " | ".join(expect_tool) if isinstance(expect_tool, list) else expect_tool
+
+
+def case_expected(case: CaseOut) -> str:
+    calls = [c.tool for c in case.expect_calls] if case.expect_calls is not None else None
+    return expected_text(case.expect_tool, calls, case.sequence)
 
 
 # --------------------------------------------------------------------------- files

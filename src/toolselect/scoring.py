@@ -2,14 +2,14 @@
 
 Only the first tool call counts. toolproof's loose rule is the default for each expected argument;
 per-key match modes (seed 001) and `forbid_extra_args` (BFCL's rule) refine it. Every sample gets
-one outcome code, named after seed 004's failure taxonomy.
+one outcome code, named after seed 004's failure taxonomy. A trajectory case's sample is scored on
+its whole trace by trajectory.score (seed 004's four dimensions); its outcome is the first failure
+code that applies, in the taxonomy's order.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -18,8 +18,10 @@ from jsonschema.exceptions import best_match
 
 from .explain import show
 from .golden import Case
+from .matching import loose_equal, match_value
 from .pick import Pick
 from .surface import Surface, Tool
+from .trajectory import Call, Expectation, Scores, Trajectory, score
 
 
 class Outcome(StrEnum):
@@ -30,6 +32,13 @@ class Outcome(StrEnum):
     RES_UNNECESSARY = "RES-UNNECESSARY"  # a call, none expected
     ARG_INVALID = "ARG-INVALID"  # unparseable or schema-invalid arguments
     ARG_SEMANTIC = "ARG-SEMANTIC"  # schema-valid but not the expected values
+    SEL_SUBOPTIMAL = "SEL-SUBOPTIMAL"  # an `acceptable` tool: it works, but it is not the best choice
+    REC_SILENT = "REC-SILENT"  # after a stubbed error, the final answer doesn't surface it
+    REC_LOOP = "REC-LOOP"  # the same failing call repeated more than once
+    RES_OVERCALL = "RES-OVERCALL"  # more calls than needed
+    SEQ_MISMATCH = "SEQ-MISMATCH"  # the calls don't match the expected sequence (missing, extra, out of order)
+    FINAL_MISMATCH = "FINAL-MISMATCH"  # the final answer fails the case's `final` checks
+    MAX_TURNS = "MAX-TURNS"  # still calling tools at max_turns: no final answer
     ERROR = "ERROR"  # the provider failed for this sample
     NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, or the run stopped first)
 
@@ -42,6 +51,13 @@ OUTCOME_MEANING = {
     Outcome.RES_UNNECESSARY: "called a tool when none was expected",
     Outcome.ARG_INVALID: "right tool, arguments unparseable or invalid against the input schema",
     Outcome.ARG_SEMANTIC: "right tool, schema-valid arguments with the wrong values",
+    Outcome.SEL_SUBOPTIMAL: "picked a tool that works but is not the best choice (the case's acceptable)",
+    Outcome.REC_SILENT: "after a tool error, the final answer did not surface it",
+    Outcome.REC_LOOP: "repeated the same failing call more than once",
+    Outcome.RES_OVERCALL: "made more tool calls than needed",
+    Outcome.SEQ_MISMATCH: "the calls don't match the expected sequence (one missing, or out of order)",
+    Outcome.FINAL_MISMATCH: "the final answer fails the case's final checks",
+    Outcome.MAX_TURNS: "still calling tools at max_turns, with no final answer",
     Outcome.ERROR: "the provider failed for this sample",
     Outcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, or the run stopped)",
 }
@@ -60,6 +76,7 @@ class Result:
     args_ok: bool | None = None  # None: no expected arguments, wrong tool, or not measured
     schema_ok: bool | None = None  # None: no call to an offered tool, or not measured
     tool_order: tuple[str, ...] | None = None  # the order the tools were offered in, when shuffled
+    scores: Scores | None = None  # a trajectory case's four dimensions and failure codes
 
     @property
     def passed(self) -> bool:
@@ -76,9 +93,11 @@ def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, a
         return Result(case, sample, pick, Outcome.NOT_EVALUATED, (pick.skipped,))
     if pick.error:
         return Result(case, sample, pick, Outcome.ERROR, (pick.error,), tool_ok=False)
+    if case.script is not None:
+        return _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured)
 
     tool = surface.get(pick.tool) if pick.tool else None
-    schema_problems = _schema_problems(tool, pick) if tool and args_measured else None
+    schema_problems = _schema_problems(tool, pick.args, pick.raw_args) if tool and args_measured else None
     schema_ok = None if schema_problems is None else not schema_problems
     expected = case.expected
 
@@ -103,6 +122,16 @@ def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, a
         why = "it was left out (invalid input schema)" if surface.is_left_out(pick.tool) else "it is not on the surface"
         return Result(
             case, sample, pick, Outcome.SEL_UNKNOWN, (f"expected {wanted}, got {pick.tool}, but {why}",), tool_ok=False
+        )
+    if pick.tool in case.acceptable and pick.tool not in expected:
+        return Result(
+            case,
+            sample,
+            pick,
+            Outcome.SEL_SUBOPTIMAL,
+            (f"expected {wanted}, got {pick.tool}: it works, but it is not the best choice",),
+            tool_ok=False,
+            schema_ok=schema_ok,
         )
     if pick.tool not in expected:
         return Result(
@@ -132,11 +161,47 @@ def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, a
     return Result(case, sample, pick, outcome, tuple(reasons), tool_ok=True, args_ok=args_ok, schema_ok=schema_ok)
 
 
-def _schema_problems(tool: Tool, pick: Pick) -> list[str]:
+def _score_trajectory(
+    case: Case, expect: Expectation, pick: Pick, surface: Surface, sample: int, args_measured: bool
+) -> Result:
+    trace = pick.trace
+    assert trace is not None  # the agent loop records one for every trajectory case it asks
+    calls = []
+    for c in trace.calls:
+        tool = surface.get(c.tool)
+        problems = _schema_problems(tool, c.args, c.raw_args) if tool and args_measured else []
+        args = c.args if isinstance(c.args, dict) else None
+        calls.append(Call(c.tool, args, problems[0] if problems else None, c.error))
+    scores = score(expect, Trajectory(tuple(calls), trace.final, trace.hit_max_turns), args_measured)
+    # the first that applies: the taxonomy's codes in its order, except that a loop cut at max_turns
+    # says so before restraint (it over-calls by construction); then the sequence, then `final`
+    ranked = [Outcome(c) for c in scores.codes if not c.startswith("RES-")]
+    ranked += [Outcome.MAX_TURNS] if trace.hit_max_turns else []
+    ranked += [Outcome(c) for c in scores.codes if c.startswith("RES-")]
+    ranked += [Outcome.SEQ_MISMATCH] if not scores.sequence_ok else []
+    ranked += [Outcome.FINAL_MISMATCH] if not scores.passed else []
+    outcome = ranked[0] if ranked else Outcome.PASS
+    if outcome is Outcome.SEL_WRONG and calls and surface.get(calls[0].tool) is None:
+        outcome = Outcome.SEL_UNKNOWN
+    on_surface = [c for c in calls if surface.get(c.tool)]
+    return Result(
+        case,
+        sample,
+        pick,
+        outcome,
+        scores.reasons,
+        tool_ok=scores.selection == 3 if scores.selection is not None else not calls,
+        args_ok=None if scores.arguments is None else scores.arguments >= 2,
+        schema_ok=all(c.schema_problem is None for c in on_surface) if on_surface and args_measured else None,
+        scores=scores,
+    )
+
+
+def _schema_problems(tool: Tool, args: Any, raw_args: str | None) -> list[str]:
     """Why the arguments can't be the tool's input: unparseable, not an object, or schema-invalid."""
-    if pick.args is None and pick.raw_args is not None:
-        return [f"arguments are not valid JSON: {show(pick.raw_args, 60)}"]
-    args = {} if pick.args is None else pick.args
+    if args is None and raw_args is not None:
+        return [f"arguments are not valid JSON: {show(raw_args, 60)}"]
+    args = {} if args is None else args
     if not isinstance(args, dict):
         return [f"arguments must be a JSON object (got {show(args)})"]
     if tool.validator is None:
@@ -188,69 +253,6 @@ def _describe(expected: Any, mode: Any) -> str:
     if isinstance(mode, dict):
         return f"{show(expected)} ± {mode['approx']}"
     return show(expected)
-
-
-def match_value(actual: Any, expected: Any, mode: Any = "loose") -> bool:
-    """Compare one argument value with its expected value under a match mode."""
-    if mode == "loose":
-        return loose_equal(actual, expected)
-    if mode == "contains":
-        return isinstance(actual, str) and str(expected).casefold() in actual.casefold()
-    if mode == "regex":
-        return isinstance(actual, str) and re.search(expected, actual) is not None
-    if mode == "exact":
-        return exact_equal(actual, expected)
-    if mode == "any_of":
-        return any(loose_equal(actual, option) for option in expected)
-    if isinstance(mode, dict) and "approx" in mode:
-        return _is_number(actual) and _is_number(expected) and abs(actual - expected) <= mode["approx"]
-    raise ValueError(f"unknown match mode {mode!r}")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def loose_equal(actual: Any, expected: Any) -> bool:
-    """toolproof's rule: strings trimmed and case-folded, numbers by value ("5" ≠ 5, true ≠ 1),
-    objects key by key with extra keys allowed, lists element by element."""
-    if isinstance(expected, str):
-        return isinstance(actual, str) and actual.strip().casefold() == expected.strip().casefold()
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return isinstance(actual, bool) and isinstance(expected, bool) and actual is expected
-    if isinstance(expected, (int, float)):
-        return isinstance(actual, (int, float)) and float(actual) == float(expected)
-    if isinstance(expected, dict):
-        return isinstance(actual, dict) and all(k in actual and loose_equal(actual[k], v) for k, v in expected.items())
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list)
-            and len(actual) == len(expected)
-            and all(loose_equal(a, e) for a, e in zip(actual, expected, strict=True))
-        )
-    return actual == expected
-
-
-def exact_equal(actual: Any, expected: Any) -> bool:
-    """Strict JSON equality: same JSON type and value; objects with exactly the same keys.
-    Numbers compare by value (JSON has one number type, so 5 equals 5.0)."""
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return isinstance(actual, bool) and isinstance(expected, bool) and actual is expected
-    if isinstance(expected, (int, float)):
-        return isinstance(actual, (int, float)) and actual == expected
-    if isinstance(expected, dict):
-        return (
-            isinstance(actual, dict)
-            and actual.keys() == expected.keys()
-            and all(exact_equal(actual[k], v) for k, v in expected.items())
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list)
-            and len(actual) == len(expected)
-            and all(exact_equal(a, e) for a, e in zip(actual, expected, strict=True))
-        )
-    return type(actual) is type(expected) and actual == expected
 
 
 def parse_args(text: str) -> tuple[Any, str | None]:

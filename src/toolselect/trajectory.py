@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from .scoring import match_value
+from .matching import loose_equal, match_value
 
 
 class Order(StrEnum):
@@ -49,7 +49,7 @@ class Order(StrEnum):
 class ExpectedCall:
     tool: str
     args: Mapping[str, Any] | None = None  # None: any arguments
-    match: Mapping[str, Any] = field(default_factory=dict)  # per-key match modes (scoring.match_value)
+    match: Mapping[str, Any] = field(default_factory=dict)  # per-key match modes (matching.match_value)
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,51 @@ class Expectation:
     acceptable: frozenset[str] = frozenset()
     final: FinalCheck | None = None
     forbid_extra_args: bool = False
+
+
+@dataclass(frozen=True)
+class Mock:
+    """A stubbed answer of one tool: a result (any JSON) or an error, for calls whose arguments
+    match `when` (loosely, key by key; empty: every call)."""
+
+    result: Any = None
+    error: str | None = None
+    when: Mapping[str, Any] = field(default_factory=dict)
+
+    def answers(self, args: Any) -> bool:
+        return all(isinstance(args, Mapping) and k in args and loose_equal(args[k], v) for k, v in self.when.items())
+
+
+DEFAULT_RESULT = {"status": "ok"}  # what a tool without a matching mock answers
+DEFAULT_MAX_TURNS = 8
+
+
+@dataclass(frozen=True)
+class Script:
+    """A trajectory case's script: what is expected, the stubs, and where the loop stops."""
+
+    expect: Expectation
+    mocks: Mapping[str, tuple[Mock, ...]] = field(default_factory=dict)
+    max_turns: int = DEFAULT_MAX_TURNS
+
+
+class Stubs:
+    """Answers a conversation's calls from the script's mocks: per tool, the mocks whose `when`
+    matches are consumed in order and the last of them repeats; a call no mock matches gets
+    DEFAULT_RESULT. One per conversation (it remembers what was consumed)."""
+
+    def __init__(self, mocks: Mapping[str, tuple[Mock, ...]]) -> None:
+        self.mocks = mocks
+        self.used: dict[str, set[int]] = {}
+
+    def answer(self, tool: str, args: Any) -> Mock:
+        candidates = [i for i, m in enumerate(self.mocks.get(tool, ())) if m.answers(args)]
+        if not candidates:
+            return Mock(result=DEFAULT_RESULT)
+        used = self.used.setdefault(tool, set())
+        index = next((i for i in candidates if i not in used), candidates[-1])
+        used.add(index)
+        return self.mocks[tool][index]
 
 
 @dataclass(frozen=True)
@@ -128,12 +173,16 @@ def args_match(expected: ExpectedCall, call: Call) -> bool:
     return True
 
 
-def _matches(expected: ExpectedCall, call: Call) -> bool:
+def _matches(expected: ExpectedCall, call: Call, args_measured: bool = True) -> bool:
+    if not args_measured:
+        return expected.tool == call.tool
     return expected.tool == call.tool and call.schema_problem is None and args_match(expected, call)
 
 
-def sequence_matches(expect: Expectation, calls: Sequence[Call]) -> bool:
+def sequence_matches(expect: Expectation, calls: Sequence[Call], args_measured: bool = True) -> bool:
     """Whether the calls satisfy the expected ones under the case's order."""
+    if not args_measured:
+        expect = replace(expect, calls=tuple(ExpectedCall(e.tool) for e in expect.calls))
     wanted = list(expect.calls)
     made = list(calls)
     if expect.order == Order.ANY_OF:
@@ -153,7 +202,9 @@ def sequence_matches(expect: Expectation, calls: Sequence[Call]) -> bool:
     return not free
 
 
-def score(expect: Expectation, trajectory: Trajectory) -> Scores:
+def score(expect: Expectation, trajectory: Trajectory, args_measured: bool = True) -> Scores:
+    """`args_measured` False (a provider that picks tools only): arguments are not scored and
+    calls match on the tool alone."""
     calls = trajectory.calls
     codes: set[str] = set()
     reasons: list[str] = []
@@ -186,7 +237,7 @@ def score(expect: Expectation, trajectory: Trajectory) -> Scores:
     # arguments: the calls to expected tools
     arguments: int | None = None
     to_expected = [(e, c) for e in expect.calls for c in calls if c.tool == e.tool]
-    judged = [(e, c) for e, c in to_expected if e.args is not None]
+    judged = [(e, c) for e, c in to_expected if e.args is not None] if args_measured else []
     if judged:
         if any(c.schema_problem or c.args is None for _, c in judged):
             arguments = 0
@@ -248,7 +299,7 @@ def score(expect: Expectation, trajectory: Trajectory) -> Scores:
     else:
         restraint = 3
 
-    sequence_ok = sequence_matches(expect, calls) if expect.calls else not calls
+    sequence_ok = sequence_matches(expect, calls, args_measured) if expect.calls else not calls
     if expect.calls and not sequence_ok and not reasons:
         reasons.append(
             f"the calls ({', '.join(c.tool for c in calls) or 'none'}) don't match the expected {expect.order}"

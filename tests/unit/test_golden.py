@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolselect.errors import ConfigError
+from toolselect.errors import ConfigError, ConfigErrors
 from toolselect.golden import load_golden
 from toolselect.lint import check_cases
 from toolselect.surface import build_surface
@@ -64,3 +64,54 @@ def test_jsonl_strings_may_hold_unicode_line_separators(tmp_path):
     )
     [case] = load_golden(path, False)
     assert case.prompt == "weather in Paris\u2028please"
+
+
+def test_trajectory_cases_in_yaml_and_jsonl(tmp_path):
+    yaml_file = tmp_path / "t.yaml"
+    yaml_file.write_text(
+        "- name: chain\n  prompt: weather, then forecast\n  expect_calls:\n"
+        "    - {tool: get_weather, args: {city: Oslo}}\n    - tool: get_forecast\n  sequence: unordered\n"
+        "  mocks:\n    get_weather: {result: {sky: sunny}}\n"
+        "    get_forecast:\n      - {error: down, when: {city: Oslo}}\n      - {result: rain}\n  max_turns: 4\n"
+        "  final: {contains: rain}\n  acceptable: [search]\n"
+    )
+    [case] = load_golden(yaml_file, False)
+    assert case.script is not None and case.expect_tool == ("get_weather", "get_forecast")  # any may come first
+    assert case.script.expect.order == "unordered" and case.script.max_turns == 4
+    assert [m.error for m in case.script.mocks["get_forecast"]] == ["down", None]
+    assert case.script.expect.final is not None and case.script.expect.final.contains == ("rain",)
+    assert case.acceptable == ("search",)
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text('{"id": "n", "question": "hi", "expect_calls": []}\n')
+    [none] = load_golden(jsonl, False)
+    assert none.script is not None and none.expect_tool is None and none.script.expect.calls == ()
+
+
+BAD_TRAJECTORIES = [
+    ("- prompt: a\n  expect_tool: x\n  mocks: {x: {result: 1}}\n",
+     "t.yaml:1: cases[0]: mocks is for trajectory cases: add expect_calls (the calls expected, in order)"),
+    ("- prompt: a\n  expect_tool: x\n  expect_calls: []\n",
+     "t.yaml:1: cases[0]: a case has expect_tool (one call) or expect_calls (a trajectory), not both"),
+    ("- prompt: a\n  expect_calls: [{tool: x}]\n  mocks:\n    x: {result: 1, error: e}\n",
+     "t.yaml:4: cases[0].mocks.x[0]: a mock answers with either result (any JSON) or error (a message)"),
+    ("- prompt: a\n  expect_calls: [{tool: x}]\n  sequence: random\n",
+     "t.yaml:3: cases[0].sequence must be one of 'strict', 'in_order', 'unordered' or 'any_of_these'"),
+    ("- prompt: a\n  expect_calls: [{tool: x}]\n  max_turns: 0\n",
+     "t.yaml:3: cases[0].max_turns must be at least 1 (got 0)"),
+    ("- prompt: a\n  expect_calls:\n    - {tool: x, args: {q: a}, match: {city: regex}}\n",
+     "t.yaml:3: match names 'city' but args has no 'city'"),
+    ("- prompt: a\n  expect_calls: [{tool: x}]\n  final: {regex: '('}\n",
+     "t.yaml:3: cases[0].final.regex: invalid regex '('"),
+    ("- prompt: a\n  expect_calls: [{tol: x}]\n",
+     "t.yaml:2: unknown key 'tol' in cases[0].expect_calls[0] (did you mean 'tool'?)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "said"), BAD_TRAJECTORIES)
+def test_bad_trajectory_cases_say_where_and_what(tmp_path, text, said):
+    path = tmp_path / "t.yaml"
+    path.write_text(text)
+    with pytest.raises((ConfigError, ConfigErrors)) as refused:
+        load_golden(path, False)
+    messages = getattr(refused.value, "messages", None) or [refused.value.message]
+    assert any(said in m for m in messages), messages

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from toolselect.golden import Case, Source
+from toolselect.matching import exact_equal, loose_equal, match_value
 from toolselect.pick import Pick, failed, skipped
-from toolselect.scoring import Outcome, exact_equal, loose_equal, match_value, parse_args, score_sample
+from toolselect.scoring import Outcome, parse_args, score_sample
 from toolselect.surface import build_surface
 
 TOOLS = [

@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         "init",
         help="write a starter toolselect.yaml and golden set for a server (seed 001's recipe)",
         usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] "
-        "[--draft --provider P --model M]",
+        "[--draft --provider P --model M] [--trajectory]",
     )
     add_flags(init, [option("tools_file"), option("provider"), option("model"), option("base_url")])
     _url(init)
@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.add_argument(
         "--draft", action="store_true", help="ask the model to write the prompts (they still need review)"
+    )
+    init.add_argument(
+        "--trajectory",
+        action="store_true",
+        help="also write trajectories.yaml: seed 004's 18 trajectory cases for the surface (alone beside an existing "
+        "config)",
     )
     init.set_defaults(func=_later("surface", "cmd_init"))
 

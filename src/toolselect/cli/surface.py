@@ -148,12 +148,16 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from ..errors import EXIT_INTERRUPTED, ConfigError
-    from ..init import render_config, render_golden
+    from ..init import render_config, render_golden, render_trajectories
     from ..pipeline import load_surface
 
     out = args.output
     targets = [out / "toolselect.yaml", out / "golden.yaml"]
-    existing = [p for p in targets if p.exists()]
+    trajectories = out / "trajectories.yaml"
+    # --trajectory beside an existing config adds the trajectory file alone
+    only_trajectories = args.trajectory and targets[0].exists() and not args.force
+    written = [trajectories] if only_trajectories else [*targets, *([trajectories] if args.trajectory else [])]
+    existing = [p for p in written if p.exists()]
     if existing and not args.force:
         raise ConfigError(
             f"{existing[0]} already exists: pass --force to overwrite it", hint="or -o DIR to write elsewhere"
@@ -174,10 +178,21 @@ def cmd_init(args: argparse.Namespace) -> int:
         if drafts is None:
             return EXIT_INTERRUPTED
     out.mkdir(parents=True, exist_ok=True)
+    if args.trajectory:
+        trajectories.write_text(render_trajectories(surface), encoding="utf-8")
+    if only_trajectories:
+        print(
+            f"wrote {trajectories}: seed 004's 18 trajectory cases for {len(surface.tools)} tools, all status: "
+            f"needs_review; add it to evals.golden in {targets[0]} (golden: [golden.yaml, trajectories.yaml])"
+        )
+        return 0
     golden = render_golden(surface, drafts)
-    targets[0].write_text(render_config(_init_source(args, out), "golden.yaml"), encoding="utf-8")
+    listed = "[golden.yaml, trajectories.yaml]" if args.trajectory else "golden.yaml"
+    targets[0].write_text(render_config(_init_source(args, out), listed), encoding="utf-8")
     targets[1].write_text(golden, encoding="utf-8")
     _ignore_the_cache(out / ".gitignore")
+    if args.trajectory:
+        print(f"wrote {trajectories}: seed 004's 18 trajectory cases, all status: needs_review")
     cases = sum(line.startswith("- name: ") for line in golden.splitlines())
     print(
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from ..pick import Pick
+from ..pick import Pick, ToolCall
 from .registry import PROVIDERS
 
 if TYPE_CHECKING:
@@ -37,11 +37,54 @@ class WireTool:
 
 
 @dataclass(frozen=True)
+class Stub:
+    """What a stubbed tool answered a call: a result (any JSON value) or an error message."""
+
+    result: Any = None
+    error: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The answer as a tool result's text: a string as it is, other JSON as JSON text, an error
+        as `Error: <message>` (Anthropic also marks it `is_error`)."""
+        import json
+
+        if self.error is not None:
+            return f"Error: {self.error}"
+        return self.result if isinstance(self.result, str) else json.dumps(self.result, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """An earlier model turn of a conversation: its text, its tool calls (wire names) and the stub's
+    answer to each call, in order. Each API gets it in its own format (`call_<turn>_<i>` ids, ours,
+    so a conversation's requests are the same on every run and its answers can be cached)."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+    stubs: tuple[Stub, ...]
+
+    def call_ids(self, turn: int) -> list[str]:
+        return [f"call_{turn}_{i}" for i in range(len(self.calls))]
+
+
+@dataclass(frozen=True)
 class Request:
     prompt: str
     system: str | None
     tools: tuple[WireTool, ...]
     sample: int = 0
+    history: tuple[Turn, ...] = ()  # a trajectory's earlier turns; empty for the first (or only) one
+
+
+def arguments_text(call: ToolCall) -> str:
+    """A call's arguments as JSON text, as the OpenAI APIs carry them (the model's own text when it
+    was not JSON)."""
+    import json
+
+    if call.args is None and call.raw_args is not None:
+        return call.raw_args
+    return json.dumps({} if call.args is None else call.args, ensure_ascii=False)
 
 
 class SampleError(Exception):
@@ -107,6 +150,11 @@ class Provider(ABC):
 
     def has_answer(self, key: str) -> bool:
         return False
+
+    def cached_answer(self, key: str) -> Pick | None:
+        """The answer kept under `key`, without counting it as used (a budget walks a trajectory's
+        cached turns with it)."""
+        return None
 
     def check_writable(self) -> None:
         """Before any request: fail when the answers paid for could not be kept."""

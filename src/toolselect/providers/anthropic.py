@@ -1,7 +1,9 @@
 """`anthropic`: the Messages API through the official SDK (one async client per run).
 
 Tools go as `name`/`description`/`input_schema` with `tool_choice: auto`. The first `tool_use`
-block is the pick; a `refusal` stop is no tool. `temperature` and `params` are sent in the body
+block is the pick (all of them are kept, for trajectories); a `refusal` stop is no tool. A
+trajectory's earlier turns go back as the assistant's `tool_use` blocks and one user message of
+`tool_result` blocks (`is_error` for a stubbed error). `temperature` and `params` are sent in the body
 (this SDK has no temperature argument); `seed` is not an Anthropic parameter, so it is only recorded.
 """
 
@@ -12,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InfraError
-from ..pick import Pick, Usage
+from ..pick import Pick, ToolCall, Usage
 from . import Request, SampleError
 from .api import SdkProvider, timeout
 
@@ -64,7 +66,7 @@ class AnthropicProvider(SdkProvider):
             message = await self.client.messages.create(
                 model=self.model,
                 max_tokens=s.max_tokens,
-                messages=[{"role": "user", "content": request.prompt}],
+                messages=messages(request),
                 tools=[
                     {"name": t.name, "description": t.description, "input_schema": t.input_schema}
                     for t in request.tools
@@ -96,6 +98,7 @@ class AnthropicProvider(SdkProvider):
             args=first.input if first else None,
             text=text,
             calls=0 if refused else len(uses),
+            tool_calls=() if refused else tuple(ToolCall(u.name, u.input) for u in uses),
             latency_ms=latency_ms,
             usage=Usage(usage.input_tokens, usage.output_tokens) if usage else None,
             stop_reason=message.stop_reason,
@@ -113,6 +116,31 @@ class AnthropicProvider(SdkProvider):
         except Exception as exc:  # noqa: BLE001
             raise self.sort_error(exc) from None
         return "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", None) == "text")
+
+
+def messages(request: Request) -> list[dict[str, Any]]:
+    """The prompt, then each earlier turn: the assistant's text and `tool_use` blocks, and a user
+    message with a `tool_result` block per call, in the same order."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
+    for n, turn in enumerate(request.history):
+        ids = turn.call_ids(n)
+        said: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+        said += [
+            {"type": "tool_use", "id": i, "name": c.tool, "input": c.args if isinstance(c.args, dict) else {}}
+            for i, c in zip(ids, turn.calls, strict=True)
+        ]
+        out.append({"role": "assistant", "content": said})
+        out.append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": i, "content": stub.error or stub.text}
+                    | ({"is_error": True} if stub.error is not None else {})
+                    for i, stub in zip(ids, turn.stubs, strict=True)
+                ],
+            }
+        )
+    return out
 
 
 def make(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> AnthropicProvider:

@@ -5,6 +5,9 @@ parameter names/descriptions (the retrieval step of seed 003's RAG-MCP setup), a
 tool when its score clears a threshold, else no tool. It picks tools only: cases are judged on the
 tool, and argument metrics are reported as not measured.
 
+In a trajectory case it calls its best tool once, then answers with the text of the results it
+was given (a stand-in for a model that reports what the tool said).
+
 Options go in `evals.params`: `threshold` (default 1.0), `k1` (1.2), `b` (0.75).
 """
 
@@ -52,6 +55,9 @@ class BM25Provider(Provider):
 
     async def pick(self, request: Request) -> Pick:
         started = time.perf_counter()
+        if request.history:
+            said = "; ".join(stub.text for turn in request.history for stub in turn.stubs)
+            return Pick(text=f"bm25: {said}", latency_ms=(time.perf_counter() - started) * 1000)
         ranking = self.rank(request.prompt, request.tools)
         best, score = ranking[0] if ranking else (None, 0.0)
         chosen = best if best is not None and score >= self.threshold else None

@@ -2,7 +2,12 @@
 
 The program reads one JSON request on stdin (`model`, `system`, `prompt`, `tools` with `name`,
 `description`, `input_schema`) and prints one JSON answer on stdout (`tool`, `args`, optional
-`text`). It runs in the config file's folder. Its failures become that sample's ERROR in its own
+`text`). It runs in the config file's folder.
+
+In a trajectory case the request also carries `turns`: the calls so far, each `{"tool", "args",
+"result"}` or `{"tool", "args", "error"}`, in order. The program answers the next call the same
+way, several at once as `{"calls": [{"tool", "args"}, …]}`, or finishes with `{"tool": null,
+"text": "…"}`. Its failures become that sample's ERROR in its own
 words; a program that cannot be started stops the run.
 """
 
@@ -18,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InfraError
 from ..explain import show
-from ..pick import Pick
+from ..pick import Pick, ToolCall
 from ..runtime import child_environment
 from . import Provider, Request, SampleError
 
@@ -51,6 +56,13 @@ class CommandProvider(Provider):
                 {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
             ],
         }
+        if request.history:
+            payload["turns"] = [
+                {"tool": call.tool, "args": call.args}
+                | ({"error": stub.error} if stub.error is not None else {"result": stub.result})
+                for turn in request.history
+                for call, stub in zip(turn.calls, turn.stubs, strict=True)
+            ]
         started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -87,25 +99,36 @@ class CommandProvider(Provider):
             raise SampleError(f"command printed invalid JSON: {show(text, 80)}") from None
         if not isinstance(answer, dict):
             raise SampleError(f"command must print a JSON object with 'tool' and 'args' (got {show(answer)})")
-        tool = answer.get("tool")
-        if tool is not None and not isinstance(tool, str):
-            raise SampleError(f"'tool' must be a string or null (got {show(tool)})")
-        args = answer.get("args", {})
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            raise SampleError(f"'args' must be an object (got {show(args)})")
+        listed = answer.get("calls")
+        if listed is not None and (not isinstance(listed, list) or not all(isinstance(c, dict) for c in listed)):
+            raise SampleError(f"'calls' must be a list of {{tool, args}} objects (got {show(listed)})")
+        read = [_read_call(c) for c in listed] if listed is not None else [_read_call(answer)]
+        calls = [c for c in read if c is not None]
         said = answer.get("text") or ""
+        first = calls[0] if calls else None
         return Pick(
-            tool=tool or None,
-            args=args if tool else None,
+            tool=first.tool if first else None,
+            args=first.args if first else None,
             text=said if isinstance(said, str) else str(said),
-            calls=1 if tool else 0,
+            calls=len(calls),
             latency_ms=latency_ms,
+            tool_calls=tuple(calls) if listed is not None else (),
         )
 
     def identity(self) -> dict[str, Any]:
         return {"provider": "command", "command": list(self.command), "model": self.model}
+
+
+def _read_call(answer: dict[str, Any]) -> ToolCall | None:
+    tool = answer.get("tool")
+    if tool is not None and not isinstance(tool, str):
+        raise SampleError(f"'tool' must be a string or null (got {show(tool)})")
+    args = answer.get("args", {})
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise SampleError(f"'args' must be an object (got {show(args)})")
+    return ToolCall(tool, args) if tool else None
 
 
 def _tail(data: bytes, lines: int = 5) -> str:

@@ -2,7 +2,10 @@
 
 Any OpenAI-compatible server works through `base_url` (config) or `OPENAI_BASE_URL`. The first
 tool call is the pick (the legacy `function_call` field too); argument text that is not valid JSON,
-or carries trailing garbage, is kept raw and scored ARG-INVALID.
+or carries trailing garbage, is kept raw and scored ARG-INVALID. A trajectory's earlier turns go back
+as the assistant message with its `tool_calls` (content `""`, never null: some compatible servers
+refuse null) and a `tool` message per call (Chat Completions), or as `function_call` and
+`function_call_output` items (Responses, which keeps no history with `store: false`).
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InfraError
-from ..pick import Pick, Usage
+from ..pick import Pick, ToolCall, Usage
 from ..scoring import parse_args
-from . import Request, SampleError
+from . import Request, SampleError, arguments_text
 from .api import SdkProvider, timeout
 
 if TYPE_CHECKING:
@@ -74,15 +77,21 @@ class _OpenAIBase(SdkProvider):
             ) from None
 
 
-def _from_text(name: str | None, arguments: Any, **fields: Any) -> Pick:
+def _call(name: str, arguments: Any) -> ToolCall:
     """Arguments as the API sent them: normally JSON text; some compatible servers send an object."""
     if isinstance(arguments, dict):
-        args, raw = arguments, None
-    elif arguments is None or isinstance(arguments, str):
+        return ToolCall(name, arguments)
+    if arguments is None or isinstance(arguments, str):
         args, raw = parse_args(arguments or "")
-    else:
-        args, raw = None, json.dumps(arguments)  # not an object: kept raw, scored ARG-INVALID
-    return Pick(tool=name, args=args if name else None, raw_args=raw if name else None, **fields)
+        return ToolCall(name, args, raw)
+    return ToolCall(name, None, json.dumps(arguments))  # not an object: kept raw, scored ARG-INVALID
+
+
+def _from_calls(calls: list[ToolCall], **fields: Any) -> Pick:
+    first = calls[0]
+    return Pick(
+        tool=first.tool, args=first.args, raw_args=first.raw_args, calls=len(calls), tool_calls=tuple(calls), **fields
+    )
 
 
 class ChatProvider(_OpenAIBase):
@@ -105,6 +114,22 @@ class ChatProvider(_OpenAIBase):
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.append({"role": "user", "content": request.prompt})
+        for n, turn in enumerate(request.history):
+            ids = turn.call_ids(n)
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": turn.text,
+                    "tool_calls": [
+                        {"id": i, "type": "function", "function": {"name": c.tool, "arguments": arguments_text(c)}}
+                        for i, c in zip(ids, turn.calls, strict=True)
+                    ],
+                }
+            )
+            messages += [
+                {"role": "tool", "tool_call_id": i, "content": stub.text}
+                for i, stub in zip(ids, turn.stubs, strict=True)
+            ]
         kwargs: dict[str, Any] = {}
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
@@ -135,13 +160,12 @@ class ChatProvider(_OpenAIBase):
             "usage": Usage(usage.prompt_tokens, usage.completion_tokens) if usage else None,
             "stop_reason": getattr(choice, "finish_reason", None),
         }
-        calls = [c for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
-        if calls:
-            first = calls[0].function
-            return _from_text(first.name, first.arguments, calls=len(calls), **fields)
+        calls = [c.function for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
         legacy = getattr(message, "function_call", None)
-        if legacy is not None:
-            return _from_text(legacy.name, legacy.arguments, calls=1, **fields)
+        if not calls and legacy is not None:
+            calls = [legacy]
+        if calls:
+            return _from_calls([_call(c.name, c.arguments) for c in calls], **fields)
         return Pick(**fields)
 
 
@@ -170,7 +194,7 @@ class ResponsesProvider(_OpenAIBase):
             kwargs["temperature"] = s.temperature
         return await self.client.responses.create(
             model=self.model,
-            input=request.prompt,
+            input=responses_input(request),
             tools=[
                 {
                     "type": "function",
@@ -205,8 +229,29 @@ class ResponsesProvider(_OpenAIBase):
             "stop_reason": getattr(response, "status", None),
         }
         if calls:
-            return _from_text(calls[0].name, calls[0].arguments, calls=len(calls), **fields)
+            return _from_calls([_call(c.name, c.arguments) for c in calls], **fields)
         return Pick(**fields)
+
+
+def responses_input(request: Request) -> Any:
+    """The prompt alone for a first turn; in a conversation, the prompt, then per earlier turn its
+    text, its `function_call` items and a `function_call_output` per call."""
+    if not request.history:
+        return request.prompt
+    items: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
+    for n, turn in enumerate(request.history):
+        ids = turn.call_ids(n)
+        if turn.text:
+            items.append({"role": "assistant", "content": turn.text})
+        items += [
+            {"type": "function_call", "call_id": i, "name": c.tool, "arguments": arguments_text(c)}
+            for i, c in zip(ids, turn.calls, strict=True)
+        ]
+        items += [
+            {"type": "function_call_output", "call_id": i, "output": stub.text}
+            for i, stub in zip(ids, turn.stubs, strict=True)
+        ]
+    return items
 
 
 def make_chat(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> ChatProvider:

@@ -12,8 +12,21 @@ from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import Verdict, significance_text
-from ..report import Report
-from .common import CLUSTER_NOTE, METRIC_LABELS, case_row, frac, interval, lint_summary, metric_text, pct
+from ..report import Report, case_headline
+from .common import (
+    CLUSTER_NOTE,
+    DIMENSION_LABELS,
+    METRIC_LABELS,
+    case_row,
+    codes_text,
+    dimension_rows,
+    frac,
+    interval,
+    lint_summary,
+    metric_text,
+    pct,
+    trace_lines,
+)
 from .markdown import (
     ZWSP,
     cases_table,
@@ -152,8 +165,7 @@ def _case_name(case: CaseDelta) -> str:
 def flips_table(cases: list[CaseDelta]) -> list[str]:
     out = ["| case | expected | base pick | head pick |", "|---|---|---|---|"]
     for case in cases[:MAX_ROWS]:
-        expected = case.expect_tool if case.expect_tool is not None else "(none)"
-        expected = " | ".join(expected) if isinstance(expected, list) else expected
+        expected = case.expected
         rate = lambda s: f" {s.passed}/{s.evaluated}" if s.evaluated > 1 else ""  # noqa: E731
         certain = f" **certain** (p = {case.p_value:.2g})" if case.certain else ""
         out.append(
@@ -162,6 +174,53 @@ def flips_table(cases: list[CaseDelta]) -> list[str]:
         )
     if len(cases) > MAX_ROWS:
         out.append(f"| … {len(cases) - MAX_ROWS} more | | | |")
+    return out
+
+
+def dimensions_delta_table(head: Report, base: Report | None, diff: Diff | None) -> list[str]:
+    """Seed 004's dimensions of the trajectory cases, base → head with Δ (or the head's alone), and
+    the failure codes on each side."""
+    if head.dimensions is None and (diff is None or diff.dimensions is None):
+        return []
+    rows = dimension_rows(head.dimensions or {})
+    if diff is None or diff.dimensions is None:
+        out = ["| dimension | mean (0–3) | 95% CI | scores 0:1:2:3 | n |", "|---|---:|---:|---:|---:|"]
+        out += [f"| {r.label} | {r.mean} | {r.ci} | {r.distribution} | {r.n} |" for r in rows]
+        return [*out, "", f"Failure codes: {esc(codes_text(head.failure_codes or {}))}"]
+    out = ["| dimension | base | head | Δ |", "|---|---:|---:|---:|"]
+    for name, d in diff.dimensions.items():
+        show = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
+        delta = "" if d.delta is None else (f"{d.delta:+.2f}" + (" 🔻" if d.delta < 0 else ""))
+        out.append(f"| {DIMENSION_LABELS[name]} | {show(d.base)} | {show(d.head)} | {delta} |")
+    codes = sorted(set(head.failure_codes or {}) | set(base.failure_codes or {} if base else {}))
+    moved = [
+        f"{c} {(base.failure_codes or {}).get(c, 0) if base else 0} → {(head.failure_codes or {}).get(c, 0)}"
+        for c in codes
+    ]
+    return [*out, "", "Failure codes (base → head): " + (esc(" · ".join(moved)) if moved else "none")]
+
+
+def traces_side_by_side(cases: list[CaseDelta], base: Report, head: Report) -> list[str]:
+    """For each flipped trajectory case, its headline sample's trace on both sides, collapsed."""
+    before = {c.name: c for c in base.cases}
+    after = {c.name: c for c in head.cases}
+    out = []
+    for case in cases[:MAX_ROWS]:
+        if case.expect_calls is None or case.name not in before or case.name not in after:
+            continue
+        sides = [case_headline(before[case.name])[1], case_headline(after[case.name])[1]]
+        cells = [
+            "<br>".join(esc(line) for line in trace_lines(s, with_args=not case.holdout)) if s else "" for s in sides
+        ]
+        out += [
+            f"<details><summary>{_case_name(case)}: {esc(case.base.outcome)} → {esc(case.head.outcome)}</summary>",
+            "",
+            "| base | head |",
+            "|---|---|",
+            f"| {cells[0] or '(no trace)'} | {cells[1] or '(no trace)'} |",
+            "",
+            "</details>",
+        ]
     return out
 
 
@@ -206,6 +265,10 @@ def render_comment(
     top += [*metrics_delta_table(head, diff), ""]
 
     sections: list[Section] = []
+    dimensions = dimensions_delta_table(head, base, diff)
+    if dimensions:
+        title = "**Trajectories** — seed 004's dimensions" + (" (base → head)" if diff and diff.dimensions else "")
+        sections.append(Section("", title + "\n\n" + "\n".join(dimensions), 92, folded=False))
     if diff is not None:
         confusions = [c for c in diff.cells if not c.diagonal]
         if confusions:
@@ -232,6 +295,11 @@ def render_comment(
         if diff.to_passing:
             sections.append(
                 Section(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60)
+            )
+        traces = traces_side_by_side(diff.to_failing + diff.to_passing, base, head) if base is not None else []
+        if traces:
+            sections.append(
+                Section("", "**Traces of the flipped trajectory cases**\n\n" + "\n".join(traces), 75, folded=False)
             )
         if diff.tools:
             blocks = []

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..lint import Finding
-from ..report import ERROR, NONE, UNKNOWN, CaseOut, FindingOut, Metric, Report, SampleOut, case_headline
+from ..report import (
+    DIMENSIONS,
+    ERROR,
+    NONE,
+    UNKNOWN,
+    CaseOut,
+    DimensionOut,
+    FindingOut,
+    Metric,
+    Report,
+    SampleOut,
+    ScoresOut,
+    calls_text,
+    case_expected,
+    case_headline,
+)
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",
@@ -58,12 +73,6 @@ def interval(m: Metric | None) -> str:
 CLUSTER_NOTE = "† samples of one case are correlated, so this interval resamples cases (a cluster bootstrap)"
 
 
-def expected_label(expect_tool: Any) -> str:
-    if expect_tool is None:
-        return NONE
-    return " | ".join(expect_tool) if isinstance(expect_tool, list) else expect_tool
-
-
 def args_text(args: Any, limit: int = 60) -> str:
     if args is None or args == {}:
         return ""
@@ -78,6 +87,8 @@ def picked_label(sample: SampleOut | None, with_args: bool = True, limit: int = 
         return "(error)"
     if sample.outcome == "NOT-EVALUATED":
         return "(not asked)"
+    if sample.trace is not None:
+        return calls_text(sample.trace)
     if sample.picked_tool is None:
         return NONE
     extra = args_text(sample.picked_args, limit) if with_args else ""
@@ -94,7 +105,7 @@ def case_row(case: CaseOut) -> CaseRow:
             case=case,
             outcome=outcome,
             rate=rate,
-            expected=expected_label(case.expect_tool),
+            expected=case_expected(case),
             picked=picked_label(shown, with_args=False),
             why="",
             sample=shown,
@@ -103,7 +114,7 @@ def case_row(case: CaseOut) -> CaseRow:
         case=case,
         outcome=outcome,
         rate=rate,
-        expected=expected_label(case.expect_tool),
+        expected=case_expected(case),
         picked=picked_label(shown),
         why=(shown.reasons[0] if shown and shown.reasons else ""),
         sample=shown,
@@ -162,3 +173,78 @@ def lint_summary(findings: Sequence[Finding | FindingOut]) -> str:
 
 def sorted_findings(findings: Sequence[Finding | FindingOut]) -> list[Finding | FindingOut]:
     return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.scope != "surface", f.code))
+
+
+DIMENSION_LABELS = {
+    "selection": "selection (the right tool first)",
+    "arguments": "arguments (schema-valid, the right values)",
+    "recovery": "error recovery (after a stubbed error)",
+    "restraint": "restraint (no more calls than needed)",
+}
+
+
+@dataclass(frozen=True)
+class DimensionRow:
+    label: str
+    mean: str  # "2.40" or "n/a"
+    ci: str  # "1.90–2.80" or ""
+    distribution: str  # "0:1 1:0 2:3 3:8"
+    n: int
+
+
+def dimension_rows(dimensions: Mapping[str, DimensionOut]) -> list[DimensionRow]:
+    rows = []
+    for name in DIMENSIONS:
+        d = dimensions.get(name)
+        if d is None:
+            continue
+        rows.append(
+            DimensionRow(
+                label=DIMENSION_LABELS[name],
+                mean="n/a" if d.mean is None else f"{d.mean:.2f}",
+                ci=f"{d.ci[0]:.2f}–{d.ci[1]:.2f}" if d.ci else "",
+                distribution=" ".join(f"{k}:{v}" for k, v in d.distribution.items()),
+                n=d.n,
+            )
+        )
+    return rows
+
+
+def codes_text(codes: Mapping[str, int]) -> str:
+    """`REC-LOOP 2 · RES-OVERCALL 1`, or `none` when no failure code applied."""
+    return " · ".join(f"{code} {n}" for code, n in codes.items()) or "none"
+
+
+def trace_lines(sample: SampleOut, with_args: bool = True, limit: int = 80) -> list[str]:
+    """A trajectory sample's trace, one line per call and one for the final answer."""
+    trace = sample.trace
+    if trace is None:
+        return []
+    out = []
+    for i, call in enumerate(trace.tool_calls, 1):
+        args = args_text(call.arguments, limit) if with_args else ""
+        if with_args and call.arguments is None and call.raw_arguments is not None:
+            args = repr(call.raw_arguments[:limit])
+        if not with_args:
+            answer = "→ error" if call.error is not None else "→ result"
+        elif call.error is not None:
+            answer = f"error: {call.error}"
+        else:
+            answer = "→ " + (
+                call.result if isinstance(call.result, str) else json.dumps(call.result, ensure_ascii=False)
+            )
+        if len(answer) > limit:
+            answer = answer[: limit - 1] + "…"
+        out.append(f"{i}. [turn {call.turn}] {call.name} {args} {answer}".replace("  ", " "))
+    if trace.final_response is not None:
+        final = trace.final_response if with_args else "(text)"
+        out.append(f"final: {final[: limit * 2] + ('…' if len(final) > limit * 2 else '')}")
+    elif trace.hit_max_turns:
+        out.append(f"stopped at max_turns ({trace.turns} turns) without a final answer")
+    return out
+
+
+def scores_text(scores: ScoresOut) -> str:
+    """`selection 3 · arguments 2 · recovery — · restraint 1 · RES-OVERCALL`"""
+    parts = [f"{d} {'—' if (v := getattr(scores, d)) is None else v}" for d in DIMENSIONS]
+    return " · ".join(parts + list(scores.codes))

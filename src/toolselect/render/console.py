@@ -17,6 +17,8 @@ from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
     case_row,
+    codes_text,
+    dimension_rows,
     frac,
     hot_cells,
     interval,
@@ -119,6 +121,7 @@ class ConsoleView:
             self.print_cases(report)
             self.print_confusion(report)
             self.print_metrics(report)
+            self.print_dimensions(report)
             for warning in report.warnings:
                 self.console.print(f"[yellow]warning:[/] {escape(warning)}")
             self.print_lint(report.lint, limit=10)
@@ -219,6 +222,18 @@ class ConsoleView:
             extra.append(f"{c.not_evaluated} samples NOT-EVALUATED")
         if extra:
             self.console.print("[yellow]" + "; ".join(extra) + "[/]")
+
+    def print_dimensions(self, report: Report) -> None:
+        """Trajectory cases: seed 004's four dimensions and the failure codes."""
+        if report.dimensions is None:
+            return
+        table = Table(title="Trajectories: seed 004's dimensions (0–3)", title_justify="left")
+        for col in ("dimension", "mean", "95% CI", "scores 0:1:2:3", "n"):
+            table.add_column(col, justify="left" if col == "dimension" else "right")
+        for row in dimension_rows(report.dimensions):
+            table.add_row(row.label, row.mean, row.ci, row.distribution, str(row.n))
+        self.console.print(table)
+        self.console.print(f"failure codes: {escape(codes_text(report.failure_codes or {}))}")
 
     def print_outcome(self, outcome: Outcome) -> None:
         """The base-vs-head part: metric deltas, changed cells, flipped cases, then the verdict."""

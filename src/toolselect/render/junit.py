@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 from ..gate import Verdict
 from ..report import Report
-from .common import case_row, picked_label
+from .common import case_row, picked_label, scores_text, trace_lines
 
 
 def render_junit(report: Report, verdict: Verdict | None = None) -> str:
@@ -36,6 +36,8 @@ def render_junit(report: Report, verdict: Verdict | None = None) -> str:
         detail = "\n".join(
             f"sample {s.index}: {s.outcome} picked {picked_label(s, with_args=not holdout)}"
             + (f" — {'; '.join(s.reasons)}" if s.reasons and not holdout else "")
+            + (f"\n  scores: {scores_text(s.scores)}" if s.scores else "")
+            + "".join(f"\n  {line}" for line in trace_lines(s, with_args=not holdout))
             for s in case.samples
         )
         message = f"{row.outcome}{' ' + row.rate if row.rate else ''}: {row.why}".strip(": ")

@@ -16,6 +16,8 @@ from .common import (
     METRIC_LABELS,
     CaseRow,
     case_row,
+    codes_text,
+    dimension_rows,
     frac,
     hot_cells,
     interval,
@@ -173,6 +175,15 @@ def lint_list(findings: Sequence[Finding | FindingOut], limit: int = 15) -> list
     return out
 
 
+def dimensions_table(report: Report) -> list[str]:
+    """Seed 004's dimensions of the trajectory cases, and the failure codes ([] without any)."""
+    if report.dimensions is None:
+        return []
+    out = ["| dimension | mean (0–3) | 95% CI | scores 0:1:2:3 | n |", "|---|---:|---:|---:|---:|"]
+    out += [f"| {r.label} | {r.mean} | {r.ci} | {r.distribution} | {r.n} |" for r in dimension_rows(report.dimensions)]
+    return [*out, "", f"Failure codes: {esc(codes_text(report.failure_codes or {}))}"]
+
+
 def render_markdown(report: Report) -> str:
     icon = "✅" if report.passed else "❌"
     word = "passed" if report.passed else "failed"
@@ -192,6 +203,8 @@ def render_markdown(report: Report) -> str:
     if report.gate.reasons:
         lines.append("")
     lines += [*metrics_table(report), ""]
+    if report.dimensions is not None:
+        lines += ["### Trajectories", "", *dimensions_table(report), ""]
     hot = hot_list(report)
     if hot:
         lines += ["**Confusions** (wanted → got)", "", *hot, ""]
