@@ -6,7 +6,8 @@ with the offline bm25 provider and writes the PR comment Markdown and both JSON 
 review comment is what the Action posts on the reworded lines: the same reports, the head commit's
 `git diff` as the PR's file list, and the Action's own locating and rendering. The README embeds the
 results between `<!-- example-comment:start -->` and `<!-- example-comment:end -->`, and between
-`<!-- example-review:start -->` and `<!-- example-review:end -->`.
+`<!-- example-review:start -->` and `<!-- example-review:end -->`; the comment's trajectory sections
+again between `<!-- example-trajectory:start -->` and `<!-- example-trajectory:end -->`.
 
     python scripts/example_comment.py            # print it
     python scripts/example_comment.py --write    # update README.md
@@ -25,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- example-comment:start -->", "<!-- example-comment:end -->"
 REVIEW_START, REVIEW_END = "<!-- example-review:start -->", "<!-- example-review:end -->"
+TRAJECTORY_START, TRAJECTORY_END = "<!-- example-trajectory:start -->", "<!-- example-trajectory:end -->"
 OLD = '''    """Weather forecast for a city for the coming days: expected temperatures and chance of rain or
     snow, day by day."""'''
 NEW = '''    """Daily outlook for a city."""'''
@@ -96,6 +98,16 @@ def inline_comment(base_json: Path, head_json: Path, patch: str) -> str:
     return f"On `{where.path}`, {lines}:\n\n{body}"
 
 
+def trajectory_sections(comment: str) -> str:
+    """The comment's parts about trajectory cases: the dimensions base → head, and the traces."""
+    parts = [p for p in comment.split("\n\n**") if p.startswith(("Trajectories**", "Traces of the flipped"))]
+    if len(parts) != 2:
+        raise SystemExit("the example comment has no trajectory sections: did examples/weather lose its trajectories?")
+    # the traces run up to the next folded section
+    parts[1] = parts[1].split("\n\n<details><summary>Tool surface")[0]
+    return "\n\n".join("**" + p.strip() for p in parts)
+
+
 def embedded(readme: str, start: str = START, end: str = END) -> str:
     return readme.split(start, 1)[1].split(end, 1)[0].strip("\n")
 
@@ -104,7 +116,11 @@ def main() -> int:
     comment, review = render()
     readme_path = ROOT / "README.md"
     readme = readme_path.read_text()
-    blocks = [(START, END, comment), (REVIEW_START, REVIEW_END, review)]
+    blocks = [
+        (START, END, comment),
+        (REVIEW_START, REVIEW_END, review),
+        (TRAJECTORY_START, TRAJECTORY_END, trajectory_sections(comment)),
+    ]
     if "--write" in sys.argv:
         for start, end, text in blocks:
             before, rest = readme.split(start, 1)

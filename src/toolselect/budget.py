@@ -60,8 +60,7 @@ def _replay(
                 return found + 1, 0  # the other side asks it first: what follows is unknown, not ours to count
             if key is not None:
                 planned.add(key)
-            expected = len(script.expect.calls) + 1
-            return found, max(1, min(script.max_turns, expected) - found)
+            return found, max(1, script.max_turns - found)  # the most it can take: never over a budget
         found += 1
         conversation.record(answer)
     return found, 0
@@ -77,8 +76,8 @@ def estimate(
 ) -> Budget:
     """`planned`: keys another side of the run will already have asked (counted as cached here);
     this side's uncached keys are added to it. A trajectory sample's cached turns are walked with
-    its stubs (`surface` maps the names back); its turns past the cache are estimated as one per
-    expected call and one for the final answer, capped by max_turns."""
+    its stubs (`surface` maps the names back); past the cache it is counted at the most it can take,
+    max_turns requests in all, so `max_requests` is a ceiling the run can't exceed."""
     local = not provider.cacheable  # answered by a local program or bm25: no API request
     cached = uncached = tokens = not_evaluated = 0
     planned = planned if planned is not None else set()
@@ -91,7 +90,7 @@ def estimate(
             if missing:
                 uncached += missing
                 not_evaluated += 1
-                tokens += missing * (_tokens(request) + 40 * len(job.case.script.expect.calls))
+                tokens += missing * _tokens(request)
             continue
         key = provider.answer_key(request)
         if key is not None:

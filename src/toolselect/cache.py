@@ -185,7 +185,8 @@ class CachedProvider(Provider):
         return self.cache is not None and self.cache.path(key).exists()
 
     def cached_answer(self, key: str) -> Pick | None:
-        return self.cache.get(key) if self.cache is not None and self.mode in ("use", "only") else None
+        hit = self.cache.get(key) if self.cache is not None and self.mode in ("use", "only") else None
+        return None if hit is None or hit.calls > len(hit.all_calls) else hit
 
     async def pick(self, request: Request) -> Pick:
         key = cache_key(self.inner.identity(), request) if self.cache else None
@@ -193,6 +194,8 @@ class CachedProvider(Provider):
             self.touched.add(key)
             if self.mode in ("use", "only"):
                 hit = self.cache.get(key)
+                if hit is not None and request.every_call and hit.calls > len(hit.all_calls):
+                    hit = None  # kept before toolselect kept every call of an answer: ask again
                 if hit is not None:
                     self.spend.cache_hits += 1
                     return hit

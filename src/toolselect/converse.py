@@ -11,7 +11,6 @@ repeats), a call to a tool the surface doesn't have by an error saying so, and a
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from .pick import Pick, ToolCall, Trace, TraceCall, Usage
@@ -30,7 +29,6 @@ class Conversation:
         self.calls: list[TraceCall] = []
         self.picks: list[Pick] = []
         self.final: str | None = None
-        self.started = time.perf_counter()
         self.ended: Pick | None = None  # a turn that failed or was not asked ends the conversation
 
     @property
@@ -39,7 +37,7 @@ class Conversation:
 
     def next_request(self) -> Request | None:
         """The request for the next turn, or None when the conversation is over."""
-        return None if self.done else replace(self.request, history=tuple(self.history))
+        return None if self.done else replace(self.request, history=tuple(self.history), every_call=True)
 
     def record(self, pick: Pick) -> None:
         """The model's answer to the latest request."""
@@ -51,7 +49,7 @@ class Conversation:
         if not made:
             self.final = pick.text
             return
-        turn, at = len(self.history), (time.perf_counter() - self.started) * 1000
+        turn, at = len(self.history), sum(p.latency_ms or 0.0 for p in self.picks)  # the model's time so far
         stubs = []
         for call in made:
             tool = self.surface.from_wire(call.tool)
@@ -70,8 +68,11 @@ class Conversation:
 
     def outcome(self) -> Pick:
         """The sample's pick: its first call (for the confusion matrix), the final text, and the trace."""
-        if self.ended is not None:
-            return self.ended
+        trace = Trace(
+            calls=tuple(self.calls), final=self.final, turns=len(self.picks), hit_max_turns=self.final is None
+        )
+        if self.ended is not None:  # a failed turn: the sample is ERROR (or not asked), its trace so far kept
+            return replace(self.ended, trace=replace(trace, hit_max_turns=False) if self.calls else None)
         first = self.calls[0] if self.calls else None
         usages = [p.usage for p in self.picks if p.usage]
         return Pick(
@@ -86,10 +87,5 @@ class Conversation:
             else None,
             stop_reason=self.picks[-1].stop_reason if self.picks else None,
             cached=bool(self.picks) and all(p.cached for p in self.picks),
-            trace=Trace(
-                calls=tuple(self.calls),
-                final=self.final,
-                turns=len(self.picks),
-                hit_max_turns=self.final is None,
-            ),
+            trace=trace,
         )

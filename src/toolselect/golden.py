@@ -47,6 +47,27 @@ def _check_modes(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+def plain_json(value: Any, where: str = "") -> Any:
+    """The value itself when it is plain JSON (YAML also reads dates, times like 12:30:00 as
+    numbers of seconds, and binary): else a ValueError that says what to quote."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where or 'a value'} is {value!r}, which JSON can't carry")
+        return value
+    if isinstance(value, list):
+        return [plain_json(v, where) for v in value]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{where or 'an object'} has the key {k!r}, which is not text: quote it")
+            plain_json(v, where)
+        return value
+    kind = type(value).__name__
+    raise ValueError(f"{where or 'a value'} holds a {kind} ({value!s}), which is not JSON: quote it in the YAML")
+
+
 class ExpectedCallIn(Authored):
     """One expected call of a trajectory case."""
 
@@ -66,6 +87,17 @@ class MockIn(Authored):
     result: Any = None
     error: str | None = Field(default=None, min_length=1)
     when: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("result", "when")
+    @classmethod
+    def _json(cls, value: Any) -> Any:
+        return plain_json(value)
+
+    @field_validator("error", mode="before")
+    @classmethod
+    def _status_code(cls, value: Any) -> Any:
+        """`error: 503` is the message "503" (YAML reads it as a number)."""
+        return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
     @model_validator(mode="before")
     @classmethod
@@ -134,6 +166,10 @@ class _CaseFields(Authored):
         if "expect_calls" in data:
             if tool_key in data:
                 raise ValueError(f"a case has {tool_key} (one call) or expect_calls (a trajectory), not both")
+            args_key = "expected_args" if tool_key == "expected_tool" else "expect_args"
+            for key in (args_key, "match"):
+                if key in data:
+                    raise ValueError(f"{key} is for single-call cases: in a trajectory, each expected call has its own")
             return {**data, tool_key: None}
         given = [k for k in TRAJECTORY_ONLY if k in data]
         if given:

@@ -9,6 +9,7 @@ the rest with its results: the surface, broken parts included, is what is being 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -269,7 +270,36 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
 
     listed = set(surface.all_names)
     for case in cases:
-        for tool_name in case.expected:
+        if case.script is None:
+            expected = [(t, case.expect_args, case.match) for t in case.expected]
+        else:  # every expected call of a trajectory, each with its own arguments
+            expected = [(e.tool, dict(e.args or {}), dict(e.match)) for e in case.script.expect.calls]
+            unique = {(t, json.dumps(a, sort_keys=True, default=str)): (t, a, m) for t, a, m in expected}
+            expected = list(unique.values())
+        named = [("acceptable", t) for t in case.acceptable]
+        named += [("mocks", t) for t in (case.script.mocks if case.script else {})]
+        for where_, tool_name in named:
+            if tool_name not in listed:
+                add(
+                    case,
+                    "case-unknown-tool",
+                    "error",
+                    f"case '{case.name}': {where_} names '{tool_name}', which the tool surface does not have"
+                    + did_you_mean(tool_name, listed),
+                    "fix the name, or add the tool to the server",
+                    tool_name,
+                )
+        script = case.script
+        if script and any(m.error is not None for ms in script.mocks.values() for m in ms) and not script.expect.final:
+            add(
+                case,
+                "trajectory-error-unchecked",
+                "info",
+                f"case '{case.name}' stubs an error, but nothing checks whether the final answer tells the user "
+                "(REC-SILENT can't be found)",
+                'add final checks, e.g. final: {regex: "(?i)unavailable|error"}, or configure evals.judge',
+            )
+        for tool_name, expect_args, match in expected:
             if tool_name not in listed:
                 missing = f"case '{case.name}' expects tool '{tool_name}', which the tool surface does not have"
                 unnamed = surface.nameless
@@ -302,19 +332,20 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
             if tool is None:  # listed, not left out: offered
                 continue
             declared = declared_keys(tool.input_schema)
-            for key, value in case.expect_args.items():
+            for key, value in expect_args.items():
                 if declared is not None and key not in declared:
                     add(
                         case,
                         "arg-undeclared",
                         "error",
-                        f"case '{case.name}': expect_args key '{key}' is not a parameter of "
-                        f"{tool_name}{did_you_mean(key, declared)}",
+                        f"case '{case.name}': "
+                        + (f"args key '{key}' of the call to {tool_name}" if script else f"expect_args key '{key}'")
+                        + f" is not a parameter of {tool_name}{did_you_mean(key, declared)}",
                         "use the parameter's name as the schema declares it",
                         tool_name,
                     )
                     continue
-                problem = _value_problem(tool, key, value, case.match.get(key, "loose"))
+                problem = _value_problem(tool, key, value, match.get(key, "loose"))
                 if problem:
                     add(
                         case,

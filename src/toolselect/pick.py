@@ -34,7 +34,7 @@ class TraceCall:
     raw_args: str | None
     result: Any = None
     error: str | None = None
-    at_ms: float = 0.0  # since the conversation started
+    at_ms: float = 0.0  # the model time until the answer carrying it arrived (the turns' latencies: cached, the same)
 
 
 @dataclass(frozen=True)

@@ -115,7 +115,7 @@ class TraceCallOut(Record):
     arguments: Any = None
     raw_arguments: str | None = only_when_set()
     turn: Count
-    timestamp_ms: float  # since the conversation started
+    timestamp_ms: Annotated[float, Field(ge=0)]  # the model's time until the answer carrying the call
     result: Any = None
     error: str | None = only_when_set()
 
@@ -705,6 +705,7 @@ MAX_CONTAINERS = 2_000_000  # JSON arrays and objects ('[' and '{', counted befo
 MAX_CASES = 50_000
 MAX_SAMPLES = 500_000  # in all cases together
 MAX_SAMPLES_PER_CASE = 1_000  # repeat: 1000 is already a thousand model calls per case
+MAX_TRACE_CALLS = 1_000  # calls in one trace: max_turns 50 × 20 parallel calls
 MAX_TOOLS = 1_000  # per list of tools (surface, per-tool stats, confusion rows and columns)
 TOLERANCE = 1e-9  # for rates written as floats and read back
 
@@ -793,6 +794,15 @@ def _too_many(data: dict[str, Any]) -> str | None:
             total += len(samples)
     if total > MAX_SAMPLES:
         return f"cases: {total:,} samples in all, more than the {MAX_SAMPLES:,} a report can have"
+    for i, case in enumerate(cases):
+        for j, sample in enumerate(case.get("samples") or [] if isinstance(case, dict) else []):
+            trace = sample.get("trace") if isinstance(sample, dict) else None
+            calls = trace.get("tool_calls") if isinstance(trace, dict) else None
+            if isinstance(calls, list) and len(calls) > MAX_TRACE_CALLS:
+                return (
+                    f"cases[{i}].samples[{j}].trace: {len(calls):,} calls, more than the {MAX_TRACE_CALLS:,} a "
+                    "trace can have"
+                )
     surface = data["surface"] if isinstance(data.get("surface"), dict) else {}
     lists = {
         "surface.tools": surface.get("tools"),
@@ -852,6 +862,25 @@ def _metric_problems(m: Metric, where: str) -> Iterator[str]:
             yield f"{where}.ci: low {low!r} is above high {high!r}"
 
 
+def _trajectory_problems(report: Report, scored: list[ScoresOut]) -> Iterator[str]:
+    """The dimensions and failure-code counts are the samples' own: recomputed and compared."""
+    if (report.dimensions is None) != (not scored):
+        yield "dimensions: present without counted trajectory samples, or missing with them"
+    for name, d in (report.dimensions or {}).items():
+        values = [v for s in scored if (v := getattr(s, name)) is not None]
+        if d.n != len(values) or sum(d.distribution.values()) != d.n:
+            yield f"dimensions.{name}: n {d.n} and its distribution are not the samples' ({len(values)} scored)"
+        if dict(Counter(str(v) for v in values)) != {k: v for k, v in d.distribution.items() if v}:
+            yield f"dimensions.{name}.distribution: not the samples' scores"
+        if (d.mean is None) != (not values) or (d.mean is not None and not _close(d.mean, sum(values) / len(values))):
+            yield f"dimensions.{name}.mean: {d.mean!r} is not the mean of the samples' scores"
+        if d.ci is not None and not (0 - TOLERANCE <= d.ci[0] <= d.ci[1] + TOLERANCE <= 3 + 2 * TOLERANCE):
+            yield f"dimensions.{name}.ci: {list(d.ci)} is not an interval within 0–3"
+    counted = Counter(code for s in scored for code in s.codes)
+    if report.failure_codes is not None and dict(counted) != {k: v for k, v in report.failure_codes.items() if v}:
+        yield "failure_codes: not the counts of the counted samples' codes"
+
+
 def _inconsistencies(report: Report) -> Iterator[str]:
     """What doesn't add up in a validated report, one message each (the first is raised)."""
     from .providers.registry import PROVIDERS
@@ -869,6 +898,7 @@ def _inconsistencies(report: Report) -> Iterator[str]:
         yield from _share(stats.f1, f"per_tool[{show(tool)}].f1")
     total = 0
     outcomes: Counter[str] = Counter()
+    scored: list[ScoresOut] = []
     for i, case in enumerate(report.cases):
         where = f"cases[{i}]"
         evaluated = sum(s.outcome != Outcome.NOT_EVALUATED for s in case.samples)
@@ -889,6 +919,17 @@ def _inconsistencies(report: Report) -> Iterator[str]:
         for j, sample in enumerate(case.samples):
             if sample.latency_ms is not None and not 0 <= sample.latency_ms < math.inf:
                 yield f"{where}.samples[{j}].latency_ms: {sample.latency_ms!r} is not a duration"
+            if (sample.trace is not None or sample.scores is not None) and case.expect_calls is None:
+                yield f"{where}.samples[{j}]: a trace or scores on a case without expect_calls"
+            if sample.scores is not None:
+                if case.status != PENDING and sample.outcome != Outcome.NOT_EVALUATED:
+                    scored.append(sample.scores)
+                if sample.outcome == Outcome.PASS and sample.scores.codes:
+                    yield f"{where}.samples[{j}]: outcome PASS with failure codes {', '.join(sample.scores.codes)}"
+            for k, call in enumerate(sample.trace.tool_calls if sample.trace else []):
+                if not 0 <= call.timestamp_ms < math.inf:
+                    at = f"{where}.samples[{j}].trace.tool_calls[{k}]"
+                    yield f"{at}.timestamp_ms: {call.timestamp_ms!r} is not a time"
         total += len(case.samples)
         outcomes.update(s.outcome for s in case.samples)
     counts = report.counts
@@ -908,6 +949,7 @@ def _inconsistencies(report: Report) -> Iterator[str]:
     cells = sum(n for row in report.confusion.values() for n in row.values())
     if cells > counts.counted_samples:
         yield f"confusion: {cells} samples, more than counts.counted_samples ({counts.counted_samples})"
+    yield from _trajectory_problems(report, scored)
     names = {c.name for c in report.cases}
     if not set(report.flaky) <= names:
         yield "flaky names a case the report does not have"

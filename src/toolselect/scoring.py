@@ -162,7 +162,13 @@ def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, a
 
 
 def _score_trajectory(
-    case: Case, expect: Expectation, pick: Pick, surface: Surface, sample: int, args_measured: bool
+    case: Case,
+    expect: Expectation,
+    pick: Pick,
+    surface: Surface,
+    sample: int,
+    args_measured: bool,
+    surfaced: bool | None = None,
 ) -> Result:
     trace = pick.trace
     assert trace is not None  # the agent loop records one for every trajectory case it asks
@@ -171,8 +177,10 @@ def _score_trajectory(
         tool = surface.get(c.tool)
         problems = _schema_problems(tool, c.args, c.raw_args) if tool and args_measured else []
         args = c.args if isinstance(c.args, dict) else None
-        calls.append(Call(c.tool, args, problems[0] if problems else None, c.error))
-    scores = score(expect, Trajectory(tuple(calls), trace.final, trace.hit_max_turns), args_measured)
+        # an error counts for recovery only when a mock said it, not when the loop refused the call
+        by_mock = c.error if tool is not None and not (c.args is None and c.raw_args is not None) else None
+        calls.append(Call(c.tool, args, problems[0] if problems else None, by_mock, off_surface=tool is None))
+    scores = score(expect, Trajectory(tuple(calls), trace.final, trace.hit_max_turns, surfaced), args_measured)
     # the first that applies: the taxonomy's codes in its order, except that a loop cut at max_turns
     # says so before restraint (it over-calls by construction); then the sequence, then `final`
     ranked = [Outcome(c) for c in scores.codes if not c.startswith("RES-")]

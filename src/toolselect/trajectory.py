@@ -5,22 +5,24 @@ result or error, never executed) and its final text. It is scored on four dimens
 these rules (seed 004's anchors, made mechanical):
 
 - **selection** (None when no tool is expected): 3 the first call is the expected first tool (any
-  expected tool for `unordered` / `any_of_these`); 2 it is an `acceptable` tool (SEL-SUBOPTIMAL);
+  expected tool for `unordered` / `any_of_these`; for `in_order`, the first call to an expected
+  tool — calls before it count against restraint); 2 it is an `acceptable` tool (SEL-SUBOPTIMAL);
   1 a wrong first call the model corrected later (an expected tool is called afterwards); 0 a wrong
   tool never corrected, or no call at all (SEL-WRONG, SEL-MISSED).
 - **arguments** (None when no matched expected call names arguments): 0 a call to an expected tool
   with arguments unparseable or invalid against its schema (ARG-INVALID); 1 schema-valid, not the
   expected values (ARG-SEMANTIC); 2 right values with keys the case didn't name, where
   `forbid_extra_args` is off; 3 right values, nothing extra.
-- **recovery** (None when no stub answered with an error): 0 the same failing call (same tool,
-  same arguments) repeated more than once (REC-LOOP); 1 stopped after the error without the final
-  answer surfacing it (REC-SILENT: the case's `final` checks failed); 2 tried something else but the
-  final answer does not surface the failure, or stopped with surfacing unchecked (no `final`
-  checks); 3 a different call after the error that succeeded, or the failure surfaced as `final`
-  asks.
-- **restraint**: 0 a call when none was expected (RES-UNNECESSARY); 1 more successful calls than
-  the expected ones (RES-OVERCALL; a call answered with an error is recovery's, not restraint's);
-  2 the right calls in a wasteful order; 3 the minimum calls, in order.
+- **recovery** (None when no mock answered with an error): 0 the same failing call (same tool,
+  same arguments) made more than once again (REC-LOOP); 3 a later call succeeded (a retry or
+  another way); otherwise the final answer decides — with `final` checks (or, without them, a
+  judge's verdict): 1 it doesn't surface the failure (REC-SILENT), 2 if another call was tried
+  first (REC-SILENT), 3 it does; with neither, 2 (unchecked, no code).
+- **restraint**: 0 a call when none was expected (RES-UNNECESSARY); 1 a successful call the
+  expected ones don't account for, or a call to a tool the server lacks (RES-OVERCALL); 2 the
+  right calls in a wasteful order; 3 the minimum calls, in order. Each expected call takes the
+  first call to its tool that succeeded (else one that failed), so a retry after an error is not
+  extra; an error a mock answered is recovery's business, not restraint's.
 
 A sample passes when its calls match the expected sequence, no failure code applies, the final
 checks (if any) pass and the conversation ended with a text answer within `max_turns`.
@@ -126,12 +128,15 @@ class Stubs:
 @dataclass(frozen=True)
 class Call:
     """One recorded call: its arguments as parsed (None when they could not be), what was wrong with
-    them against the tool's schema (None when valid), and the stub's error answer (None: a result)."""
+    them against the tool's schema (None when valid), the error a mock answered (None: a result),
+    and whether the tool is not on the surface at all (its call was answered with an error by the
+    loop, not by a mock: an extra call, not something to recover from)."""
 
     tool: str
     args: Mapping[str, Any] | None
     schema_problem: str | None = None
     error: str | None = None
+    off_surface: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +144,7 @@ class Trajectory:
     calls: tuple[Call, ...]
     final: str | None  # the final text answer; None when the loop ended without one
     hit_max_turns: bool = False
+    surfaced: bool | None = None  # a judge's verdict: does the final answer surface the error (no `final`)
 
 
 @dataclass(frozen=True)
@@ -215,22 +221,27 @@ def score(expect: Expectation, trajectory: Trajectory, args_measured: bool = Tru
     selection: int | None = None
     if expect.calls:
         firsts = {wanted_tools[0]} if expect.order in (Order.STRICT, Order.IN_ORDER) else set(wanted_tools)
-        if not calls:
+        # in_order allows other calls before the expected ones (restraint counts them)
+        judged_first = (
+            next((c for c in calls if c.tool in wanted_tools), None) if expect.order == Order.IN_ORDER else None
+        )
+        first_call = judged_first or (calls[0] if calls else None)
+        if first_call is None:
             selection = 0
             codes.add("SEL-MISSED")
             reasons.append(f"no tool called; expected {wanted_tools[0]}")
-        elif calls[0].tool in firsts:
+        elif first_call.tool in firsts:
             selection = 3
-        elif calls[0].tool in expect.acceptable:
+        elif first_call.tool in expect.acceptable:
             selection = 2
             codes.add("SEL-SUBOPTIMAL")
-            reasons.append(f"called {calls[0].tool}, which works, but {wanted_tools[0]} is the better choice")
+            reasons.append(f"called {first_call.tool}, which works, but {wanted_tools[0]} is the better choice")
         else:
-            corrected = any(c.tool in wanted_tools for c in calls[1:])
+            corrected = any(c.tool in wanted_tools for c in calls[calls.index(first_call) + 1 :])
             selection = 1 if corrected else 0
             codes.add("SEL-WRONG")
             reasons.append(
-                f"first called {calls[0].tool}, expected {' or '.join(sorted(firsts))}"
+                f"first called {first_call.tool}, expected {' or '.join(sorted(firsts))}"
                 + (" (corrected later)" if corrected else "")
             )
 
@@ -250,45 +261,51 @@ def score(expect: Expectation, trajectory: Trajectory, args_measured: bool = Tru
             missed = next(e for e, _ in judged if not any(args_match(e, c) for c in calls if c.tool == e.tool))
             reasons.append(f"{missed.tool}: no call with the expected arguments {dict(missed.args or {})}")
         else:
-            extra = any(set(c.args or {}) - set(e.args or {}) for e, c in judged if args_match(e, c))
-            arguments = 2 if extra else 3
-            if extra and expect.forbid_extra_args:
+            unnamed = any(set(c.args or {}) - set(e.args or {}) for e, c in judged if args_match(e, c))
+            arguments = 2 if unnamed else 3
+            if unnamed and expect.forbid_extra_args:
                 arguments = 1
                 codes.add("ARG-SEMANTIC")
                 reasons.append("arguments the case didn't name (forbid_extra_args)")
 
-    # recovery
+    # recovery: only after a mock's error (the loop's own answers to an unknown tool are restraint's)
     recovery: int | None = None
+    final_problems = expect.final.problems(trajectory.final) if expect.final else []
     failing = [i for i, c in enumerate(calls) if c.error is not None]
+    surfaced = trajectory.surfaced if not expect.final else None
     if failing:
-        final_problems = expect.final.problems(trajectory.final) if expect.final else None
-        loop = _repeats_a_failing_call(calls)
-        after = calls[failing[0] + 1 :]
         first = calls[failing[0]]
-        alternative = any(c.error is None and (c.tool, _key(c.args)) != (first.tool, _key(first.args)) for c in after)
-        if loop:
+        after = calls[failing[0] + 1 :]
+        recovered = any(c.error is None and not c.off_surface for c in after)  # a retry or another way worked
+        tried_other = any((c.tool, _key(c.args)) != (first.tool, _key(first.args)) for c in after)
+        silent = bool(final_problems) if expect.final else surfaced is False
+        if _repeats_a_failing_call(calls):
             recovery = 0
             codes.add("REC-LOOP")
             reasons.append(f"repeated the failing call {first.tool} more than once")
-        elif final_problems:
-            recovery = 2 if alternative else 1
+        elif recovered:
+            recovery = 3
+        elif silent:
+            recovery = 2 if tried_other else 1
             codes.add("REC-SILENT")
-            reasons.append("after the error, " + final_problems[0])
-        elif alternative or final_problems == []:
+            said = final_problems[0] if final_problems else "the judge found the final answer doesn't surface it"
+            reasons.append("after the error, " + said)
+        elif expect.final or surfaced:
             recovery = 3
         else:
             recovery = 2  # stopped after the error; whether the answer surfaced it is not checked
 
     # restraint
-    needed = 1 if expect.order == Order.ANY_OF else len(expect.calls)
+    extra = _extra_calls(expect, calls)
     if not expect.calls and calls:
         restraint = 0
         codes.add("RES-UNNECESSARY")
         reasons.append(f"called {calls[0].tool}; no tool call was needed")
-    elif len(ok_calls) > needed:
+    elif extra:
         restraint = 1
         codes.add("RES-OVERCALL")
-        reasons.append(f"{len(ok_calls)} calls where {needed} would do")
+        needed = 1 if expect.order == Order.ANY_OF else len(expect.calls)
+        reasons.append(f"{len(extra)} call(s) more than needed ({', '.join(c.tool for c in extra)}; {needed} would do)")
     elif (
         expect.order in (Order.STRICT, Order.IN_ORDER)
         and sorted(c.tool for c in ok_calls) == sorted(wanted_tools)
@@ -304,8 +321,8 @@ def score(expect: Expectation, trajectory: Trajectory, args_measured: bool = Tru
         reasons.append(
             f"the calls ({', '.join(c.tool for c in calls) or 'none'}) don't match the expected {expect.order}"
         )
-    final_problems = expect.final.problems(trajectory.final) if expect.final and not failing else []
-    reasons += final_problems
+    if "REC-SILENT" not in codes:
+        reasons += final_problems
     if trajectory.hit_max_turns:
         reasons.append("no final answer within max_turns")
     passed = sequence_ok and not codes and not final_problems and not trajectory.hit_max_turns
@@ -319,6 +336,23 @@ def score(expect: Expectation, trajectory: Trajectory, args_measured: bool = Tru
         passed=passed,
         reasons=tuple(reasons),
     )
+
+
+def _extra_calls(expect: Expectation, calls: Sequence[Call]) -> list[Call]:
+    """The successful calls the expected ones don't account for. Each expected call takes the first
+    free call to its tool that succeeded (else one that failed: a retry after an error is not an
+    extra); for `any_of_these` one call is all that is needed."""
+    taken: set[int] = set()
+    wanted = list(expect.calls)
+    for e in wanted:
+        free = [i for i, c in enumerate(calls) if i not in taken and c.tool == e.tool]
+        if free:
+            taken.add(next((i for i in free if calls[i].error is None), free[0]))
+        if expect.order == Order.ANY_OF and taken:
+            break
+    if expect.order == Order.ANY_OF and not taken:
+        return [c for c in calls if c.error is None or c.off_surface][1:]
+    return [c for i, c in enumerate(calls) if i not in taken and (c.error is None or c.off_surface)]
 
 
 def _key(args: Mapping[str, Any] | None) -> str:

@@ -146,3 +146,31 @@ def test_init_quotes_names_yaml_would_misread(tmp_path):
     expected = [c["expect_tool"] for c in golden if c["expect_tool"] is not None]
     assert {"yes", "123", "null", "get weather #now"} <= set(expected)
     assert toolselect("eval", cwd=tmp_path).code == 0
+
+
+def test_init_trajectory_writes_seed_004s_suite_that_runs_as_written(tmp_path):
+    server = ["--", sys.executable, str(EXAMPLE / "server.py")]
+    run = toolselect("init", "--trajectory", "-o", "starter", *server, cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert "wrote starter/trajectories.yaml: seed 004's 18 trajectory cases" in run.out
+    text = (tmp_path / "starter" / "trajectories.yaml").read_text()
+    kinds = ["no-tool", "single", "plausible", "chain", "error", "ambiguous"]
+    assert [sum(f'- name: "traj-{k}-' in line for line in text.splitlines()) for k in kinds] == [3] * 6
+    assert text.count("\n  status: needs_review") == 18
+    assert "golden: [golden.yaml, trajectories.yaml]" in (tmp_path / "starter" / "toolselect.yaml").read_text()
+    # it runs as written, offline: every trajectory is asked, scored and traced, none counted yet
+    ev = toolselect("eval", "--json", "r.json", cwd=tmp_path / "starter")
+    assert ev.code == 0, ev.err + ev.out
+    report = json.loads((tmp_path / "starter" / "r.json").read_text())
+    trajectories = [c for c in report["cases"] if "expect_calls" in c]
+    assert len(trajectories) == 18
+    assert all("trace" in c["samples"][0] and c["samples"][0]["outcome"] != "ERROR" for c in trajectories)
+    errors = [c for c in trajectories if c["name"].startswith("traj-error-")]
+    assert all(c["samples"][0]["trace"]["tool_calls"][0]["error"] == "503 Service Unavailable" for c in errors)
+    # beside an existing config: the trajectory file alone, and how to use it
+    (tmp_path / "starter" / "trajectories.yaml").unlink()
+    again = toolselect("init", "--trajectory", "-o", "starter", *server, cwd=tmp_path)
+    assert again.code == 0, again.err
+    assert "add it to evals.golden" in again.out and (tmp_path / "starter" / "trajectories.yaml").exists()
+    refused = toolselect("init", "--trajectory", "-o", "starter", *server, cwd=tmp_path)
+    assert refused.code == 2 and "trajectories.yaml already exists" in refused.err

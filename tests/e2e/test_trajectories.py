@@ -274,3 +274,44 @@ def test_trajectories_are_scored_on_seed_004s_dimensions(provider, model_api, tm
     )  # fmt: skip
     assert only.code == 0, only.err
     assert json.loads((tmp_path / "c.json").read_text())["counts"]["not_evaluated"] == 0
+
+
+AGENT = """
+import json, sys
+request = json.load(sys.stdin)
+turns = request.get("turns", [])
+if not turns:
+    print(json.dumps({"calls": [{"tool": "get_forecast", "args": {"city": "Paris"}},
+                                {"tool": "get_time", "args": {"tz": "Europe/Paris"}}]}))
+elif len(turns) == 2 and "error" in turns[0]:
+    print(json.dumps({"tool": "get_weather", "args": {"city": "Paris"}}))
+else:
+    said = "; ".join(str(t.get("result", t.get("error"))) for t in turns)
+    print(json.dumps({"tool": None, "text": "Forecast down. " + said}))
+"""
+
+
+def test_the_command_provider_gets_the_turns_and_finishes_with_text(tmp_path):
+    (tmp_path / "agent.py").write_text(AGENT)
+    (tmp_path / "golden.yaml").write_text(
+        "- name: paris\n  prompt: Forecast for Paris?\n  sequence: in_order\n"
+        "  expect_calls: [{tool: get_forecast}, {tool: get_weather}]\n"
+        "  mocks:\n    get_forecast: {error: 503}\n    get_weather: {result: {sky: sunny}}\n"
+        "  final: {contains: [down, sunny]}\n"
+    )
+    (tmp_path / "toolselect.yaml").write_text(
+        f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: command\n  command: [python, agent.py]\n"
+        "  golden: golden.yaml\n  min_accuracy: 0\n"
+    )
+    run = toolselect("eval", "--json", "r.json", cwd=tmp_path)
+    assert run.code == 0, run.err
+    [sample] = json.loads((tmp_path / "r.json").read_text())["cases"][0]["samples"]
+    calls = [(c["name"], c["turn"], c.get("error"), c["result"]) for c in sample["trace"]["tool_calls"]]
+    assert calls == [
+        ("get_forecast", 0, "503", None),
+        ("get_time", 0, None, {"status": "ok"}),  # no mock: the documented default
+        ("get_weather", 1, None, {"sky": "sunny"}),
+    ]
+    assert sample["trace"]["final_response"] == "Forecast down. 503; {'status': 'ok'}; {'sky': 'sunny'}"
+    # a successful extra call costs restraint; the error was recovered from
+    assert sample["outcome"] == "RES-OVERCALL" and sample["scores"]["recovery"] == 3

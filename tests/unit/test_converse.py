@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_record
 from tests.unit.test_diff import gate
 from toolselect.budget import estimate
@@ -123,7 +125,7 @@ def test_the_budget_walks_a_cached_trajectory_and_counts_what_is_missing(tmp_pat
 
     tools = REQUEST.tools
     missing = estimate(provider, [Job(case, 0)], tools, settings, set(), SURFACE)
-    assert (missing.cached, missing.requests) == (1, 2)  # turn 1 cached; the second call and the answer to go
+    assert (missing.cached, missing.requests) == (1, 7)  # turn 1 cached; at most max_turns (8) in all
     conv = Conversation(SURFACE, REQUEST, case.script)  # type: ignore[arg-type]
     conv.record(turn1)
     turn2 = conv.next_request()
@@ -172,7 +174,7 @@ def test_a_trajectory_report_reads_back_and_its_diff_shows_dimensions_and_traces
     again = Report.model_validate_json(head.model_dump_json())
     assert again == head
     body = render_comment(compare_saved(base, head, {}, base_label="base"), comment_id="x")
-    assert "| error recovery (after a stubbed error) | 3.00 | 0.00 | -3.00 🔻 |" in body
+    assert "| error recovery (after a stubbed error) | 3.00 | 0.00 | 0.00–1.68 | 0:1 1:0 2:0 3:0 | −3.00 🔻 |" in body
     assert "Failure codes (base → head): REC-LOOP 0 → 1" in body
     assert "**Traces of the flipped trajectory cases**" in body
     assert "<details><summary>paris &lt;b&gt;: PASS → REC-LOOP</summary>" in body
@@ -190,3 +192,43 @@ def test_a_single_call_report_has_no_trajectory_keys():
     for case in dumped["cases"]:
         assert not {"expect_calls", "sequence", "max_turns", "final", "acceptable"} & set(case)
         assert not {"trace", "scores"} & set(case["samples"][0])
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        (("dimensions", "recovery", "mean"), -1e300, "dimensions.recovery.mean: -1e+300 is not the mean"),
+        (("dimensions", "recovery", "ci"), [55, -3], "dimensions.recovery.ci: [55.0, -3.0] is not an interval"),
+        (("dimensions", "restraint", "n"), 9, "dimensions.restraint: n 9 and its distribution are not the samples'"),
+        (("failure_codes",), {"RES-OVERCALL": 4}, "failure_codes: not the counts of the counted samples' codes"),
+        (("cases", 0, "samples", 0, "scores", "codes"), [], "failure_codes: not the counts"),
+        (("cases", 0, "expect_calls"), None, "cases[0].samples[0]: a trace or scores on a case without expect_calls"),
+        (("cases", 0, "samples", 0, "trace", "tool_calls"), [{"name": "x", "turn": 0, "timestamp_ms": 0}] * 1001,
+         "trace: 1,001 calls, more than the 1,000 a trace can have"),
+    ],
+)  # fmt: skip
+def test_a_tampered_trajectory_report_is_refused(tmp_path: Path, path, value, said):
+    from toolselect.errors import ConfigError
+    from toolselect.report import read_report, write_report
+
+    head = trajectory_report(
+        "Lovely weather!", [("get_forecast", None), ("get_forecast", None), ("get_forecast", None)]
+    )
+    write_report(head, tmp_path / "r.json")
+    data = json.loads((tmp_path / "r.json").read_text())
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError) as refused:
+        read_report(tmp_path / "r.json")
+    assert said in refused.value.message, refused.value.message
+
+
+def test_a_long_trace_is_cut_in_the_comment():
+    from toolselect.render.common import trace_lines
+
+    many = trajectory_report("x", [("get_forecast", None)] * 30)
+    lines = trace_lines(many.cases[0].samples[0])
+    assert len(lines) == 14 and lines[-2] == "… 18 more calls" and lines[-1] == "final: x"

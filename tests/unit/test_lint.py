@@ -204,3 +204,27 @@ def test_a_tool_without_a_name_is_named_by_its_place():
         'tools[1] has no name (its description begins "Current weather conditions in a city rig…"): '
         "it is left out of what the model sees"
     )
+
+
+def test_every_tool_a_trajectory_case_names_is_checked(tmp_path):
+    golden = tmp_path / "t.yaml"
+    golden.write_text(
+        "- name: typo\n  prompt: weather then forecast\n"
+        "  expect_calls: [{tool: get_weather}, {tool: get_forecst}]\n  acceptable: [search_webb]\n"
+        "  mocks:\n    get_wether: {error: down}\n"
+        "- name: unchecked\n  prompt: forecast\n  expect_calls: [{tool: get_weather, args: {town: x}}]\n"
+        "  mocks:\n    get_weather: {error: down}\n"
+    )
+    surface = build_surface(
+        [{"name": n, "description": n, "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}
+         for n in ("get_weather", "get_forecast", "search_web")],
+        "t",
+    )  # fmt: skip
+    findings = lint_golden(load_golden(golden, False), surface)
+    found = {(f.code, f.case, f.message.split(":", 1)[-1].strip()) for f in findings}
+    messages = " | ".join(m for _, _, m in found)
+    assert "expects tool 'get_forecst', which the tool surface does not have (did you mean 'get_forecast'?)" in messages
+    assert "acceptable names 'search_webb'" in messages and "mocks names 'get_wether'" in messages
+    assert "args key 'town' of the call to get_weather is not a parameter of get_weather" in messages
+    assert any(code == "arg-undeclared" and case == "unchecked" for code, case, _ in found)
+    assert any(code == "trajectory-error-unchecked" and case == "unchecked" for code, case, _ in found)

@@ -1,5 +1,4 @@
-"""Seed 004's four scores and failure codes for a recorded trajectory (the scorer alone; the agent
-loop that records trajectories comes with the rest of issue 13)."""
+"""Seed 004's four scores and failure codes for a recorded trajectory (the scorer alone)."""
 
 from __future__ import annotations
 
@@ -94,3 +93,43 @@ def test_final_checks_without_an_error():
     assert score(expect, run(Call("find_city", {"name": "Paris"}), final="21° in Paris")).passed
     s = score(expect, run(Call("find_city", {"name": "Paris"}), final="an error occurred"))
     assert not s.passed and s.codes == () and "the final answer mentions 'error'" in s.reasons
+
+
+def test_a_retry_after_an_error_is_not_an_extra_call_but_an_unexpected_tool_is():
+    retry = score(
+        Expectation((ExpectedCall("get_forecast"),), Order.IN_ORDER),
+        run(Call("get_forecast", {"city": "Paris"}, error="503"), Call("get_forecast", {"city": "Paris"})),
+    )
+    assert retry.restraint == 3 and retry.recovery == 3 and retry.passed  # the retry worked: recovered
+    detour = score(
+        Expectation((ExpectedCall("get_forecast"), ExpectedCall("get_weather")), Order.IN_ORDER),
+        run(Call("get_forecast", {}, error="503"), Call("get_time", {}), Call("get_weather", {})),
+    )
+    assert detour.restraint == 1 and detour.codes == ("RES-OVERCALL",)
+    assert "1 call(s) more than needed (get_time; 2 would do)" in detour.reasons
+
+
+def test_a_call_to_a_tool_the_server_lacks_is_an_extra_call_not_an_error_to_recover_from():
+    s = score(
+        Expectation((ExpectedCall("get_forecast"),), Order.IN_ORDER),
+        run(Call("get_forecast", {}), Call("foo", {}, off_surface=True)),
+    )
+    assert s.codes == ("RES-OVERCALL",) and s.recovery is None and not s.passed
+
+
+def test_in_order_allows_an_extra_first_call_against_restraint_only():
+    s = score(
+        Expectation((ExpectedCall("get_forecast"), ExpectedCall("get_weather")), Order.IN_ORDER),
+        run(Call("get_time", {}), Call("get_forecast", {}), Call("get_weather", {})),
+    )
+    assert s.selection == 3 and s.codes == ("RES-OVERCALL",) and s.sequence_ok
+
+
+def test_a_judge_verdict_stands_in_for_final_checks():
+    expect = Expectation((ExpectedCall("get_forecast"),), Order.ANY_OF)
+    failing = Call("get_forecast", {"city": "Paris"}, error="down")
+    silent = score(expect, Trajectory((failing,), "Sunny!", surfaced=False))
+    assert silent.recovery == 1 and silent.codes == ("REC-SILENT",)
+    assert "the judge found the final answer doesn't surface it" in silent.reasons[0]
+    assert score(expect, Trajectory((failing,), "It's down.", surfaced=True)).recovery == 3
+    assert score(expect, Trajectory((failing,), "It's down.")).recovery == 2  # nobody checked

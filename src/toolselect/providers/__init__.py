@@ -65,7 +65,9 @@ class Turn:
     stubs: tuple[Stub, ...]
 
     def call_ids(self, turn: int) -> list[str]:
-        return [f"call_{turn}_{i}" for i in range(len(self.calls))]
+        """Nine letters and digits each (`call00001`: turn 0, call 1): the strictest chat templates
+        (Mistral's, on llama.cpp, vLLM and LM Studio) refuse any other shape."""
+        return [f"call{turn:02d}{i:03d}" for i in range(len(self.calls))]
 
 
 @dataclass(frozen=True)
@@ -75,16 +77,16 @@ class Request:
     tools: tuple[WireTool, ...]
     sample: int = 0
     history: tuple[Turn, ...] = ()  # a trajectory's earlier turns; empty for the first (or only) one
+    every_call: bool = False  # a conversation answers every call: an answer that kept only its first won't do
 
 
 def arguments_text(call: ToolCall) -> str:
-    """A call's arguments as JSON text, as the OpenAI APIs carry them (the model's own text when it
-    was not JSON)."""
+    """A call's arguments as JSON text, as the OpenAI APIs carry them back. Arguments that were not a
+    JSON object go back as `{}` (their stub answered with an error): servers such as vLLM parse this
+    text and refuse anything else."""
     import json
 
-    if call.args is None and call.raw_args is not None:
-        return call.raw_args
-    return json.dumps({} if call.args is None else call.args, ensure_ascii=False)
+    return json.dumps(call.args if isinstance(call.args, dict) else {}, ensure_ascii=False)
 
 
 class SampleError(Exception):

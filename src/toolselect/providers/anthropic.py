@@ -124,7 +124,7 @@ def messages(request: Request) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
     for n, turn in enumerate(request.history):
         ids = turn.call_ids(n)
-        said: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text else []
+        said: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text.strip() else []
         said += [
             {"type": "tool_use", "id": i, "name": c.tool, "input": c.args if isinstance(c.args, dict) else {}}
             for i, c in zip(ids, turn.calls, strict=True)

@@ -44,6 +44,7 @@ COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
 HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
 MAX_ROWS = 50
+MAX_TRACED = 10  # flipped trajectory cases whose traces the comment shows side by side
 
 if TYPE_CHECKING:
     from ..outcome import Outcome
@@ -187,11 +188,19 @@ def dimensions_delta_table(head: Report, base: Report | None, diff: Diff | None)
         out = ["| dimension | mean (0–3) | 95% CI | scores 0:1:2:3 | n |", "|---|---:|---:|---:|---:|"]
         out += [f"| {r.label} | {r.mean} | {r.ci} | {r.distribution} | {r.n} |" for r in rows]
         return [*out, "", f"Failure codes: {esc(codes_text(head.failure_codes or {}))}"]
-    out = ["| dimension | base | head | Δ |", "|---|---:|---:|---:|"]
+    out = ["| dimension | base | head | head 95% CI | head 0:1:2:3 | Δ |", "|---|---:|---:|---:|---:|---:|"]
+    now = {r.label: r for r in rows}
     for name, d in diff.dimensions.items():
         show = lambda v: "n/a" if v is None else f"{v:.2f}"  # noqa: E731
-        delta = "" if d.delta is None else (f"{d.delta:+.2f}" + (" 🔻" if d.delta < 0 else ""))
-        out.append(f"| {DIMENSION_LABELS[name]} | {show(d.base)} | {show(d.head)} | {delta} |")
+        row = now.get(DIMENSION_LABELS[name])
+        if d.delta is None:
+            delta = ""
+        elif d.delta == 0:
+            delta = "±0.00"
+        else:
+            delta = f"{d.delta:+.2f}".replace("-", "−") + (" 🔻" if d.delta < 0 else "")
+        ci, spread = (row.ci, row.distribution) if row else ("", "")
+        out.append(f"| {DIMENSION_LABELS[name]} | {show(d.base)} | {show(d.head)} | {ci} | {spread} | {delta} |")
     codes = sorted(set(head.failure_codes or {}) | set(base.failure_codes or {} if base else {}))
     moved = [
         f"{c} {(base.failure_codes or {}).get(c, 0) if base else 0} → {(head.failure_codes or {}).get(c, 0)}"
@@ -205,9 +214,8 @@ def traces_side_by_side(cases: list[CaseDelta], base: Report, head: Report) -> l
     before = {c.name: c for c in base.cases}
     after = {c.name: c for c in head.cases}
     out = []
-    for case in cases[:MAX_ROWS]:
-        if case.expect_calls is None or case.name not in before or case.name not in after:
-            continue
+    shown = [c for c in cases if c.expect_calls is not None and c.name in before and c.name in after]
+    for case in shown[:MAX_TRACED]:
         sides = [case_headline(before[case.name])[1], case_headline(after[case.name])[1]]
         cells = [
             "<br>".join(esc(line) for line in trace_lines(s, with_args=not case.holdout)) if s else "" for s in sides
@@ -221,6 +229,8 @@ def traces_side_by_side(cases: list[CaseDelta], base: Report, head: Report) -> l
             "",
             "</details>",
         ]
+    if len(shown) > MAX_TRACED:
+        out.append(f"… and {len(shown) - MAX_TRACED} more flipped trajectory cases (their traces are in the reports)")
     return out
 
 

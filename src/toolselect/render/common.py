@@ -215,13 +215,15 @@ def codes_text(codes: Mapping[str, int]) -> str:
     return " · ".join(f"{code} {n}" for code, n in codes.items()) or "none"
 
 
-def trace_lines(sample: SampleOut, with_args: bool = True, limit: int = 80) -> list[str]:
-    """A trajectory sample's trace, one line per call and one for the final answer."""
+def trace_lines(sample: SampleOut, with_args: bool = True, limit: int = 80, max_calls: int = 12) -> list[str]:
+    """A trajectory sample's trace, one line per call (the first `max_calls`) and one for the final
+    answer."""
     trace = sample.trace
     if trace is None:
         return []
     out = []
-    for i, call in enumerate(trace.tool_calls, 1):
+    shown = trace.tool_calls[:max_calls]
+    for i, call in enumerate(shown, 1):
         args = args_text(call.arguments, limit) if with_args else ""
         if with_args and call.arguments is None and call.raw_arguments is not None:
             args = repr(call.raw_arguments[:limit])
@@ -236,6 +238,8 @@ def trace_lines(sample: SampleOut, with_args: bool = True, limit: int = 80) -> l
         if len(answer) > limit:
             answer = answer[: limit - 1] + "…"
         out.append(f"{i}. [turn {call.turn}] {call.name} {args} {answer}".replace("  ", " "))
+    if len(trace.tool_calls) > len(shown):
+        out.append(f"… {len(trace.tool_calls) - len(shown)} more calls")
     if trace.final_response is not None:
         final = trace.final_response if with_args else "(text)"
         out.append(f"final: {final[: limit * 2] + ('…' if len(final) > limit * 2 else '')}")

@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 from ..gate import Verdict
 from ..report import Report
-from .common import case_row, picked_label, scores_text, trace_lines
+from .common import case_row, codes_text, dimension_rows, picked_label, scores_text, trace_lines
 
 
 def render_junit(report: Report, verdict: Verdict | None = None) -> str:
@@ -56,10 +56,23 @@ def render_junit(report: Report, verdict: Verdict | None = None) -> str:
         ET.SubElement(tc, "system-out").text = f"prompt: {case.prompt}\n{detail}" if case.split != "holdout" else detail
     gate = ET.SubElement(suite, "testcase", classname="toolselect", name="gate", time="0")
     acc = report.metrics["accuracy"]
-    ET.SubElement(gate, "system-out").text = (
+    said = (
         f"provider={report.run.provider} model={report.run.model} accuracy={acc.numerator}/{acc.denominator} "
         f"min_accuracy={report.gate.min_accuracy}"
     )
+    if report.dimensions is not None:  # trajectory cases: seed 004's dimensions and failure codes
+        said += "".join(
+            f"\n{r.label}: mean {r.mean}{f' (95% CI {r.ci})' if r.ci else ''}, scores {r.distribution}, n {r.n}"
+            for r in dimension_rows(report.dimensions)
+        )
+        said += f"\nfailure codes: {codes_text(report.failure_codes or {})}"
+        properties = ET.SubElement(suite, "properties")
+        for name, d in report.dimensions.items():
+            if d.mean is not None:
+                ET.SubElement(properties, "property", name=f"dimension.{name}", value=f"{d.mean:.4f}")
+        for code, n in (report.failure_codes or {}).items():
+            ET.SubElement(properties, "property", name=f"failure_code.{code}", value=str(n))
+    ET.SubElement(gate, "system-out").text = said
     passed, reasons_list = (verdict.passed, verdict.reasons) if verdict else (report.passed, tuple(report.gate.reasons))
     if not passed:
         reasons = "; ".join(reasons_list) or "gate failed"
