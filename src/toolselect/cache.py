@@ -247,6 +247,29 @@ class CachedProvider(Provider):
     async def write(self, system: str, prompt: str) -> str:
         return await self.inner.write(system, prompt)
 
+    async def write_cached(self, system: str, prompt: str) -> tuple[str | None, bool]:
+        """Plain text (a judge's verdict) kept like a pick: the key covers the identity, the system
+        prompt and the prompt, marked as text so it never meets a tool request's key."""
+        request = Request(prompt=prompt, system=system, tools=())
+        key = cache_key({**self.inner.identity(), "answer": "text"}, request) if self.cache else None
+        if key and self.cache:
+            self.touched.add(key)
+            if self.mode in ("use", "only") and (hit := self.cache.get(key)) is not None:
+                self.spend.cache_hits += 1
+                return hit.text, True
+        if self.mode == "only":
+            return None, False
+        self.inner.ensure_connected()
+        self.spend.api_calls += 1
+        text = await self.inner.write(system, prompt)
+        if key and self.cache and not self._broken:
+            try:
+                self.cache.put(key, self.name, self.model, request, Pick(text=text))
+                self.spend.cache_writes += 1
+            except OSError:
+                self._broken = True
+        return text, False
+
     async def aclose(self) -> None:
         await self.inner.aclose()
 

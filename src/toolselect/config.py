@@ -236,6 +236,7 @@ class Settings:
     timeout_s: float | None
     max_retries: int
     price: Mapping[str, float] | None
+    judge: str | None
     repeat: int
     concurrency: int
     shuffle: bool
@@ -437,6 +438,12 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"no model for provider '{provider}': set evals.model, TOOLSELECT_MODEL, or --model",
             hint="pick the model your users' clients actually use",
         )
+    if values["judge"] and not PROVIDERS[provider].api:
+        raise ConfigError(
+            f"{at('evals', 'judge')}evals.judge is a model on the run's provider: it needs anthropic, openai or "
+            f"openai-responses, not {provider}",
+            hint="add final checks to the trajectory cases instead (final: {regex: ...})",
+        )
     if provider == "command" and not values["command"]:
         raise ConfigError(f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]")
 
@@ -478,6 +485,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         timeout_s=values["timeout_s"],
         max_retries=values["max_retries"],
         price=price.model_dump() if hasattr(price, "model_dump") else price,
+        judge=values["judge"] or None,
         repeat=repeat,
         concurrency=values["concurrency"],
         shuffle=shuffle if shuffle is not None else repeat > 1,

@@ -247,6 +247,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_requests",
            "refuse to start a run (head and base together) that would make more uncached model requests", "int",
            "run", ge=1, metavar="N", shown_default="none"),
+    Option("judge",
+           "trajectory cases without final checks: a model that reads whether the answer after a tool error tells "
+           "the user (REC-SILENT); it runs on the run's provider and endpoint, through the answer cache",
+           "text", "run", metavar="MODEL", shown_default="none"),
     Option("forbid_extra_args",
            "any argument a case's expect_args doesn't list fails the case (BFCL's rule); cases can override", "bool",
            "run", default=False, flag=None, input=None),

@@ -23,12 +23,13 @@ from .diff import Diff, diff_reports
 from .errors import ToolselectError
 from .gate import failed_base
 from .golden import Case
+from .judge import Verdict, judge_all, wants_judge
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .pick import Pick
 from .pool import Pool
 from .prices import cost_usd
 from .providers import Provider, make_provider
-from .report import Report, RunOut, build_report
+from .report import JudgeRunOut, Report, RunOut, build_report
 from .scoring import Result, score_sample
 from .surface import Surface, build_surface
 from .surface.launch import Say
@@ -84,9 +85,12 @@ class Prepared:
     jobs: tuple[Job, ...]
     findings: list[Finding]
     budget: Budget
+    judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+        if self.judge is not None:
+            await self.judge.aclose()
 
 
 async def prepare(
@@ -128,7 +132,10 @@ async def prepare(
     except BaseException:
         await provider.aclose()
         raise
-    return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget)
+    judge = None
+    if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
+        judge = make_provider(replace(settings, model=settings.judge), pool, environ)
+    return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget, judge)
 
 
 async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
@@ -136,21 +143,40 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
+    verdicts: dict[int, Verdict] = {}
+    session = cache_keys if cache_keys is not None else set()
     try:
         asked = await ask_all(
             provider, surface, prep.jobs, system=settings.system, pool=prep.pool, on_done=hooks.on_sample
         )
+        if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
+            items = [
+                (i, job.case, pick)
+                for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
+                if wants_judge(job.case, pick, surface)
+            ]
+            verdicts = await judge_all(prep.judge, prep.pool, items, provider.problems) if items else {}
         finished = True
     finally:
         await prep.aclose()
-        provider.finish(cache_keys, interrupted=not finished)
+        if prep.judge is not None:
+            prep.judge.finish(session, interrupted=not finished)
+        provider.finish(session, interrupted=not finished)
     spend = provider.spend
     results: list[Result] = [  # results
         replace(
-            score_sample(job.case, pick, surface, job.sample, args_measured=provider.produces_args),
+            score_sample(
+                job.case,
+                pick,
+                surface,
+                job.sample,
+                args_measured=provider.produces_args,
+                surfaced=verdicts[i].surfaced if i in verdicts else None,
+            ),
             tool_order=None if job.order is None else tuple(surface.tools[i].name for i in job.order),
+            judge=verdicts.get(i),
         )
-        for job, pick in zip(asked.jobs, asked.picks, strict=True)
+        for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
     ]
     run = RunOut(
         toolselect_version=__version__,
@@ -178,6 +204,11 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         if spend.api_calls
         else 0.0,
         pool_shrinks=prep.pool.shrinks,
+        judge=JudgeRunOut(
+            model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits
+        )
+        if prep.judge is not None and settings.judge
+        else None,
     )
     return build_report(  # report
         prep.cases,

@@ -135,6 +135,20 @@ class TraceOut(Record):
 Score = Annotated[int, Field(ge=0, le=3)]
 
 
+class JudgeOut(Record):
+    """evals.judge's reading of a trajectory's final answer after a tool error."""
+
+    surfaced: bool | None  # null: the judge answered neither yes nor no
+    said: str = ""
+    cached: bool = False
+
+
+class JudgeRunOut(Record):
+    model: str
+    api_calls: Count = 0
+    cache_hits: Count = 0
+
+
 class ScoresOut(Record):
     """Seed 004's four dimensions, 0–3 (null: the dimension doesn't apply), and the failure codes."""
 
@@ -162,6 +176,7 @@ class SampleOut(Record):
     position: Count | None = None  # where the expected tool was in that order (0-based)
     trace: TraceOut | None = only_when_set()  # a trajectory case's whole conversation
     scores: ScoresOut | None = only_when_set()
+    judge: JudgeOut | None = only_when_set()
 
 
 class ExpectedCallOut(Record):
@@ -230,6 +245,7 @@ class RunOut(Record):
     output_tokens: Count = 0
     cost_usd: float | None = 0.0  # null: no price known for this model
     pool_shrinks: Count = 0  # how often rate limits halved the requests in flight
+    judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
 
 
 class GateOut(Record):
@@ -487,6 +503,9 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
                 position=expected_position(r),
                 trace=trace_out(case, r.pick.trace),
                 scores=scores_out(r.scores),
+                judge=JudgeOut(surfaced=r.judge.surfaced, said=r.judge.said, cached=r.judge.cached)
+                if r.judge
+                else None,
             )
             for r in results
         ],

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jsonschema.exceptions import best_match
 
@@ -22,6 +22,9 @@ from .matching import loose_equal, match_value
 from .pick import Pick
 from .surface import Surface, Tool
 from .trajectory import Call, Expectation, Scores, Trajectory, score
+
+if TYPE_CHECKING:
+    from .judge import Verdict
 
 
 class Outcome(StrEnum):
@@ -77,6 +80,7 @@ class Result:
     schema_ok: bool | None = None  # None: no call to an offered tool, or not measured
     tool_order: tuple[str, ...] | None = None  # the order the tools were offered in, when shuffled
     scores: Scores | None = None  # a trajectory case's four dimensions and failure codes
+    judge: Verdict | None = None  # evals.judge's reading of the answer after an error
 
     @property
     def passed(self) -> bool:
@@ -87,14 +91,23 @@ class Result:
         return self.outcome is not Outcome.NOT_EVALUATED
 
 
-def score_sample(case: Case, pick: Pick, surface: Surface, sample: int = 0, *, args_measured: bool = True) -> Result:
-    """Score one sample. `args_measured` is False for providers that pick tools only (bm25)."""
+def score_sample(
+    case: Case,
+    pick: Pick,
+    surface: Surface,
+    sample: int = 0,
+    *,
+    args_measured: bool = True,
+    surfaced: bool | None = None,
+) -> Result:
+    """Score one sample. `args_measured` is False for providers that pick tools only (bm25);
+    `surfaced` is a judge's verdict on a trajectory's final answer after an error (None: no judge)."""
     if pick.skipped:
         return Result(case, sample, pick, Outcome.NOT_EVALUATED, (pick.skipped,))
     if pick.error:
         return Result(case, sample, pick, Outcome.ERROR, (pick.error,), tool_ok=False)
     if case.script is not None:
-        return _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured)
+        return _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured, surfaced)
 
     tool = surface.get(pick.tool) if pick.tool else None
     schema_problems = _schema_problems(tool, pick.args, pick.raw_args) if tool and args_measured else None

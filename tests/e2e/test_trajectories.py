@@ -315,3 +315,59 @@ def test_the_command_provider_gets_the_turns_and_finishes_with_text(tmp_path):
     assert sample["trace"]["final_response"] == "Forecast down. 503; {'status': 'ok'}; {'sky': 'sunny'}"
     # a successful extra call costs restraint; the error was recovered from
     assert sample["outcome"] == "RES-OVERCALL" and sample["scores"]["recovery"] == 3
+
+
+JUDGED = """
+- name: silent
+  prompt: What's the forecast for Berlin?
+  expect_calls: [{tool: get_forecast}]
+  mocks: {get_forecast: {error: upstream answered 500}}
+- name: surfaced
+  prompt: Forecast for Rome?
+  expect_calls: [{tool: get_forecast}]
+  mocks: {get_forecast: {error: timeout}}
+"""
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_judge_reads_the_answer_after_an_error_when_no_final_check_does(provider, model_api, tmp_path):
+    script = {
+        "answers": {
+            "What's the forecast for Berlin?": SCRIPT["answers"]["What's the forecast for Berlin?"],
+            "Forecast for Rome?": [
+                {"after": {"get_forecast": "error"}, "text": "Sorry, the forecast service is unavailable."},
+                call("get_forecast", city="Rome"),
+            ],
+        },
+        # the judge's questions quote the final answer
+        "contains": {"Berlin will be lovely": {"text": "No."}, "service is unavailable": {"text": "Yes, it says so."}},
+    }
+    api = model_api(script)
+    (tmp_path / "golden.yaml").write_text(JUDGED)
+    (tmp_path / "toolselect.yaml").write_text(
+        f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  model: m\n  judge: judge-model\n  golden: golden.yaml\n"
+        "  min_accuracy: 0\n"
+    )
+    first = toolselect(
+        "eval", "--provider", provider, "--base-url", base_url(provider, api), "--json", "r.json",
+        cwd=tmp_path, env=key_env(tmp_path),
+    )  # fmt: skip
+    assert first.code == 0, first.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    s = by_name(report)
+    assert s["silent"]["outcome"] == "REC-SILENT" and s["silent"]["scores"]["recovery"] == 1
+    assert s["silent"]["judge"] == {"surfaced": False, "said": "No.", "cached": False}
+    assert s["surfaced"]["outcome"] == "PASS" and s["surfaced"]["scores"]["recovery"] == 3
+    assert report["run"]["judge"] == {"model": "judge-model", "api_calls": 2, "cache_hits": 0}
+    judged = [e for e in api.log if e.get("model") == "judge-model"]
+    assert len(judged) == 2 and all(not e["tools"] for e in judged)  # asked apart, without tools
+    # the judge's answers are cached like every other: a cache-only re-run needs no key and no request
+    sent = len(api.log)
+    again = toolselect(
+        "eval", "--provider", provider, "--base-url", base_url(provider, api), "--cache-only", "--json", "r.json",
+        cwd=tmp_path, env={"HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert again.code == 0, again.err
+    rerun = json.loads((tmp_path / "r.json").read_text())
+    assert len(api.log) == sent and rerun["run"]["judge"] == {"model": "judge-model", "api_calls": 0, "cache_hits": 2}
+    assert by_name(rerun)["silent"]["judge"]["cached"] is True

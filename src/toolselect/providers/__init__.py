@@ -140,6 +140,11 @@ class Provider(ABC):
         """Plain text from the model (no tools): `toolselect init --draft` writes prompts with it."""
         raise ConfigError(f"provider {self.name} cannot write prompts: use anthropic, openai or openai-responses")
 
+    async def write_cached(self, system: str, prompt: str) -> tuple[str | None, bool]:
+        """`write` through the answer cache when the provider has one: (the text, or None when it is
+        not cached and may not be asked (--cache-only); whether it came from the cache)."""
+        return await self.write(system, prompt), False
+
     async def aclose(self) -> None:
         """Close the client, if there is one."""
         return None
