@@ -51,6 +51,7 @@ class CachedPick(Record):
     usage: CachedUsage | None = None
     latency_ms: float | None = None
     tool_calls: list[CachedCall] = Field(default_factory=list)  # every call of the answer (parallel calls)
+    replay: list[dict[str, Any]] = Field(default_factory=list)  # reasoning the API wants back next turn
 
 
 class Entry(Record):
@@ -109,7 +110,8 @@ class AnswerCache:
         kept = entry.pick.model_dump()
         usage = kept.pop("usage")
         calls = tuple(ToolCall(**c) for c in kept.pop("tool_calls"))
-        return Pick(**kept, usage=Usage(**usage) if usage else None, cached=True, tool_calls=calls)
+        replay = tuple(kept.pop("replay"))
+        return Pick(**kept, usage=Usage(**usage) if usage else None, cached=True, tool_calls=calls, replay=replay)
 
     def put(self, key: str, provider: str, model: str, request: Request, pick: Pick) -> None:
         entry = Entry(
@@ -123,7 +125,7 @@ class AnswerCache:
             pick=CachedPick.model_validate(  # what an answer keeps: not its error, skip or cache flags
                 {name: getattr(pick, name) for name in CachedPick.model_fields}
                 | {"usage": vars(pick.usage) if pick.usage else None}
-                | {"tool_calls": [vars(c) for c in pick.tool_calls]}
+                | {"tool_calls": [vars(c) for c in pick.tool_calls], "replay": list(pick.replay)}
             ),
         )
         write_atomic(self.path(key), entry.model_dump_json(indent=1))

@@ -56,7 +56,7 @@ class Conversation:
             stub = self._answer(tool, call)
             stubs.append(stub)
             self.calls.append(TraceCall(turn, tool, call.args, call.raw_args, stub.result, stub.error, round(at, 1)))
-        self.history.append(Turn(pick.text, made, tuple(stubs)))
+        self.history.append(Turn(pick.text, made, tuple(stubs), pick.replay))
 
     def _answer(self, tool: str, call: ToolCall) -> Stub:
         if self.surface.get(tool) is None:

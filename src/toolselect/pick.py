@@ -70,6 +70,9 @@ class Pick:
     skipped: str | None = None
     cached: bool = False
     tool_calls: tuple[ToolCall, ...] = ()  # every call in the answer, in order (the first is `tool`)
+    # what the API wants back verbatim in the next turn of a conversation: Anthropic's thinking
+    # blocks (with their signatures), Responses' reasoning items (with their encrypted content)
+    replay: tuple[Any, ...] = ()
     trace: Trace | None = None  # a trajectory case's whole conversation
 
     @property

@@ -105,7 +105,7 @@ SCRIPT = {
         "What's the weather in Oslo now, and the forecast?": [
             {"after": {"get_forecast": "rain"}, "text": "Sunny and 14° now; rain tomorrow."},
             {"after": {"get_weather": "sunny"}, **call("get_forecast", city="Oslo")},
-            call("get_weather", city="Oslo"),
+            {**call("get_weather", city="Oslo"), "thinking": "The weather first, then the forecast."},
         ],
         "Forecast and current weather for Rome, please.": [
             {"turn": 0, **call("get_forecast", city="Rome")},
@@ -253,6 +253,13 @@ def test_trajectories_are_scored_on_seed_004s_dimensions(provider, model_api, tm
     assert "### Trajectories" in markdown and "error recovery (after a stubbed error)" in markdown
     junit = (tmp_path / "j.xml").read_text()
     assert 'type="REC-LOOP"' in junit and "[turn 1] get_time" in junit
+
+    # reasoning goes back as it came (Anthropic's signed thinking, Responses' encrypted reasoning items)
+    chained = [e for e in api.log if e["prompt"] == "What's the weather in Oslo now, and the forecast?"]
+    replayed = [e["replayed"] for e in chained]
+    assert replayed[0] == [] and (
+        all(len(r) == 1 for r in replayed[1:]) if provider != "openai" else replayed == [[]] * 3
+    )
 
     # every turn went out in the API's own multi-turn format, and the stubs came back as results
     requests = [e for e in api.log if e["prompt"] == "What's the forecast for Paris?"]

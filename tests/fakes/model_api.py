@@ -25,6 +25,9 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
         | {"first": true} (call whichever tool is listed first: a model that favours position)
         | {"tool": NAME, "args": {...}, "object_args": true} (OpenAI-style APIs: arguments as an object, not text)
         | {"html": "<html>…"} (a 200 answer that is not JSON, as a misconfigured gateway sends)
+        | {..., "thinking": "…"} (Anthropic: a thinking block with a signature; Responses: a reasoning
+          item, with encrypted_content when the request's include asks for it; log[i]["replayed"]
+          lists what came back in a later turn)
         with an optional "when": {"<tool>": "<text its description must contain>"}
 
 Multi-turn conversations (an agent loop sends the calls so far with their results): the prompt is
@@ -233,6 +236,7 @@ class FakeModelAPI:
                 "max_tokens": body.get("max_tokens"),
                 "has_auth": "authorization" in headers or "x-api-key" in headers,
                 "extra": _extra(api, body),
+                "replayed": _replayed(api, body),
             }
         )
         key = self.script.get("key")
@@ -419,6 +423,22 @@ def _descriptions(api: str, body: dict[str, Any]) -> dict[str, str]:
     return out
 
 
+def _replayed(api: str, body: dict[str, Any]) -> list[str]:
+    """What earlier turns' reasoning came back: Anthropic thinking signatures (the API refuses a
+    tool_result after thinking without them), Responses reasoning items' encrypted content."""
+    if api == "anthropic":
+        return [
+            b.get("signature", "")
+            for m in body.get("messages") or []
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "thinking"
+        ]
+    if api == "responses" and isinstance(body.get("input"), list):
+        return [i.get("encrypted_content", "") for i in body["input"] if i.get("type") == "reasoning"]
+    return []
+
+
 def _extra(api: str, body: dict[str, Any]) -> dict[str, Any]:
     known = {
         "model",
@@ -457,7 +477,10 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
     text = answer.get("text", "")
     model = body.get("model", "fake")
     if api == "anthropic":
-        content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content: list[dict[str, Any]] = []
+        if answer.get("thinking"):  # extended thinking: the API wants the block back, signature and all
+            content.append({"type": "thinking", "thinking": answer["thinking"], "signature": f"sig-{n}"})
+        content += [{"type": "text", "text": text}] if text else []
         for i, call in enumerate(calls):
             args = call.get("args", {}) if "raw_args" not in call else {"_raw": call["raw_args"]}
             content.append({"type": "tool_use", "id": f"toolu_{n}_{i}", "name": call["tool"], "input": args})
@@ -495,6 +518,11 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
             "usage": {"prompt_tokens": _usage_in(body), "completion_tokens": 20, "total_tokens": _usage_in(body) + 20},
         }
     output: list[dict[str, Any]] = []
+    if answer.get("thinking"):  # a reasoning item; with store: false only its encrypted content travels
+        item: dict[str, Any] = {"type": "reasoning", "id": f"rs_{n}", "summary": []}
+        if "reasoning.encrypted_content" in (body.get("include") or []):
+            item["encrypted_content"] = f"enc-{n}"
+        output.append(item)
     if text:
         output.append(
             {

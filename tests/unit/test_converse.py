@@ -232,3 +232,14 @@ def test_a_long_trace_is_cut_in_the_comment():
     many = trajectory_report("x", [("get_forecast", None)] * 30)
     lines = trace_lines(many.cases[0].samples[0])
     assert len(lines) == 14 and lines[-2] == "… 18 more calls" and lines[-1] == "final: x"
+
+
+def test_min_dimension_gates_on_a_dimension_mean():
+    from toolselect.gate import decide_verdict
+
+    head = trajectory_report("Lovely weather!", [("get_forecast", None)] * 3)
+    verdict = decide_verdict(head, None, gate(min_accuracy=0, min_dimension={"recovery": 2.0, "selection": 3}))
+    assert verdict.reasons == ("recovery scores 0.00 on average (n = 1), below its floor 2 (0–3)",)
+    assert decide_verdict(head, None, gate(min_accuracy=0, min_dimension={"arguments": 1})).reasons == (
+        "min_dimension names arguments, but no counted trajectory sample is scored on it",
+    )

@@ -63,6 +63,7 @@ class Turn:
     text: str
     calls: tuple[ToolCall, ...]
     stubs: tuple[Stub, ...]
+    replay: tuple[Any, ...] = ()  # the answer's reasoning the API wants back (Pick.replay)
 
     def call_ids(self, turn: int) -> list[str]:
         """Nine letters and digits each (`call00001`: turn 0, call 1): the strictest chat templates

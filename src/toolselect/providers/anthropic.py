@@ -3,7 +3,8 @@
 Tools go as `name`/`description`/`input_schema` with `tool_choice: auto`. The first `tool_use`
 block is the pick (all of them are kept, for trajectories); a `refusal` stop is no tool. A
 trajectory's earlier turns go back as the assistant's `tool_use` blocks and one user message of
-`tool_result` blocks (`is_error` for a stubbed error). `temperature` and `params` are sent in the body
+`tool_result` blocks (`is_error` for a stubbed error); thinking blocks go back first, as they came
+(extended thinking refuses a tool result without them). `temperature` and `params` are sent in the body
 (this SDK has no temperature argument); `seed` is not an Anthropic parameter, so it is only recorded.
 """
 
@@ -99,6 +100,11 @@ class AnthropicProvider(SdkProvider):
             text=text,
             calls=0 if refused else len(uses),
             tool_calls=() if refused else tuple(ToolCall(u.name, u.input) for u in uses),
+            replay=tuple(
+                b.model_dump(exclude_none=True)
+                for b in blocks
+                if getattr(b, "type", None) in ("thinking", "redacted_thinking")
+            ),
             latency_ms=latency_ms,
             usage=Usage(usage.input_tokens, usage.output_tokens) if usage else None,
             stop_reason=message.stop_reason,
@@ -124,7 +130,8 @@ def messages(request: Request) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
     for n, turn in enumerate(request.history):
         ids = turn.call_ids(n)
-        said: list[dict[str, Any]] = [{"type": "text", "text": turn.text}] if turn.text.strip() else []
+        said: list[dict[str, Any]] = [dict(b) for b in turn.replay]  # thinking first, as it came
+        said += [{"type": "text", "text": turn.text}] if turn.text.strip() else []
         said += [
             {"type": "tool_use", "id": i, "name": c.tool, "input": c.args if isinstance(c.args, dict) else {}}
             for i, c in zip(ids, turn.calls, strict=True)

@@ -5,7 +5,8 @@ tool call is the pick (the legacy `function_call` field too); argument text that
 or carries trailing garbage, is kept raw and scored ARG-INVALID. A trajectory's earlier turns go back
 as the assistant message with its `tool_calls` (content `""`, never null: some compatible servers
 refuse null) and a `tool` message per call (Chat Completions), or as `function_call` and
-`function_call_output` items (Responses, which keeps no history with `store: false`).
+`function_call_output` items (Responses, which keeps no history with `store: false`: a conversation
+asks for reasoning items' encrypted content and sends them back).
 """
 
 from __future__ import annotations
@@ -192,6 +193,8 @@ class ResponsesProvider(_OpenAIBase):
             kwargs["instructions"] = request.system
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
+        if request.every_call:  # a conversation: reasoning models carry their reasoning across turns
+            kwargs["include"] = ["reasoning.encrypted_content"]
         return await self.client.responses.create(
             model=self.model,
             input=responses_input(request),
@@ -228,6 +231,11 @@ class ResponsesProvider(_OpenAIBase):
             "usage": Usage(usage.input_tokens, usage.output_tokens) if usage else None,
             "stop_reason": getattr(response, "status", None),
         }
+        fields["replay"] = tuple(
+            i.model_dump(exclude_none=True)
+            for i in items
+            if getattr(i, "type", None) == "reasoning" and getattr(i, "encrypted_content", None)
+        )
         if calls:
             return _from_calls([_call(c.name, c.arguments) for c in calls], **fields)
         return Pick(**fields)
@@ -241,6 +249,7 @@ def responses_input(request: Request) -> Any:
     items: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
     for n, turn in enumerate(request.history):
         ids = turn.call_ids(n)
+        items += [dict(r) for r in turn.replay]  # reasoning items, with their encrypted content
         if turn.text:
             items.append({"role": "assistant", "content": turn.text})
         items += [
