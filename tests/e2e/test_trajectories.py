@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, toolselect
-from tests.e2e.test_providers import PROVIDERS, base_url, key_env
+from tests.e2e.test_providers import PROVIDERS, base_url, key_env, run
 
 TOOLS = DATA / "outcomes" / "tools.json"
 
@@ -151,22 +151,7 @@ def setup(folder: Path) -> None:
 
 
 def eval_(folder: Path, provider: str, api, *flags: str):
-    return toolselect(
-        "eval",
-        "--provider",
-        provider,
-        "--base-url",
-        base_url(provider, api),
-        "--json",
-        "r.json",
-        "--junit",
-        "j.xml",
-        "--markdown",
-        "r.md",
-        *flags,
-        cwd=folder,
-        env=key_env(folder),
-    )
+    return run(folder, provider, api, "--junit", "j.xml", "--markdown", "r.md", *flags)
 
 
 def by_name(report: dict) -> dict[str, dict]:
