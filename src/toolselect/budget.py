@@ -139,3 +139,21 @@ def describe(budget: Budget, side: str) -> str:
         f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input + {budget.output_tokens:,} output "
         f"tokens, {cost}"
     )
+
+
+def combined(budgets: Sequence[Budget]) -> Budget:
+    """Several runs' budgets as one (a stress test's sizes and seeds)."""
+    first = budgets[0]
+    costs = [b.cost_usd for b in budgets]
+    return Budget(
+        provider=first.provider,
+        model=first.model,
+        samples=sum(b.samples for b in budgets),
+        cached=sum(b.cached for b in budgets),
+        requests=sum(b.requests for b in budgets),
+        not_evaluated=sum(b.not_evaluated for b in budgets),
+        input_tokens=sum(b.input_tokens for b in budgets),
+        output_tokens=sum(b.output_tokens for b in budgets),
+        cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
+        local=first.local,
+    )

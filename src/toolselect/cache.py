@@ -9,6 +9,7 @@ Each run writes `manifest.json` listing the keys it used, for `toolselect cache 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -174,6 +175,7 @@ class CachedProvider(Provider):
         self.problems = inner.problems  # one list: the inner provider's notes and the cache's
         self.touched: set[str] = set()
         self._broken = False  # a cache write failed: keep answering, stop caching
+        self._asking: dict[str, asyncio.Future[Pick | None]] = {}  # requests in flight, by cache key
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
@@ -203,9 +205,26 @@ class CachedProvider(Provider):
                     return hit
         if self.mode == "only":
             return skipped(NOT_CACHED)
+        asking = self._asking.get(key) if key else None
+        if asking is not None:  # the same request is in flight (a stress test's sizes): its answer will do
+            first = await asyncio.shield(asking)
+            if first is not None:
+                self.spend.cache_hits += 1
+                return replace(first, cached=True)
         self.inner.ensure_connected()  # a run that planned to need no API (all cached) meets a damaged entry
         self.spend.api_calls += 1
-        pick = await self.inner.pick(request)
+        answered: asyncio.Future[Pick | None] = asyncio.get_running_loop().create_future()
+        if key:
+            self._asking[key] = answered
+        try:
+            pick = await self.inner.pick(request)
+            if pick.error is None and pick.skipped is None:
+                answered.set_result(pick)
+        finally:
+            if key and self._asking.get(key) is answered:
+                del self._asking[key]
+            if not answered.done():
+                answered.set_result(None)  # a failed request: whoever waited asks for itself
         if pick.usage:
             self.spend.input_tokens += pick.usage.input_tokens or 0
             self.spend.output_tokens += pick.usage.output_tokens or 0

@@ -104,18 +104,43 @@ EvalsModel = create_model(  # type: ignore[call-overload]
     **{o.key: o.field(STRUCTURED.get(o.key)) for o in OPTIONS if o.config == "evals"},
 )
 
+
+class DistractorServer(Authored):
+    """A distractor source that is an MCP server: listed with tools/list only, never called."""
+
+    command: list[str] | None = None
+    url: str | None = None
+    name: str | None = None  # the server's label in prefixes and reports (default: from the command or URL)
+
+
+StressModel = create_model(  # type: ignore[call-overload]
+    "StressModel",
+    __base__=Authored,
+    **{
+        o.key: o.field(list[str | DistractorServer] if o.key == "distractors" else None)
+        for o in OPTIONS
+        if o.config == "stress"
+    },
+)
+
 ConfigModel = create_model(  # type: ignore[call-overload]
     "ConfigModel",
     __base__=Authored,
     server=(ServerModel | None, None),
     tools_file=(str | None, None),
     evals=(EvalsModel, Field(default_factory=EvalsModel)),
+    stress=(StressModel, Field(default_factory=StressModel)),
     # toolproof sections toolselect accepts and ignores
     **dict.fromkeys(TOOLPROOF_IGNORED, (Any, None)),
 )
 
 
-MODELS_AT: dict[Loc, Any] = {(): ConfigModel, ("server",): ServerModel, ("evals",): EvalsModel}
+MODELS_AT: dict[Loc, Any] = {
+    (): ConfigModel,
+    ("server",): ServerModel,
+    ("evals",): EvalsModel,
+    ("stress",): StressModel,
+}
 
 
 def _model_at(loc: Loc) -> Any:
@@ -216,6 +241,16 @@ def _looks_secret(segment: str) -> bool:
 
 
 @dataclass(frozen=True)
+class StressSettings:
+    """`toolselect stress`: the sizes to measure, draws per size, where distractors come from."""
+
+    sizes: tuple[int, ...]
+    seeds: int
+    distractors: tuple[Path | DistractorServer, ...]  # tools.json files (resolved), or MCP servers
+    bundled_pool: bool
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything one run needs, after flags > environment > YAML > defaults."""
 
@@ -237,6 +272,7 @@ class Settings:
     max_retries: int
     price: Mapping[str, float] | None
     judge: str | None
+    stress: StressSettings
     repeat: int
     concurrency: int
     shuffle: bool
@@ -284,7 +320,7 @@ class Overrides:
 class Loaded:
     """A parsed config file (or none): its sections as validated values."""
 
-    evals: Mapping[str, Any]  # option key → value (its default when the file doesn't set it)
+    evals: Mapping[str, Any]  # option key → value (its default when the file doesn't set it): evals: and stress:
     server: ServerModel | None
     tools_file: str | None
     ignored: tuple[str, ...]  # toolproof sections present and ignored
@@ -312,7 +348,7 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
     """Parse and validate a config file; `${VAR}` inside `server:` is expanded from `environ`."""
     empty = EvalsModel()
     if path is None:
-        return Loaded(empty.model_dump(), None, None, (), None, None)
+        return Loaded(empty.model_dump() | StressModel().model_dump(), None, None, (), None, None)
     shown = display_path(path)
     if not path.exists():
         raise ConfigError(f"{shown}: config file not found", hint="create one with `toolselect init`, or pass -c FILE")
@@ -341,6 +377,7 @@ def load_config(path: Path | None, environ: Mapping[str, str]) -> Loaded:
             f"{where(shown, doc.line(('tools_file',), key=True))}set either server: or tools_file:, not both"
         )
     evals = {key: getattr(model.evals, key) for key in EvalsModel.model_fields}
+    evals |= {key: getattr(model.stress, key) for key in StressModel.model_fields}  # one value per option key
     ignored = tuple(k for k in TOOLPROOF_IGNORED if getattr(model, k) is not None)
     secrets = tuple(dict.fromkeys(v for v in expanded if v.strip()))
     return Loaded(evals, model.server, model.tools_file, ignored, doc, path, raw_server, secrets)
@@ -398,9 +435,9 @@ def resolve_value(option: Option, loaded: Loaded, over: Overrides, environ: Mapp
     for variable in option.env:
         if environ.get(variable):
             return environ[variable], variable, ""
-    if option.config == "evals" and loaded.doc is not None:
-        written = ("evals", option.key) in loaded.doc.keys
-        place = where(loaded.doc.file, loaded.doc.line(("evals", option.key))) if written else ""
+    if option.config in ("evals", "stress") and loaded.doc is not None:
+        written = (option.config, option.key) in loaded.doc.keys
+        place = where(loaded.doc.file, loaded.doc.line((option.config, option.key))) if written else ""
         return loaded.config_value(option.key), str(option.config_key), place
     return option.default, "", ""
 
@@ -427,6 +464,11 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             option.check_text(value, origin, place)
         values[option.key] = value
 
+    # distractor files: a flag's from the working directory, the config's from the config's folder
+    from_flags = "distractors" in over.values
+    values["distractors"] = tuple(
+        _path(d, cwd if from_flags else base) if isinstance(d, str) else d for d in values["distractors"] or ()
+    )
     provider = values["provider"]
     if not provider:
         raise ConfigError(
@@ -486,6 +528,12 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         max_retries=values["max_retries"],
         price=price.model_dump() if hasattr(price, "model_dump") else price,
         judge=values["judge"] or None,
+        stress=StressSettings(
+            sizes=tuple(sorted(set(values["sizes"]))),
+            seeds=values["seeds"],
+            distractors=tuple(values["distractors"] or ()),
+            bundled_pool=values["bundled_pool"],
+        ),
         repeat=repeat,
         concurrency=values["concurrency"],
         shuffle=shuffle if shuffle is not None else repeat > 1,

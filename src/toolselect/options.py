@@ -20,9 +20,9 @@ from typing import Any, Literal
 from .errors import ConfigError, did_you_mean
 from .providers.registry import PROVIDERS
 
-Kind = Literal["float", "int", "bool", "text", "floors", "files", "any"]
+Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
-Group = Literal["surface", "run", "gate", "compare", "base", "report", "action"]
+Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action"]
 Source = Literal["flag", "input"]
 
 
@@ -41,7 +41,7 @@ class Option:
     choices: tuple[str, ...] = ()
     noun: str = ""  # with choices: "unknown provider 'x'" instead of "must be one of"
     pattern: str = ""  # a regular expression the whole text must match
-    config: Literal["evals", "top", None] = "evals"  # evals.<key>, a top-level <key>, or not in the config
+    config: Literal["evals", "top", "stress", None] = "evals"  # evals.<key>, a top-level <key>, stress.<key>, or none
     toolproof: bool = False  # one of toolproof's own `evals:` keys
     flag: str | None = ""  # "" → --key-with-dashes; None → no flag
     short: str = ""  # e.g. -c
@@ -67,7 +67,7 @@ class Option:
 
     @property
     def config_key(self) -> str | None:
-        return {"evals": f"evals.{self.key}", "top": self.key, None: None}[self.config]
+        return {"evals": f"evals.{self.key}", "top": self.key, "stress": f"stress.{self.key}", None: None}[self.config]
 
     def label(self, source: Source) -> str:
         """How a message names the option where it was given: `--max-drop`, `input max-drop`."""
@@ -118,6 +118,7 @@ class Option:
                 "text": str | None if optional else str,
                 "floors": dict[floor_names, Annotated[float, Field(ge=self.ge, le=self.le)]],
                 "files": str | list[str] | None,
+                "sizes": list[Annotated[int, Field(ge=0, le=10_000)]],
             }[self.kind]
         )
         bounds = {"ge": self.ge, "gt": self.gt, "le": self.le, "lt": self.lt}
@@ -154,6 +155,11 @@ class Option:
             return self.parse_floors(text, label)
         if self.kind == "files":
             return tuple(item.strip() for item in re.split(r"[\n,]", text) if item.strip())
+        if self.kind == "sizes":
+            items = [item for item in re.split(r"[\s,]+", text) if item]
+            if not items or not all(item.isdigit() for item in items):
+                raise ConfigError(f"{label} must be whole numbers ≥ 0, e.g. 0,10,25,50 (got {text!r})")
+            return tuple(sorted({int(item) for item in items}))
         self.check_text(text, label)
         return text
 
@@ -264,6 +270,19 @@ OPTIONS: tuple[Option, ...] = (
            toolproof=True, flag=None, input=None),
     Option("cases", "the cases, in toolproof's format (below)", "any", "run", default=[], toolproof=True, flag=None,
            input=None),
+    # the stress test (`toolselect stress`; the `stress:` section)
+    Option("sizes", "how many distractors to add beside your tools, one run per size (0: your tools alone)", "sizes",
+           "stress", default=[0, 10, 25, 50, 100, 200], config="stress", metavar="N,N,…", input=None),
+    Option("seeds", "random draws of distractors per size (each seeded and recorded)", "int", "stress", default=3,
+           ge=1, le=100, config="stress", metavar="N", input=None),
+    Option("distractors",
+           "other surfaces to draw distractors from: tools.json files (JSON or YAML); in the config also "
+           "{command: [...]} or {url: ...} MCP servers, listed with tools/list only",
+           "files", "stress", default=[], config="stress", metavar="FILE", input=None, annotation=list[Any]),
+    Option("bundled_pool",
+           "draw from the bundled pool too: 165 tools of 17 public MCP servers (filesystem, git, GitHub, "
+           "Playwright, Notion, …)",
+           "bool", "stress", default=True, config="stress", input=None),
     # the gate on the head
     Option("min_accuracy", "fail below this share (0..1) of correct samples", "float", "gate", default=1.0, ge=0,
            le=1, unit=SHARE, toolproof=True, metavar="X"),

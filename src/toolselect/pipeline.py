@@ -17,10 +17,10 @@ from pathlib import Path
 from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
 from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
-from .budget import Budget, check_budget, estimate
+from .budget import Budget, check_budget, combined, estimate
 from .config import Loaded, Overrides, Settings, load_cases, public_url
 from .diff import Diff, diff_reports
-from .errors import ToolselectError
+from .errors import InfraError, ToolselectError
 from .gate import failed_base
 from .golden import Case
 from .judge import Verdict, judge_all, wants_judge
@@ -28,11 +28,13 @@ from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .pick import Pick
 from .pool import Pool
 from .prices import cost_usd
-from .providers import Provider, make_provider
+from .providers import Provider, Spend, make_provider
 from .report import JudgeRunOut, Report, RunOut, build_report
 from .scoring import Result, score_sample
+from .stress import Composed, compose
 from .surface import Surface, build_surface
 from .surface.launch import Say
+from .surface.neighbours import Source, gather
 
 
 @dataclass(frozen=True)
@@ -334,3 +336,76 @@ async def _within_budget(sides: Sequence[Prepared], limit: int | None) -> None:
         for side in sides:
             await side.aclose()
         raise
+
+
+@dataclass(frozen=True)
+class StressRun:
+    """What `toolselect stress` measured: each (size, seed)'s surface and scored samples, the
+    sources distractors were drawn from, and what it cost."""
+
+    runs: tuple[tuple[Composed, tuple[Result, ...]], ...]
+    sources: tuple[Source, ...]
+    sizes: tuple[int, ...]  # as run (capped by the pool)
+    budget: Budget
+    spend: Spend
+    warnings: tuple[str, ...]
+    started_at: str
+    duration_s: float
+
+
+async def run_stress(
+    loaded: Loaded, settings: Settings, environ: Mapping[str, str], hooks: Hooks = Hooks(), *, dry_run: bool = False
+) -> StressRun:
+    """The golden set at each size: the user's surface plus `size` distractors, `seeds` draws each,
+    every (size, seed) asked concurrently through one pool and one answer cache."""
+    cases = load_cases(loaded, settings)  # golden set
+    pool = Pool(settings.concurrency)
+    provider = make_provider(settings, pool, environ)  # (+ the answer cache)
+    started_at, clock = datetime.now(UTC), time.perf_counter()
+    finished = False
+    try:
+        user = await load_surface(settings, environ, hooks.on_note)  # tool surface
+        check_cases(cases, user)
+        neighbours, sources = await gather(settings, environ, hooks.on_note)  # distractors
+        notes = []
+        sizes = tuple(sorted({min(s, len(neighbours)) for s in settings.stress.sizes}))
+        if max(settings.stress.sizes) > len(neighbours):
+            notes.append(f"sizes above {len(neighbours)} were capped: that is every distractor in the pool")
+        composed = [compose(user, neighbours, size, seed) for size in sizes for seed in range(settings.stress.seeds)]
+        jobs = plan(cases, settings.repeat)
+        planned: set[str] = set()
+        budgets = [estimate(provider, jobs, wire_tools(c.surface), settings, planned, c.surface) for c in composed]
+        budget = combined(budgets)
+        if dry_run:
+            return StressRun((), tuple(sources), sizes, budget, provider.spend, tuple(notes), "", 0.0)
+        check_budget([budget], settings.max_requests)
+        if budget.requests:
+            provider.check_writable()
+            await asyncio.to_thread(provider.connect)
+        hooks.on_start(settings, user, cases, len(jobs) * len(composed))
+        asked = await asyncio.gather(
+            *(ask_all(provider, c.surface, jobs, system=settings.system, pool=pool, on_done=hooks.on_sample)
+              for c in composed)
+        )  # fmt: skip
+        finished = True
+    finally:
+        await provider.aclose()
+        provider.finish(interrupted=not finished)
+    stopped = next((a.stopped for a in asked if a.stopped), None)
+    if stopped:
+        raise InfraError(f"the stress run stopped: {stopped}")
+    runs = tuple(
+        (c, tuple(score_sample(j.case, p, c.surface, j.sample, args_measured=provider.produces_args)
+                  for j, p in zip(a.jobs, a.picks, strict=True)))
+        for c, a in zip(composed, asked, strict=True)
+    )  # fmt: skip
+    return StressRun(
+        runs,
+        tuple(sources),
+        sizes,
+        budget,
+        provider.spend,
+        (*notes, *provider.problems),
+        started_at.isoformat(timespec="seconds"),
+        round(time.perf_counter() - clock, 3),
+    )

@@ -33,6 +33,7 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
 Multi-turn conversations (an agent loop sends the calls so far with their results): the prompt is
 the first user message; a variant may also say
         "turn": N        the number of earlier model turns that called tools (0 for the first answer)
+        "tools_at_least": N   the request offers at least N tools (a model that degrades as the list grows)
         "after": {"<tool>": "error" | "<text>"}   the latest result for that tool was an error
                           (Anthropic `is_error`; for the OpenAI APIs, a result starting "error"),
                           or contains the text
@@ -333,6 +334,8 @@ def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list
     if not _holds(option.get("when"), descriptions):
         return False
     if "turn" in option and option["turn"] != turn:
+        return False
+    if "tools_at_least" in option and len(descriptions) < option["tools_at_least"]:
         return False
     for tool, wanted in (option.get("after") or {}).items():
         latest = next((r for r in reversed(results) if r["tool"] == tool), None)

@@ -18,7 +18,7 @@ from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, ToolselectError
 if TYPE_CHECKING:
     import argparse
 
-SURFACE_COMMANDS = ("eval", "snapshot", "lint", "init")
+SURFACE_COMMANDS = ("eval", "stress", "snapshot", "lint", "init")
 
 
 def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -71,6 +71,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     ev.set_defaults(func=_later("evaluate", "cmd_eval"))
+
+    st = sub.add_parser(
+        "stress",
+        help="selection accuracy as distractor tools join yours: the curve, the cliff, the culprits",
+        usage="toolselect stress [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--sizes N,N,…] [options]",
+    )
+    add_flags(st, with_flags(("surface", "run", "stress")))
+    _url(st)
+    stress_cache = st.add_mutually_exclusive_group()
+    stress_cache.add_argument("--no-cache", action="store_true", help="ask again and refresh the answer cache")
+    stress_cache.add_argument(
+        "--cache-only", action="store_true", help="never call the API: uncached samples are NOT-EVALUATED"
+    )
+    st.add_argument("--json", type=Path, metavar="PATH", help="write the stress report as JSON")
+    st.add_argument(
+        "--dry-run", action="store_true", help="say how many requests and tokens the sizes × seeds would take, and stop"
+    )
+    st.add_argument("-q", "--quiet", action="store_true", help="print only the curve")
+    st.set_defaults(func=_later("stress", "cmd_stress"))
 
     df = sub.add_parser("diff", help="compare two saved JSON reports (base, head) under the head's recorded gate")
     df.add_argument("base", type=Path, metavar="BASE.json")
@@ -156,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     if server_command and args.command not in SURFACE_COMMANDS:
-        parser.error("'-- SERVER COMMAND' only applies to eval, snapshot, lint and init")
+        parser.error("'-- SERVER COMMAND' only applies to eval, stress, snapshot, lint and init")
     given = [x for x in (getattr(args, "tools_file", None), getattr(args, "url", None), server_command) if x]
     if len(given) > 1:
         parser.error("give only one of --tools, --url, or -- SERVER COMMAND")

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from ..report import FindingOut, Report
+from ..stress import StressReport, sparkline
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
@@ -234,6 +235,56 @@ class ConsoleView:
             table.add_row(row.label, row.mean, row.ci, row.distribution, str(row.n))
         self.console.print(table)
         self.console.print(f"failure codes: {escape(codes_text(report.failure_codes or {}))}")
+
+    def print_stress(self, report: StressReport) -> None:
+        """The curve (a table and a sparkline), the cliff, the culprits, the collisions."""
+        table = Table(title="Accuracy as the tool list grows", title_justify="left")
+        for col in ("distractors", "tools", "accuracy", "95% CI", "no call", "tokens/request", "samples"):
+            table.add_column(col, justify="right")
+        for p in report.points:
+            acc, ci = p.accuracy, p.accuracy.ci
+            tokens = "" if p.tokens_per_request is None else f"{p.tokens_per_request:,.0f}"
+            cliff = report.cliff is not None and p.size == report.cliff.size
+            table.add_row(
+                str(p.size) + (" [bold red]← cliff[/]" if cliff else ""),
+                str(p.tools),
+                pct(acc.value),
+                f"{ci[0] * 100:.1f}–{ci[1] * 100:.1f}%" if ci else "",
+                pct(p.no_call_rate.value),
+                ("≈" if p.tokens_estimated and tokens else "") + tokens,
+                str(p.samples),
+            )
+        self.console.print(table)
+        line = sparkline([p.accuracy.value for p in report.points])
+        self.console.print(f"accuracy {line}  ({', '.join(str(p.size) for p in report.points)} distractors)")
+        c = report.cliff
+        if c is not None:
+            self.console.print(
+                f"[bold red]cliff[/] at {c.size} distractors: {c.delta_pt:+.1f} pt per case against your tools alone "
+                f"({c.worsened} cases worse, {c.improved} better; sign test p = {c.p_value:.2g})"
+            )
+        else:
+            self.console.print("[green]no cliff[/]: accuracy is never significantly below your tools alone")
+        if report.culprits:
+            culprits = Table(title="Culprits: distractors picked instead of your tools", title_justify="left")
+            for col in ("distractor", "server", "instead of", "times", "at sizes"):
+                culprits.add_column(col, justify="right" if col == "times" else "left")
+            for k in report.culprits[:15]:
+                culprits.add_row(
+                    escape(k.distractor), escape(k.server), escape(k.instead_of), str(k.count),
+                    ", ".join(map(str, k.sizes)),
+                )  # fmt: skip
+            self.console.print(culprits)
+        if report.collisions:
+            shown = ", ".join(
+                f"{escape(c.tool)} ({escape(c.server)}) → {escape(c.offered_as)}" for c in report.collisions[:8]
+            )
+            more = f" and {len(report.collisions) - 8} more" if len(report.collisions) > 8 else ""
+            self.console.print(f"[yellow]name collisions[/], prefixed as clients do: {shown}{more}")
+        for warning in report.warnings:
+            self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+        r = report.run
+        self.console.print(f"[dim]{r.api_calls} API calls, {r.cache_hits} cache hits, {r.duration_s:.1f} s[/]")
 
     def print_outcome(self, outcome: Outcome) -> None:
         """The base-vs-head part: metric deltas, changed cells, flipped cases, then the verdict."""

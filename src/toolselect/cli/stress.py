@@ -1,0 +1,55 @@
+"""`toolselect stress`: the golden set as the tool list grows (the curve, the cliff, the culprits)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import __version__
+from ..budget import describe
+from ..errors import EXIT_INTERRUPTED, EXIT_PASSED
+from ..pipeline import run_stress
+from ..render.console import ConsoleView
+from ..runtime import run_async
+from ..stress import StressRunOut, curve, stress_report
+from .common import flag_overrides, load_settings
+
+
+def cmd_stress(args: argparse.Namespace) -> int:
+    over = flag_overrides(args)
+    loaded, settings = load_settings(over)
+    view = ConsoleView(quiet=args.quiet)
+    run = run_async(run_stress(loaded, settings, os.environ, view.hooks(), dry_run=args.dry_run), view.stop)
+    if run is None:
+        return EXIT_INTERRUPTED
+    view.stop()
+    stress = settings.stress
+    if args.dry_run:
+        runs = len(run.sizes) * stress.seeds
+        print(f"sizes {', '.join(map(str, run.sizes))} × {stress.seeds} seeds = {runs} surfaces")
+        print(describe(run.budget, "stress"))
+        return EXIT_PASSED
+    report = stress_report(
+        curve(run.runs, alpha=settings.gate.alpha),
+        run.sources,
+        StressRunOut(
+            toolselect_version=__version__,
+            provider=settings.provider,
+            model=settings.model,
+            cases=len({r.case.name for _, results in run.runs for r in results}),
+            repeat=settings.repeat,
+            seeds=list(range(stress.seeds)),
+            alpha=settings.gate.alpha,
+            started_at=run.started_at,
+            duration_s=run.duration_s,
+            api_calls=run.spend.api_calls,
+            cache_hits=run.spend.cache_hits,
+        ),
+        run.warnings,
+    )
+    view.print_stress(report)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        view.note(f"JSON report written to {args.json}")
+    return EXIT_PASSED

@@ -1,0 +1,77 @@
+"""Where distractors come from: the bundled pool of public MCP server surfaces (data/pool, with
+their provenance and licences in data/pool/README.md) and the user's own neighbours — tools.json
+files, or MCP servers listed with tools/list only (never called)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..config import DistractorServer, ServerSpec, Settings
+from ..errors import ConfigError
+from ..stress import Neighbour
+from .file import read_tools_file
+from .launch import Say, capture
+
+
+@dataclass(frozen=True)
+class Source:
+    """One distractor source, for the report: its label, where it came from, how many tools."""
+
+    server: str
+    origin: str  # e.g. "@modelcontextprotocol/server-github@2025.4.8 (npm, MIT)" or a file path
+    tools: int
+
+
+def bundled() -> tuple[list[Neighbour], list[Source]]:
+    """The bundled pool: every tool of every bundled server, in a fixed order."""
+    root = resources.files("toolselect").joinpath("data", "pool")
+    neighbours: list[Neighbour] = []
+    sources = []
+    for entry in sorted((e for e in root.iterdir() if e.name.endswith(".json")), key=lambda e: e.name):
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        server = str(data["server"])
+        neighbours += [Neighbour(server, tool) for tool in data["tools"]]
+        origin = f"{data['package']}@{data['version']} ({data['registry']}, {data['license']})"
+        sources.append(Source(server, origin, len(data["tools"])))
+    return neighbours, sources
+
+
+def _label(source: DistractorServer) -> str:
+    if source.name:
+        return source.name
+    if source.command:
+        runner = source.command[0] in ("node", "python", "python3", "npx", "uvx")
+        return Path(source.command[-1] if runner else source.command[0]).stem
+    return urlsplit(source.url or "").hostname or "server"
+
+
+async def gather(settings: Settings, environ: Mapping[str, str], say: Say) -> tuple[list[Neighbour], list[Source]]:
+    """Every distractor the run may draw from: the user's neighbours first, then the bundled pool."""
+    neighbours: list[Neighbour] = []
+    sources: list[Source] = []
+    for given in settings.stress.distractors:
+        tools: list[dict[str, Any]]
+        if isinstance(given, Path):
+            tools, label, origin = read_tools_file(given), given.stem, str(given)
+        else:
+            if not (given.command or given.url) or (given.command and given.url):
+                raise ConfigError(f"{settings.origin('distractors')}stress.distractors: give a server command or url")
+            spec = ServerSpec(
+                command=tuple(given.command) if given.command else None, url=given.url, cwd=settings.base_dir
+            )
+            captured = await capture(spec, environ, say)
+            tools, label, origin = captured.tools, _label(given), captured.origin
+        named = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]]
+        neighbours += [Neighbour(label, t) for t in named]
+        sources.append(Source(label, origin, len(named)))
+    if settings.stress.bundled_pool:
+        pool, listed = bundled()
+        neighbours += pool
+        sources += listed
+    return neighbours, sources

@@ -1,0 +1,98 @@
+"""`toolselect stress` as a user runs it: against the fake model API with a picker that degrades as
+the tool list grows, and offline on the bundled example with the bundled pool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE, toolselect
+from tests.e2e.test_providers import base_url, key_env
+
+OBJ = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+USER_TOOLS = [
+    {"name": "get_weather", "description": "Current weather for a city.", "inputSchema": OBJ},
+    {"name": "get_forecast", "description": "Forecast for a city.", "inputSchema": OBJ},
+]
+# the neighbours a user brings: 30 tools, one of them named like the user's own
+NEIGHBOURS = [{"name": "get_weather", "description": "Weather from another server.", "inputSchema": OBJ}] + [
+    {"name": f"crm_tool_{i}", "description": f"A CRM action number {i}.", "inputSchema": OBJ} for i in range(29)
+]
+CITIES = ["Oslo", "Rome", "Lima", "Kyiv", "Pune", "Nice", "Bern", "Cork"]
+
+
+def setup(folder: Path) -> None:
+    (folder / "tools.json").write_text(json.dumps({"tools": USER_TOOLS}))
+    (folder / "crm.json").write_text(json.dumps({"tools": NEIGHBOURS}))
+    (folder / "golden.jsonl").write_text(
+        "".join(
+            json.dumps({"id": city, "question": f"Weather in {city}?", "expected_tool": "get_weather"}) + "\n"
+            for city in CITIES
+        )
+    )
+    (folder / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  model: m\n  golden: golden.jsonl\n  min_accuracy: 0\n"
+        "stress:\n  sizes: [0, 10, 30]\n  seeds: 2\n  distractors: [crm.json]\n  bundled_pool: false\n"
+    )
+
+
+# the scripted model: right while it sees fewer than 20 tools, then it picks a CRM tool
+SCRIPT = {
+    "answers": {
+        f"Weather in {city}?": [
+            {"tools_at_least": 20, "tool": "crm_tool_7", "args": {"city": city}},
+            {"tool": "get_weather", "args": {"city": city}},
+        ]
+        for city in CITIES
+    }
+}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_the_curve_the_cliff_and_the_culprits_come_out_as_scripted(provider, model_api, tmp_path):
+    api = model_api(SCRIPT)
+    setup(tmp_path)
+    flags = ["--provider", provider, "--base-url", base_url(provider, api), "--json", "stress.json"]
+    dry = toolselect("stress", *flags, "--dry-run", cwd=tmp_path, env=key_env(tmp_path))
+    assert dry.code == 0, dry.err
+    # 48 samples, but at size 0 both seeds offer the two tools in the same order: 8 are asked once
+    assert "sizes 0, 10, 30 × 2 seeds = 6 surfaces" in dry.out and "8 already cached, 40 requests" in dry.out
+    assert not api.log  # a dry run asks nothing
+    run = toolselect("stress", *flags, cwd=tmp_path, env=key_env(tmp_path))
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "stress.json").read_text())
+    assert [(p["size"], p["tools"], p["accuracy"]["value"]) for p in report["points"]] == [
+        (0, 2, 1.0),
+        (10, 12, 1.0),
+        (30, 32, 0.0),
+    ]
+    assert report["cliff"]["size"] == 30 and report["cliff"]["worsened"] == 8 and report["cliff"]["p_value"] < 0.01
+    assert report["culprits"] == [
+        {"distractor": "crm_tool_7", "server": "crm", "instead_of": "get_weather", "count": 16, "sizes": [30]}
+    ]
+    assert report["collisions"] == [{"tool": "get_weather", "server": "crm", "offered_as": "crm__get_weather"}]
+    assert {e["tools"].count("crm__get_weather") for e in api.log if len(e["tools"]) == 32} == {1}
+    assert report["sources"] == [{"server": "crm", "origin": str(tmp_path / "crm.json"), "tools": 30}]
+    assert report["run"]["api_calls"] == 40 and report["points"][0]["tokens_per_request"] > 0  # as planned
+    assert len(api.log) == 40
+    assert "cliff at 30 distractors" in run.out and "crm_tool_7" in run.out and "crm__get_weather" in run.out
+    # every answer is cached: a re-run asks nothing and says the same
+    sent = len(api.log)
+    again = toolselect("stress", *flags, cwd=tmp_path, env=key_env(tmp_path))
+    assert again.code == 0, again.err
+    assert len(api.log) == sent
+    rerun = json.loads((tmp_path / "stress.json").read_text())
+    assert rerun["run"]["api_calls"] == 0 and rerun["points"] == report["points"]
+
+
+def test_offline_on_the_example_with_the_bundled_pool(tmp_path):
+    run = toolselect("stress", "--sizes", "0,25,500", "--seeds", "1", "--json", str(tmp_path / "s.json"), cwd=EXAMPLE)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "s.json").read_text())
+    assert [p["size"] for p in report["points"]] == [0, 25, 165]  # capped: every bundled tool
+    assert report["points"][-1]["tools"] == 171 and report["points"][-1]["tokens_estimated"]
+    assert len(report["sources"]) == 17 and sum(s["tools"] for s in report["sources"]) == 165
+    assert any(c["offered_as"] == "github__create_issue" for c in report["collisions"])
+    assert "sizes above 165 were capped" in run.out and "Accuracy as the tool list grows" in run.out
