@@ -1,6 +1,6 @@
 """Write what is derived from the option declarations (src/toolselect/options.py) into the files
 people and GitHub read: action.yml's inputs, the container step's `with:` and the host step's
-`env:`, the README's table of inputs, and docs/config.md's tables of `evals:` keys. Each lives
+`env:`, the README's table of inputs, and docs/config.md's tables of `evals:` and `stress:` keys. Each lives
 between generated markers.
 
     python scripts/sync_options.py            # update the files
@@ -88,10 +88,10 @@ def inputs_table() -> str:
     return "\n".join(rows)
 
 
-def evals_table(toolproof: bool) -> str:
+def evals_table(toolproof: bool, section: str = "evals") -> str:
     rows = ["| key | default | |", "|---|---|---|"]
     for o in OPTIONS:
-        if o.config != "evals" or o.toolproof != toolproof:
+        if o.config != section or (section == "evals" and o.toolproof != toolproof):
             continue
         also = [f"`{o.flag_name}`"] if o.flag_name else []
         also += [f"input `{o.input_name}`"] if o.input_name else []
@@ -126,7 +126,8 @@ def _block(name: str, body: str) -> Callable[[str, Path], str]:
 
 def docs(text: str, path: Path) -> str:
     text = _block("options:toolproof", evals_table(True))(text, path)
-    return _block("options:extensions", evals_table(False))(text, path)
+    text = _block("options:extensions", evals_table(False))(text, path)
+    return _block("options:stress", evals_table(False, "stress"))(text, path)
 
 
 FILES: dict[str, Callable[[str, Path], str]] = {

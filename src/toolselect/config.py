@@ -248,6 +248,9 @@ class StressSettings:
     seeds: int
     distractors: tuple[Path | DistractorServer, ...]  # tools.json files (resolved), or MCP servers
     bundled_pool: bool
+    retriever: str | None = None  # bm25, command, embeddings-command
+    retriever_command: tuple[str, ...] | None = None
+    top_k: int = 5
 
 
 @dataclass(frozen=True)
@@ -469,6 +472,11 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
     values["distractors"] = tuple(
         _path(d, cwd if from_flags else base) if isinstance(d, str) else d for d in values["distractors"] or ()
     )
+    if values["retriever"] in ("command", "embeddings-command") and not values["retriever_command"]:
+        raise ConfigError(
+            f"{at('stress', 'retriever')}retriever {values['retriever']} needs stress.retriever_command, "
+            "e.g. [python, rank.py]"
+        )
     provider = values["provider"]
     if not provider:
         raise ConfigError(
@@ -533,6 +541,9 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
             seeds=values["seeds"],
             distractors=tuple(values["distractors"] or ()),
             bundled_pool=values["bundled_pool"],
+            retriever=values["retriever"],
+            retriever_command=tuple(values["retriever_command"]) if values["retriever_command"] else None,
+            top_k=values["top_k"],
         ),
         repeat=repeat,
         concurrency=values["concurrency"],

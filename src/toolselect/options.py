@@ -283,6 +283,15 @@ OPTIONS: tuple[Option, ...] = (
            "draw from the bundled pool too: 165 tools of 17 public MCP servers (filesystem, git, GitHub, "
            "Playwright, Notion, …)",
            "bool", "stress", default=True, config="stress", input=None),
+    Option("retriever",
+           "also measure tool retrieval (seed 003's RAG-MCP): rank the whole pool for each prompt and offer the "
+           "top_k; bm25 (built in), command or embeddings-command (your program, retriever_command)",
+           "text", "stress", config="stress", choices=("bm25", "command", "embeddings-command"), metavar="KIND",
+           input=None, shown_default="none"),
+    Option("retriever_command", "the program behind retriever: command or embeddings-command (docs/stress.md)",
+           "any", "stress", config="stress", flag=None, input=None, annotation=list[str] | None),
+    Option("top_k", "how many retrieved tools the model is offered", "int", "stress", default=5, ge=1, le=100,
+           config="stress", metavar="K", input=None),
     # the gate on the head
     Option("min_accuracy", "fail below this share (0..1) of correct samples", "float", "gate", default=1.0, ge=0,
            le=1, unit=SHARE, toolproof=True, metavar="X"),

@@ -10,7 +10,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from .pool import Pool
 from .prices import cost_usd
 from .providers import Provider, Spend, make_provider
 from .report import JudgeRunOut, Report, RunOut, build_report
+from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from .scoring import Result, score_sample
 from .stress import Composed, compose
 from .surface import Surface, build_surface
@@ -339,18 +340,41 @@ async def _within_budget(sides: Sequence[Prepared], limit: int | None) -> None:
 
 
 @dataclass(frozen=True)
+class Retrieved:
+    """Retrieval: each case's ranking of the whole pool, the samples with only the top k offered,
+    and the samples with every tool offered."""
+
+    rankings: tuple[Ranking, ...]
+    top_k: tuple[Result, ...]
+    everything: tuple[Result, ...]
+    pool_tools: int
+
+
+@dataclass(frozen=True)
 class StressRun:
     """What `toolselect stress` measured: each (size, seed)'s surface and scored samples, the
     sources distractors were drawn from, and what it cost."""
 
     runs: tuple[tuple[Composed, tuple[Result, ...]], ...]
     sources: tuple[Source, ...]
+    retrieval: Retrieved | None = field(default=None, kw_only=True)
     sizes: tuple[int, ...]  # as run (capped by the pool)
     budget: Budget
     spend: Spend
     warnings: tuple[str, ...]
     started_at: str
     duration_s: float
+
+
+async def rank(settings: Settings, cases: Sequence[Case], pool: Surface, environ: Mapping[str, str]) -> list[Ranking]:
+    """Each case's ranking of the whole pool, by the configured retriever."""
+    stress = settings.stress
+    if stress.retriever == "bm25":
+        return bm25_rankings(cases, pool)
+    command = stress.retriever_command or ()
+    if stress.retriever == "command":
+        return await command_rankings(cases, pool, command, settings.base_dir, environ, stress.top_k)
+    return await embedding_rankings(cases, pool, command, settings.base_dir, environ)
 
 
 async def run_stress(
@@ -373,20 +397,22 @@ async def run_stress(
             notes.append(f"sizes above {len(neighbours)} were capped: that is every distractor in the pool")
         composed = [compose(user, neighbours, size, seed) for size in sizes for seed in range(settings.stress.seeds)]
         jobs = plan(cases, settings.repeat)
+        whole = compose(user, neighbours, len(neighbours), 0).surface  # retrieval ranks the whole pool
+        rankings = await rank(settings, cases, whole, environ) if settings.stress.retriever else []
+        narrowed = [(offered(whole, r, settings.stress.top_k), plan([r.case], settings.repeat)) for r in rankings]
+        asks = [(c.surface, jobs) for c in composed] + narrowed + ([(whole, jobs)] if rankings else [])
         planned: set[str] = set()
-        budgets = [estimate(provider, jobs, wire_tools(c.surface), settings, planned, c.surface) for c in composed]
-        budget = combined(budgets)
+        budget = combined([estimate(provider, js, wire_tools(sf), settings, planned, sf) for sf, js in asks])
         if dry_run:
             return StressRun((), tuple(sources), sizes, budget, provider.spend, tuple(notes), "", 0.0)
         check_budget([budget], settings.max_requests)
         if budget.requests:
             provider.check_writable()
             await asyncio.to_thread(provider.connect)
-        hooks.on_start(settings, user, cases, len(jobs) * len(composed))
+        hooks.on_start(settings, user, cases, sum(len(js) for _, js in asks))
         asked = await asyncio.gather(
-            *(ask_all(provider, c.surface, jobs, system=settings.system, pool=pool, on_done=hooks.on_sample)
-              for c in composed)
-        )  # fmt: skip
+            *(ask_all(provider, sf, js, system=settings.system, pool=pool, on_done=hooks.on_sample) for sf, js in asks)
+        )
         finished = True
     finally:
         await provider.aclose()
@@ -394,11 +420,18 @@ async def run_stress(
     stopped = next((a.stopped for a in asked if a.stopped), None)
     if stopped:
         raise InfraError(f"the stress run stopped: {stopped}")
-    runs = tuple(
-        (c, tuple(score_sample(j.case, p, c.surface, j.sample, args_measured=provider.produces_args)
-                  for j, p in zip(a.jobs, a.picks, strict=True)))
-        for c, a in zip(composed, asked, strict=True)
-    )  # fmt: skip
+    scored = [
+        tuple(
+            score_sample(j.case, p, sf, j.sample, args_measured=provider.produces_args)
+            for j, p in zip(a.jobs, a.picks, strict=True)
+        )
+        for (sf, _), a in zip(asks, asked, strict=True)
+    ]
+    runs = tuple(zip(composed, scored[: len(composed)], strict=True))
+    retrieval = None
+    if rankings:
+        top = tuple(r for results in scored[len(composed) : -1] for r in results)
+        retrieval = Retrieved(tuple(rankings), top, scored[-1], len(whole.tools))
     return StressRun(
         runs,
         tuple(sources),
@@ -408,4 +441,5 @@ async def run_stress(
         (*notes, *provider.problems),
         started_at.isoformat(timespec="seconds"),
         round(time.perf_counter() - clock, 3),
+        retrieval=retrieval,
     )

@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from .report import Count, counted
+from .retrieval import Ranking, recall_at
 from .scoring import Result
 from .stats import cluster_bootstrap, sign_test, wilson
 from .strict import Record
@@ -296,6 +297,18 @@ class StressRunOut(Record):
     cache_hits: Count = 0
 
 
+class RetrievalOut(Record):
+    """Seed 003's RAG-MCP shape on the user's cases: recall@k of the retriever over the whole pool,
+    and selection accuracy with only the top k offered next to accuracy with every tool offered."""
+
+    retriever: str
+    pool_tools: Count
+    top_k: Count
+    recall: dict[str, RateOut]  # "1", "3", "5", "10" → share of cases with an expected tool in the top k
+    accuracy_top_k: RateOut
+    accuracy_all: RateOut
+
+
 class StressReport(Record):
     """`toolselect stress --json` (docs/stress.md): the curve, the cliff, the culprits."""
 
@@ -305,6 +318,7 @@ class StressReport(Record):
     culprits: list[CulpritOut]
     collisions: list[CollisionOut]
     sources: list[SourceOut]
+    retrieval: RetrievalOut | None = None
     run: StressRunOut
     warnings: list[str] = Field(default_factory=list)
 
@@ -314,9 +328,14 @@ def _rate(r: Rate) -> RateOut:
 
 
 def stress_report(
-    result: Curve, sources: Sequence[Any], run: StressRunOut, warnings: Sequence[str] = ()
+    result: Curve,
+    sources: Sequence[Any],
+    run: StressRunOut,
+    warnings: Sequence[str] = (),
+    retrieval: RetrievalOut | None = None,
 ) -> StressReport:
     return StressReport(
+        retrieval=retrieval,
         points=[
             PointOut(
                 size=p.size,
@@ -335,4 +354,32 @@ def stress_report(
         sources=[SourceOut(server=s.server, origin=s.origin, tools=s.tools) for s in sources],
         run=run,
         warnings=list(warnings),
+    )
+
+
+def _accuracy(results: Sequence[Result]) -> Rate:
+    kept = [r for r in results if counted(r)]
+    per_case: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in kept:
+        per_case[r.case.name][0] += r.passed
+        per_case[r.case.name][1] += 1
+    ci = cluster_bootstrap([k for k, _ in per_case.values()], [n for _, n in per_case.values()])
+    return Rate(sum(r.passed for r in kept), len(kept), ci)
+
+
+def retrieval_out(
+    retriever: str,
+    rankings: Sequence[Ranking],
+    top_k: int,
+    narrowed: Sequence[Result],
+    everything: Sequence[Result],
+    pool_tools: int,
+) -> RetrievalOut:
+    return RetrievalOut(
+        retriever=retriever,
+        pool_tools=pool_tools,
+        top_k=top_k,
+        recall={str(k): _rate(Rate(hit, n, wilson(hit, n))) for k, (hit, n) in recall_at(rankings).items()},
+        accuracy_top_k=_rate(_accuracy(narrowed)),
+        accuracy_all=_rate(_accuracy(everything)),
     )

@@ -96,3 +96,41 @@ def test_offline_on_the_example_with_the_bundled_pool(tmp_path):
     assert len(report["sources"]) == 17 and sum(s["tools"] for s in report["sources"]) == 165
     assert any(c["offered_as"] == "github__create_issue" for c in report["collisions"])
     assert "sizes above 165 were capped" in run.out and "Accuracy as the tool list grows" in run.out
+
+
+RANKER = """
+import json, sys
+request = json.load(sys.stdin)
+names = [t["name"] for t in request["tools"]]
+good = request["prompt"].split()[-1].rstrip("?") in ("Oslo", "Rome", "Lima", "Kyiv")
+first = ["get_weather"] if good else ["crm_tool_1", "crm_tool_2", "get_weather"]
+print(json.dumps({"tools": first + [n for n in names if n not in first]}))
+"""
+
+
+def test_retrieval_recall_at_k_and_selection_with_the_top_k(model_api, tmp_path):
+    api = model_api(SCRIPT)
+    setup(tmp_path)
+    (tmp_path / "rank.py").write_text(RANKER)
+    config = (tmp_path / "toolselect.yaml").read_text().replace("sizes: [0, 10, 30]", "sizes: [0]")
+    (tmp_path / "toolselect.yaml").write_text(
+        config + "  retriever: command\n  retriever_command: [python, rank.py]\n  top_k: 3\n"
+    )
+    run = toolselect(
+        "stress", "--provider", "openai", "--base-url", base_url("openai", api), "--json", "s.json",
+        cwd=tmp_path, env=key_env(tmp_path),
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    retrieval = json.loads((tmp_path / "s.json").read_text())["retrieval"]
+    # by hand: four cities rank get_weather first, four third
+    assert {k: (r["numerator"], r["denominator"]) for k, r in retrieval["recall"].items()} == {
+        "1": (4, 8),
+        "3": (8, 8),
+        "5": (8, 8),
+        "10": (8, 8),
+    }
+    # offered the top 3 the model is right; offered all 32 it picks a CRM tool (seed 003's shape)
+    assert retrieval["accuracy_top_k"]["value"] == 1.0 and retrieval["accuracy_all"]["value"] == 0.0
+    assert retrieval["pool_tools"] == 32 and "recall @1 50% · @3 100%" in run.out
+    narrowed = [e for e in api.log if len(e["tools"]) == 3]
+    assert len(narrowed) == 8 and all(e["tools"][:1] in (["get_weather"], ["crm_tool_1"]) for e in narrowed)

@@ -11,7 +11,7 @@ from ..errors import EXIT_INTERRUPTED, EXIT_PASSED
 from ..pipeline import run_stress
 from ..render.console import ConsoleView
 from ..runtime import run_async
-from ..stress import StressRunOut, curve, stress_report
+from ..stress import StressRunOut, curve, retrieval_out, stress_report
 from .common import flag_overrides, load_settings
 
 
@@ -46,6 +46,16 @@ def cmd_stress(args: argparse.Namespace) -> int:
             cache_hits=run.spend.cache_hits,
         ),
         run.warnings,
+        retrieval_out(
+            stress.retriever or "",
+            run.retrieval.rankings,
+            stress.top_k,
+            run.retrieval.top_k,
+            run.retrieval.everything,
+            run.retrieval.pool_tools,
+        )
+        if run.retrieval
+        else None,
     )
     view.print_stress(report)
     if args.json:

@@ -275,6 +275,15 @@ class ConsoleView:
                     ", ".join(map(str, k.sizes)),
                 )  # fmt: skip
             self.console.print(culprits)
+        if report.retrieval is not None:
+            rv = report.retrieval
+            recall = " · ".join(f"@{k} {pct(r.value, 0)}" for k, r in rv.recall.items())
+            self.console.print(
+                f"[bold]retrieval[/] ({escape(rv.retriever)}, over all {rv.pool_tools} tools): recall {recall}; "
+                f"selection with the top {rv.top_k} offered {pct(rv.accuracy_top_k.value)} "
+                f"({rv.accuracy_top_k.numerator}/{rv.accuracy_top_k.denominator}) vs "
+                f"{pct(rv.accuracy_all.value)} ({rv.accuracy_all.numerator}/{rv.accuracy_all.denominator}) with all"
+            )
         if report.collisions:
             shown = ", ".join(
                 f"{escape(c.tool)} ({escape(c.server)}) → {escape(c.offered_as)}" for c in report.collisions[:8]
