@@ -3,13 +3,15 @@
 #   tests/node/          @modelcontextprotocol/sdk, @modelcontextprotocol/server-filesystem and
 #                        typescript from npm (package-lock.json), for the TypeScript and npx tests;
 #                        @octokit/graphql-schema, GitHub's GraphQL schema the fake GitHub runs on;
+#                        mermaid (with jsdom), whose own parser checks the charts in PR comments;
 #   tests/.wheels/       mcp-server-time from PyPI and its dependencies, for the tests whose server
 #                        setup installs it into the server's own environment (uv, offline).
 # Idempotent: a second run checks and returns.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 if [ ! -x "$here/node/node_modules/.bin/mcp-server-filesystem" ] \
-    || [ ! -f "$here/node/node_modules/@octokit/graphql-schema/schema.json" ]; then
+    || [ ! -f "$here/node/node_modules/@octokit/graphql-schema/schema.json" ] \
+    || [ ! -f "$here/node/node_modules/mermaid/package.json" ]; then
     npm ci --prefix "$here/node" --no-audit --no-fund --loglevel=error
 fi
 # the TypeScript test server's own lock: its `npm ci` in the tests then finds every package cached

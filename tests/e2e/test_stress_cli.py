@@ -134,3 +134,37 @@ def test_retrieval_recall_at_k_and_selection_with_the_top_k(model_api, tmp_path)
     assert retrieval["pool_tools"] == 32 and "recall @1 50% · @3 100%" in run.out
     narrowed = [e for e in api.log if len(e["tools"]) == 3]
     assert len(narrowed) == 8 and all(e["tools"][:1] in (["get_weather"], ["crm_tool_1"]) for e in narrowed)
+
+
+def mermaid(text: str) -> dict:
+    """Mermaid's own parser (tests/node/mermaid-parse.mjs) on one chart."""
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    block = text.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    proc = subprocess.run(
+        ["node", str(ROOT / "tests" / "node" / "mermaid-parse.mjs")], input=block, capture_output=True, text=True,
+        timeout=60, cwd=ROOT / "tests" / "node",
+    )  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def test_the_chart_parses_with_mermaids_own_parser(tmp_path):
+    from toolselect.render.stress import mermaid_chart, stress_markdown
+    from toolselect.stress import StressReport
+
+    run = toolselect(
+        "stress", "--sizes", "0,10,25", "--seeds", "1", "--json", str(tmp_path / "s.json"),
+        "--markdown", str(tmp_path / "s.md"), cwd=EXAMPLE,
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    written = (tmp_path / "s.md").read_text()
+    assert written.startswith("### Accuracy as the tool list grows") and mermaid(written)["ok"]
+    head = StressReport.model_validate_json((tmp_path / "s.json").read_text())
+    worse = head.model_copy(update={"points": [p.model_copy(update={"size": p.size}) for p in head.points]})
+    both = stress_markdown(head, worse)
+    assert mermaid(both) == {"ok": True, "type": "xychart"}
+    assert both.count("    line [") == 2 and "Lines: the base, then the head." in both
+    assert mermaid(mermaid_chart(head)) == {"ok": True, "type": "xychart"}
+    assert mermaid("```mermaid\nxychart-beta\n    x-axis [0, 10\n```")["ok"] is False  # the parser does refuse

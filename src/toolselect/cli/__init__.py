@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     st.add_argument("--json", type=Path, metavar="PATH", help="write the stress report as JSON")
     st.add_argument(
+        "--markdown", type=Path, metavar="PATH", help="write it as Markdown, with a Mermaid chart GitHub renders"
+    )
+    st.add_argument(
         "--dry-run", action="store_true", help="say how many requests and tokens the sizes × seeds would take, and stop"
     )
     st.add_argument("-q", "--quiet", action="store_true", help="print only the curve")

@@ -10,6 +10,7 @@ from ..budget import describe
 from ..errors import EXIT_INTERRUPTED, EXIT_PASSED
 from ..pipeline import run_stress
 from ..render.console import ConsoleView
+from ..render.stress import CHART_TITLE
 from ..runtime import run_async
 from ..stress import StressRunOut, curve, retrieval_out, stress_report
 from .common import flag_overrides, load_settings
@@ -62,4 +63,10 @@ def cmd_stress(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
         view.note(f"JSON report written to {args.json}")
+    if args.markdown:
+        from ..render.stress import stress_markdown
+
+        args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown.write_text(f"### {CHART_TITLE}\n\n" + stress_markdown(report), encoding="utf-8")
+        view.note(f"Markdown report written to {args.markdown}")
     return EXIT_PASSED
