@@ -251,6 +251,8 @@ class StressSettings:
     retriever: str | None = None  # bm25, command, embeddings-command
     retriever_command: tuple[str, ...] | None = None
     top_k: int = 5
+    min_accuracy_at: Mapping[int, float] = field(default_factory=dict)  # the gate: floors by size
+    fail_on_cliff_move: bool = False
 
 
 @dataclass(frozen=True)
@@ -544,6 +546,8 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
             retriever=values["retriever"],
             retriever_command=tuple(values["retriever_command"]) if values["retriever_command"] else None,
             top_k=values["top_k"],
+            min_accuracy_at=dict(values["min_accuracy_at"]),
+            fail_on_cliff_move=values["fail_on_cliff_move"],
         ),
         repeat=repeat,
         concurrency=values["concurrency"],

@@ -54,6 +54,7 @@ class Option:
     shown_default: str = ""  # the default as the docs say it, when not the value itself
     example: str = ""  # for `floors`: one floor as a flag takes it, e.g. get_weather=0.8
     keys: tuple[str, ...] = ()  # for `floors`: the names a floor may have (empty: any, e.g. tool names)
+    int_keys: bool = False  # for `floors`: the names are whole numbers ≥ 0 (stress sizes)
 
     # ------------------------------------------------------------------ derived names
 
@@ -108,6 +109,8 @@ class Option:
 
         optional = self.default is None
         floor_names: Any = Literal[self.keys] if self.keys else str  # e.g. the dimensions, or any tool name
+        if self.int_keys:
+            floor_names = Annotated[int, Field(ge=0)]
         annotation = (
             annotation
             or self.annotation
@@ -163,10 +166,10 @@ class Option:
         self.check_text(text, label)
         return text
 
-    def parse_floors(self, text: str, label: str) -> dict[str, float]:
+    def parse_floors(self, text: str, label: str) -> dict[Any, float]:
         """`get_weather=0.8, get_forecast=0.9` (or one per line, `tool: 0.8`) → {name: floor}, each
         floor in the option's range."""
-        floors = {}
+        floors: dict[Any, float] = {}
         for item in re.split(r"[\n,]", text):
             if not item.strip():
                 continue
@@ -178,13 +181,15 @@ class Option:
                     f"{label}: expected {self.metavar.split('=')[0].lower()}=floor, e.g. {self.example} "
                     f"(got {item.strip()!r})"
                 ) from None
+            if self.int_keys and not name.isdigit():
+                raise ConfigError(f"{label}: '{name}' is not a size (a whole number ≥ 0), e.g. {self.example}")
             if self.keys and name not in self.keys:
                 raise ConfigError(
                     f"{label}: unknown name '{name}'{did_you_mean(name, self.keys)} (use {_one_of(self.keys)})"
                 )
             if not math.isfinite(floor) or self.out_of_range(floor):
                 raise ConfigError(f"{label}: {item.strip()!r}: the floor must be {self.bounds()}")
-            floors[name] = floor
+            floors[int(name) if self.int_keys else name] = floor
         return floors
 
     def check_text(self, text: str, label: str, place: str = "") -> None:
@@ -292,6 +297,13 @@ OPTIONS: tuple[Option, ...] = (
            "any", "stress", config="stress", flag=None, input=None, annotation=list[str] | None),
     Option("top_k", "how many retrieved tools the model is offered", "int", "stress", default=5, ge=1, le=100,
            config="stress", metavar="K", input=None),
+    Option("min_accuracy_at",
+           "stress gate: accuracy floors by size, in the config a mapping {100: 0.8}; as a flag (repeatable): 100=0.8",
+           "floors", "stress", default={}, ge=0, le=1, config="stress", metavar="SIZE=X", example="100=0.8",
+           input=None, int_keys=True),
+    Option("fail_on_cliff_move",
+           "stress gate: fail when the cliff comes at fewer distractors than the base's (or appears)", "bool",
+           "stress", default=False, config="stress", input=None),
     # the gate on the head
     Option("min_accuracy", "fail below this share (0..1) of correct samples", "float", "gate", default=1.0, ge=0,
            le=1, unit=SHARE, toolproof=True, metavar="X"),

@@ -23,6 +23,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -383,3 +384,55 @@ def retrieval_out(
         accuracy_top_k=_rate(_accuracy(narrowed)),
         accuracy_all=_rate(_accuracy(everything)),
     )
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+def stress_reasons(
+    head: StressReport, base: StressReport | None, floors: Mapping[int, float], cliff_move: bool
+) -> list[str]:
+    """Why the stress gate fails: a size below its `min_accuracy_at` floor, or (`fail_on_cliff_move`)
+    a cliff at fewer distractors than the base's, or one the base didn't have."""
+    reasons = []
+    run = {p.size: p for p in head.points}
+    for size, floor in sorted(floors.items()):
+        point = run.get(size)
+        if point is None:
+            reasons.append(f"min_accuracy_at names {size} distractors, which was not run (sizes: {sorted(run)})")
+        elif point.accuracy.value is not None and point.accuracy.value < floor - 1e-12:
+            reasons.append(
+                f"accuracy with {size} distractors is {point.accuracy.value:.1%} "
+                f"({point.accuracy.numerator}/{point.accuracy.denominator}), below min_accuracy_at {floor:.0%}"
+            )
+    if cliff_move and base is not None and head.cliff is not None:
+        if base.cliff is None:
+            reasons.append(f"a cliff appeared at {head.cliff.size} distractors; the base had none")
+        elif head.cliff.size < base.cliff.size:
+            reasons.append(f"the cliff moved left: {base.cliff.size} → {head.cliff.size} distractors")
+    return reasons
+
+
+MAX_STRESS_BYTES = 8 * 1024 * 1024
+
+
+def read_stress_report(path: Path) -> StressReport:
+    """A saved stress report (maybe another run's artifact: untrusted), bounded and validated."""
+    from pydantic import ValidationError
+
+    from .errors import ConfigError
+
+    try:
+        size = path.stat().st_size
+        if size > MAX_STRESS_BYTES:
+            raise ConfigError(f"{path}: {size:,} bytes, more than a stress report can be ({MAX_STRESS_BYTES:,})")
+        report = StressReport.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{path}: not a readable stress report ({exc.strerror or exc})") from None
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        at = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: not a toolselect stress report: {at}: {first['msg']}") from None
+    if len(report.points) > 1_000 or len(report.culprits) > 100_000:
+        raise ConfigError(f"{path}: not a toolselect stress report: too many points or culprits")
+    return report

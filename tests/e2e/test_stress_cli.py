@@ -85,6 +85,22 @@ def test_the_curve_the_cliff_and_the_culprits_come_out_as_scripted(provider, mod
     assert len(api.log) == sent
     rerun = json.loads((tmp_path / "stress.json").read_text())
     assert rerun["run"]["api_calls"] == 0 and rerun["points"] == report["points"]
+    # the gate: a floor at a size, and the cliff against a saved base report that had none
+    base = {**report, "cliff": None}
+    base["points"] = [{**pt, "accuracy": {**pt["accuracy"], "value": 1.0}} for pt in report["points"]]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    gated = toolselect(
+        "stress", *flags, "--min-accuracy-at", "30=0.5", "--min-accuracy-at", "10=0.9", "--fail-on-cliff-move",
+        "--against", "base.json", "--markdown", "stress.md", cwd=tmp_path, env=key_env(tmp_path),
+    )  # fmt: skip
+    assert gated.code == 1, gated.out + gated.err
+    assert "accuracy with 30 distractors is 0.0% (0/16), below min_accuracy_at 50%" in gated.out
+    assert "a cliff appeared at 30 distractors; the base had none" in gated.out
+    assert "10 distractors" not in gated.out.split("FAILED", 1)[1]  # 100% at 10 clears its floor
+    markdown = (tmp_path / "stress.md").read_text()
+    assert "- ❌ a cliff appeared at 30 distractors" in markdown
+    assert "| 30 | 32 | 100.0% | 0.0% | −100.0 pt |" in markdown
+    assert mermaid(markdown)["ok"] and markdown.count("    line [") == 2
 
 
 def test_offline_on_the_example_with_the_bundled_pool(tmp_path):

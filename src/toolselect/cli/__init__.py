@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--markdown", type=Path, metavar="PATH", help="write it as Markdown, with a Mermaid chart GitHub renders"
     )
     st.add_argument(
+        "--against",
+        type=Path,
+        metavar="BASE.json",
+        help="a saved stress report to compare with: its curve beside this one, and fail_on_cliff_move",
+    )
+    st.add_argument(
         "--dry-run", action="store_true", help="say how many requests and tokens the sizes × seeds would take, and stop"
     )
     st.add_argument("-q", "--quiet", action="store_true", help="print only the curve")

@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 
+from rich.markup import escape
+
 from .. import __version__
 from ..budget import describe
-from ..errors import EXIT_INTERRUPTED, EXIT_PASSED
+from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from ..pipeline import run_stress
 from ..render.console import ConsoleView
+from ..render.markdown import esc
 from ..render.stress import CHART_TITLE
 from ..runtime import run_async
-from ..stress import StressRunOut, curve, retrieval_out, stress_report
+from ..stress import StressRunOut, curve, read_stress_report, retrieval_out, stress_reasons, stress_report
 from .common import flag_overrides, load_settings
 
 
@@ -58,6 +61,8 @@ def cmd_stress(args: argparse.Namespace) -> int:
         if run.retrieval
         else None,
     )
+    base = read_stress_report(args.against) if args.against else None
+    reasons = stress_reasons(report, base, stress.min_accuracy_at, stress.fail_on_cliff_move)
     view.print_stress(report)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
@@ -67,6 +72,10 @@ def cmd_stress(args: argparse.Namespace) -> int:
         from ..render.stress import stress_markdown
 
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(f"### {CHART_TITLE}\n\n" + stress_markdown(report), encoding="utf-8")
+        verdict = "".join(f"- ❌ {esc(r)}\n" for r in reasons) + ("\n" if reasons else "")
+        text = f"### {CHART_TITLE}\n\n{verdict}" + stress_markdown(report, base)
+        args.markdown.write_text(text, encoding="utf-8")
         view.note(f"Markdown report written to {args.markdown}")
-    return EXIT_PASSED
+    for reason in reasons:
+        view.console.print(f"[bold red]FAILED[/] {escape(reason)}")
+    return EXIT_GATE_FAILED if reasons else EXIT_PASSED
