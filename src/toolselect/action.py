@@ -20,8 +20,8 @@ from .errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError, Tool
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
 from .options import BY_KEY, OPTIONS, read_inputs
-from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
-from .pipeline import Against, run_eval
+from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
+from .pipeline import Against, run_eval, stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS
 from .render.comment import fence
@@ -200,6 +200,16 @@ def evaluate_event(
         view.finish(outcome.head)
     if outcome.base_note and plan.base_ref:
         wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
+    if loaded.has_stress:  # the config's stress: section: the curve on the head and the base too
+        with wf.group("toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")):
+            hooks = replace(view.hooks(), on_secret=wf.mask)
+            stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
+            if stressed is None:
+                return EXIT_INTERRUPTED
+            view.stop()
+            head_stress, base_stress, stress_note = stressed
+            view.print_stress(head_stress)
+        outcome = with_stress(outcome, head_stress, base_stress, stress_note)
 
     out_dir = workspace / REPORT_DIR
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
@@ -251,6 +261,7 @@ def _targets(inputs: Mapping[str, Any], env: Mapping[str, str], out_dir: Path, j
         json=out_dir / "report.json",
         base_json=out_dir / "base.json",
         comment=out_dir / "comment.md",
+        stress_json=out_dir / "stress.json",
         junit=junit,
         summary=Path(summary) if summary else None,
         comment_id=inputs["comment_id"],
@@ -378,6 +389,13 @@ def post_artifact(
         notes=plan.notes,
         enforced=False,
     )
+    if (folder / "stress.json").exists():  # the PR run's stress test, read as untrusted as the rest
+        from .stress import read_stress_report
+
+        head_stress = read_stress_report(folder / "stress.json")
+        base_file = folder / "stress.base.json"
+        base_stress = read_stress_report(base_file) if base_file.exists() else None
+        outcome = with_stress(outcome, head_stress, base_stress)  # under the stress gate the PR's run recorded
     written = write_outputs(outcome, Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url))
     url = post(inputs, environ, wf, number, written.comment, create=True)
     review_url = review_lines(inputs, environ, wf, number, lookup.sha, outcome, url or lookup.run_url, plan.review)

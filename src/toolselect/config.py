@@ -337,6 +337,11 @@ class Loaded:
     def config_value(self, key: str) -> Any:
         return self.evals.get(key, BY_KEY[key].default)
 
+    @property
+    def has_stress(self) -> bool:
+        """The config has a `stress:` section: the Action runs the stress test too."""
+        return self.doc is not None and ("stress",) in self.doc.keys
+
 
 def find_config(explicit: str | None, cwd: Path) -> Path | None:
     """`-c FILE`, else toolselect.yaml, else toolproof.yaml in the current folder, else None."""

@@ -14,7 +14,7 @@ The verdict's rule (the head's own gate always counts) is written down in gate.p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, ConfigError
 from .gate import Gate, Verdict, decide_verdict, failed_base, run_failure
 from .pipeline import Comparison
 from .report import Report, write_report
+from .stress import StressReport, stress_reasons
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class Outcome:
     base_note: str | None = None  # why there is no baseline (or that none was asked for)
     notes: tuple[str, ...] = ()  # about the run, said with the verdict (e.g. a fork PR's)
     enforced: bool = True  # False: a failed verdict is said, but the exit code stays 0 (a fork PR)
+    stress: StressReport | None = None  # the stress test's curve (a `stress:` section), and the base's
+    base_stress: StressReport | None = None
 
     @property
     def compared(self) -> bool:
@@ -97,6 +100,20 @@ def compare_saved(
     )
 
 
+def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None, note: str | None = None) -> Outcome:
+    """The outcome with the stress test's curves, and its gate in the verdict: the min_accuracy_at
+    and fail_on_cliff_move the head's stress run recorded."""
+    gate = head.gate
+    reasons = stress_reasons(head, base, {int(k): v for k, v in gate.min_accuracy_at.items()}, gate.fail_on_cliff_move)
+    verdict = outcome.verdict
+    joined = Verdict(
+        passed=verdict.passed and not reasons,
+        reasons=(*verdict.reasons, *reasons),
+        notes=(*verdict.notes, *([note] if note else [])),
+    )
+    return replace(outcome, stress=head, base_stress=base, verdict=joined)
+
+
 def exit_code(outcome: Outcome) -> int:
     """0 passed, 1 the gate failed (where it is enforced), 3 the run is no measurement."""
     if run_failure(outcome.head):
@@ -116,6 +133,7 @@ class Targets:
     junit: Path | None = None
     comment: Path | None = None  # the PR comment as posted (with its hidden marker)
     diff_json: Path | None = None  # the diff alone
+    stress_json: Path | None = None  # the stress test's report (the base's beside it: `*.base.json`)
     summary: Path | None = None  # the job summary (appended, cut to GitHub's limit)
     comment_id: str = "default"  # the comment's hidden marker
     run_url: str | None = None  # linked from the comment's footer
@@ -165,6 +183,11 @@ def write_outputs(outcome: Outcome, targets: Targets) -> Written:
         put("PR comment", targets.comment, comment)
     if targets.diff_json and outcome.diff is not None:
         put("diff", targets.diff_json, outcome.diff.model_dump_json(indent=2) + "\n")
+    if targets.stress_json and outcome.stress is not None:
+        put("stress report", targets.stress_json, outcome.stress.model_dump_json(indent=2) + "\n")
+        if outcome.base_stress is not None:
+            base_stress = targets.stress_json.with_suffix(".base.json")
+            put("the base's stress report", base_stress, outcome.base_stress.model_dump_json(indent=2) + "\n")
     if targets.summary and append_summary(targets.summary, preview()):
         files.append(("job summary", targets.summary))
     return Written(tuple(files), comment)

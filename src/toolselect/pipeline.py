@@ -32,7 +32,16 @@ from .providers import Provider, Spend, make_provider
 from .report import JudgeRunOut, Report, RunOut, build_report
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from .scoring import Result, score_sample
-from .stress import Composed, compose
+from .stress import (
+    Composed,
+    StressGateOut,
+    StressReport,
+    StressRunOut,
+    compose,
+    curve,
+    retrieval_out,
+    stress_report,
+)
 from .surface import Surface, build_surface
 from .surface.launch import Say
 from .surface.neighbours import Source, gather
@@ -443,3 +452,70 @@ async def run_stress(
         round(time.perf_counter() - clock, 3),
         retrieval=retrieval,
     )
+
+
+def stress_report_of(run: StressRun, settings: Settings) -> StressReport:
+    """A stress run as its report: the curve, the cliff, the culprits, retrieval."""
+    stress = settings.stress
+    retrieved = run.retrieval
+    return stress_report(
+        curve(run.runs, alpha=settings.gate.alpha),
+        run.sources,
+        StressRunOut(
+            toolselect_version=__version__,
+            provider=settings.provider,
+            model=settings.model,
+            cases=len({r.case.name for _, results in run.runs for r in results}),
+            repeat=settings.repeat,
+            seeds=list(range(stress.seeds)),
+            alpha=settings.gate.alpha,
+            started_at=run.started_at,
+            duration_s=run.duration_s,
+            api_calls=run.spend.api_calls,
+            cache_hits=run.spend.cache_hits,
+        ),
+        run.warnings,
+        retrieval_out(
+            stress.retriever or "",
+            retrieved.rankings,
+            stress.top_k,
+            retrieved.top_k,
+            retrieved.everything,
+            retrieved.pool_tools,
+        )
+        if retrieved
+        else None,
+        StressGateOut(
+            min_accuracy_at={str(k): v for k, v in stress.min_accuracy_at.items()},
+            fail_on_cliff_move=stress.fail_on_cliff_move,
+        ),
+    )
+
+
+async def stress_against(
+    loaded: Loaded, settings: Settings, environ: Mapping[str, str], against: Against | None, hooks: Hooks = Hooks()
+) -> tuple[StressReport, StressReport | None, str | None]:
+    """The stress test on the head and, against a base commit (in a git worktree), on the base with
+    the head's settings: (head, base or None, why there is no base)."""
+    head = stress_report_of(await run_stress(loaded, settings, environ, hooks), settings)
+    if against is None:
+        return head, None, None
+    root = tree = None
+    try:
+        root = repo_root(against.cwd)
+        tree = add_worktree(root, resolve_commit(root, against.ref))
+        base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
+        if base_loaded.doc is None or ("stress",) not in base_loaded.doc.keys:
+            return head, None, "no stress baseline: the base's config has no stress: section"
+        for secret in base_loaded.secrets:
+            hooks.on_secret(secret)
+        said = replace(hooks, on_note=lambda text: hooks.on_note(f"base: {text}"))
+        base_report = stress_report_of(await run_stress(base_loaded, base, environ, said), base)
+        return head, base_report, None
+    except NoBaseline as exc:
+        return head, None, f"no stress baseline: {exc.message}"
+    except ToolselectError as exc:
+        return head, None, f"no stress baseline: the base could not be stressed: {exc.message}"
+    finally:
+        if root is not None and tree is not None:
+            remove_worktree(root, tree)

@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -310,6 +310,11 @@ class RetrievalOut(Record):
     accuracy_all: RateOut
 
 
+class StressGateOut(Record):
+    min_accuracy_at: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)  # size → floor
+    fail_on_cliff_move: bool = False
+
+
 class StressReport(Record):
     """`toolselect stress --json` (docs/stress.md): the curve, the cliff, the culprits."""
 
@@ -320,6 +325,7 @@ class StressReport(Record):
     collisions: list[CollisionOut]
     sources: list[SourceOut]
     retrieval: RetrievalOut | None = None
+    gate: StressGateOut = Field(default_factory=StressGateOut)  # the stress gate this run was judged under
     run: StressRunOut
     warnings: list[str] = Field(default_factory=list)
 
@@ -334,9 +340,11 @@ def stress_report(
     run: StressRunOut,
     warnings: Sequence[str] = (),
     retrieval: RetrievalOut | None = None,
+    gate: StressGateOut | None = None,
 ) -> StressReport:
     return StressReport(
         retrieval=retrieval,
+        gate=gate or StressGateOut(),
         points=[
             PointOut(
                 size=p.size,

@@ -97,7 +97,11 @@ class Repo:
 
 
 def make_repo(
-    root: Path, head_description: str = HEAD_FORECAST, base_has_config: bool = True, extra_config: str = ""
+    root: Path,
+    head_description: str = HEAD_FORECAST,
+    base_has_config: bool = True,
+    extra_config: str = "",
+    extra_files: dict[str, str] | None = None,
 ) -> Repo:
     ws = root / "workspace"
     ws.mkdir()
@@ -108,6 +112,8 @@ def make_repo(
         json.dumps({"id": n, "question": q, "expected_tool": t, "expected_args": a}) + "\n" for n, q, t, a in CASES
     )
     (ws / "evals" / "golden.jsonl").write_text(golden)
+    for name, text in (extra_files or {}).items():
+        (ws / "evals" / name).write_text(text)
     config = (
         "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n"
         "  golden: golden.jsonl\n"

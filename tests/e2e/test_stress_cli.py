@@ -184,3 +184,53 @@ def test_the_chart_parses_with_mermaids_own_parser(tmp_path):
     assert both.count("    line [") == 2 and "Lines: the base, then the head." in both
     assert mermaid(mermaid_chart(head)) == {"ok": True, "type": "xychart"}
     assert mermaid("```mermaid\nxychart-beta\n    x-axis [0, 10\n```")["ok"] is False  # the parser does refuse
+
+
+def test_the_action_runs_the_stress_test_on_head_and_base_and_comments_the_chart(tmp_path):
+    from tests.e2e.test_action import (
+        SCRIPT as ACTION_SCRIPT,
+    )
+    from tests.e2e.test_action import (
+        TOKEN,
+        make_repo,
+        pull_request_event,
+        register_pull,
+        run_action,
+    )
+    from tests.fakes.github_api import FakeGitHub
+    from tests.fakes.model_api import FakeModelAPI
+
+    crowded = {"tools_at_least": 20, "tool": "crm_tool_0", "args": {"city": "x"}}  # lost among 23 tools
+    answers = {
+        prompt: [crowded, *(answer if isinstance(answer, list) else [answer])]
+        for prompt, answer in ACTION_SCRIPT["answers"].items()
+    }
+    crm = json.dumps({"tools": NEIGHBOURS[1:21]})
+    stress = (
+        "stress:\n  sizes: [0, 20]\n  seeds: 1\n  bundled_pool: false\n  distractors: [crm.json]\n"
+        "  min_accuracy_at: {20: 0.9}\n"
+    )
+    with (
+        FakeModelAPI({**ACTION_SCRIPT, "answers": answers}) as api,
+        FakeGitHub({TOKEN: "github-actions[bot]"}, installation_tokens={TOKEN}) as github,
+    ):
+        repo = make_repo(tmp_path, extra_config=stress, extra_files={"crm.json": crm})
+        register_pull(github, repo)
+        run = run_action(
+            repo.path, tmp_path, inputs={}, event=pull_request_event(repo), event_name="pull_request", api=api,
+            github=github,
+        )  # fmt: skip
+        assert run.code == 1, run.stdout + run.stderr  # the stress gate fails the check
+        [comment] = [c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
+    body = comment["body"]
+    assert "- ❌ accuracy with 20 distractors is 25.0% (2/8), below min\\_accuracy\\_at 90%" in body
+    assert "**Stress: accuracy as the tool list grows**" in body and "Lines: the base, then the head." in body
+    assert mermaid(body)["ok"] and body.count("    line [") == 2
+    assert "| 20 | 23 | 25.0% | 25.0% | ±0.0 pt |" in body
+    assert "**Cliff**: base at 20 (p = 0.031, −75.0 pt per case) → head none" in body  # 4 cases worse: p = 0.125
+    assert "| `crm_tool_0` | crm | `get_forecast` | 3 | 20 |" in body
+    head = json.loads((run.report_dir / "stress.json").read_text())
+    base = json.loads((run.report_dir / "stress.base.json").read_text())
+    assert [p["accuracy"]["value"] for p in head["points"]] == [0.75, 0.25]
+    assert [p["accuracy"]["value"] for p in base["points"]] == [1.0, 0.25]
+    assert head["gate"] == {"min_accuracy_at": {"20": 0.9}, "fail_on_cliff_move": False}

@@ -7,15 +7,14 @@ import os
 
 from rich.markup import escape
 
-from .. import __version__
 from ..budget import describe
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
-from ..pipeline import run_stress
+from ..pipeline import run_stress, stress_report_of
 from ..render.console import ConsoleView
 from ..render.markdown import esc
 from ..render.stress import CHART_TITLE
 from ..runtime import run_async
-from ..stress import StressRunOut, curve, read_stress_report, retrieval_out, stress_reasons, stress_report
+from ..stress import read_stress_report, stress_reasons
 from .common import flag_overrides, load_settings
 
 
@@ -33,34 +32,7 @@ def cmd_stress(args: argparse.Namespace) -> int:
         print(f"sizes {', '.join(map(str, run.sizes))} × {stress.seeds} seeds = {runs} surfaces")
         print(describe(run.budget, "stress"))
         return EXIT_PASSED
-    report = stress_report(
-        curve(run.runs, alpha=settings.gate.alpha),
-        run.sources,
-        StressRunOut(
-            toolselect_version=__version__,
-            provider=settings.provider,
-            model=settings.model,
-            cases=len({r.case.name for _, results in run.runs for r in results}),
-            repeat=settings.repeat,
-            seeds=list(range(stress.seeds)),
-            alpha=settings.gate.alpha,
-            started_at=run.started_at,
-            duration_s=run.duration_s,
-            api_calls=run.spend.api_calls,
-            cache_hits=run.spend.cache_hits,
-        ),
-        run.warnings,
-        retrieval_out(
-            stress.retriever or "",
-            run.retrieval.rankings,
-            stress.top_k,
-            run.retrieval.top_k,
-            run.retrieval.everything,
-            run.retrieval.pool_tools,
-        )
-        if run.retrieval
-        else None,
-    )
+    report = stress_report_of(run, settings)
     base = read_stress_report(args.against) if args.against else None
     reasons = stress_reasons(report, base, stress.min_accuracy_at, stress.fail_on_cliff_move)
     view.print_stress(report)

@@ -340,6 +340,11 @@ def render_comment(
             sections.append(
                 Section(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80)
             )
+    if outcome.stress is not None:
+        from .stress import CHART_TITLE, stress_markdown
+
+        chart = stress_markdown(outcome.stress, outcome.base_stress)
+        sections.append(Section("", f"**Stress: {CHART_TITLE.lower()}**\n\n{chart}", 66, folded=False))
     if head.flaky:
         sections.append(
             Section(

@@ -40,7 +40,11 @@ def _cliff_text(report: StressReport | None) -> str:
     if report is None:
         return "n/a"
     c = report.cliff
-    return "none" if c is None else f"at {c.size} (p = {c.p_value:.2g}, {c.delta_pt:+.1f} pt per case)"
+    return "none" if c is None else f"at {c.size} (p = {c.p_value:.2g}, {_signed(c.delta_pt)} pt per case)"
+
+
+def _signed(points: float) -> str:
+    return "±0.0" if abs(points) < 0.05 else f"{points:+.1f}".replace("-", "−")
 
 
 def stress_markdown(head: StressReport, base: StressReport | None = None, culprits: int = 10) -> str:
@@ -50,9 +54,10 @@ def stress_markdown(head: StressReport, base: StressReport | None = None, culpri
         out += ["| distractors | tools | base | head | Δ |", "|---:|---:|---:|---:|---:|"]
         for p in head.points:
             before = _value(base, p.size)
-            delta = "" if before is None or p.accuracy.value is None else f"{p.accuracy.value * 100 - before:+.1f} pt"
+            now = p.accuracy.value
+            delta = "" if before is None or now is None else f"{_signed(now * 100 - before)} pt"
             shown = "n/a" if before is None else f"{before:.1f}%"
-            out.append(f"| {p.size} | {p.tools} | {shown} | {pct(p.accuracy.value)} | {delta.replace('-', '−')} |")
+            out.append(f"| {p.size} | {p.tools} | {shown} | {pct(p.accuracy.value)} | {delta} |")
         out += ["", f"**Cliff**: base {_cliff_text(base)} → head {_cliff_text(head)}", ""]
     else:
         out += ["| distractors | tools | accuracy | 95% CI | no call |", "|---:|---:|---:|---:|---:|"]
