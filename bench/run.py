@@ -229,6 +229,42 @@ def bench_locate(n_files: int) -> tuple[float, float, int, int]:
     return took, ideal, len(found), len(changes)
 
 
+def bench_stress(cases: int, latency: float, concurrency: int) -> dict[str, float]:
+    """`toolselect stress` at sizes 0…200 × 3 seeds (the bundled pool and 40 tools of a neighbour of
+    our own, so the largest surface has 206 tools), every answer `latency` late: the eval phase, the
+    distinct requests, the ideal, and the process's peak memory."""
+    folder = Path(tempfile.mkdtemp(prefix="tsstress-"))
+    cfg = config(folder, cases)
+    neighbour = [
+        {"name": f"crm_{i}", "description": f"CRM action {i}.", "inputSchema": {"type": "object", "properties": {}}}
+        for i in range(40)
+    ]
+    (folder / "crm.json").write_text(json.dumps({"tools": neighbour}))
+    cfg.write_text(
+        cfg.read_text().replace("evals:", "stress:\n  sizes: [0, 10, 25, 50, 100, 200]\n  seeds: 3\n"
+                                "  distractors: [crm.json]\nevals:")
+    )  # fmt: skip
+    with FakeModelAPI({"default": ANSWER, "latency": latency}) as api:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        wall, proc = timed(
+            [str(BIN / "toolselect"), "stress", "-c", str(cfg), "--concurrency", str(concurrency), "-q"],
+            folder,
+            env_for(api, folder),
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        stats = api.stats()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"toolselect stress failed: {proc.stderr[-2000:]}")
+    shutil.rmtree(folder, ignore_errors=True)
+    return {
+        "wall": wall,
+        "phase": stats["eval_phase_s"] or 0.0,
+        "requests": stats["requests"],
+        "ideal": stats["requests"] * latency / concurrency,
+        "peak_mb": max(before, after) / 1024,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
@@ -349,6 +385,19 @@ def main() -> None:
             "≤ 1 s, all placed",
         )
     )
+
+    # 7. The stress test: 30 cases × 6 sizes × 3 seeds, 100 ms per answer.
+    n7 = 10 if quick else 30
+    st = bench_stress(n7, 0.1, conc)
+    rows.append(
+        (
+            f"stress, {n7} cases × 6 sizes (to 206 tools) × 3 seeds × 100 ms, concurrency {conc}",
+            f"{st['phase']:.2f} s for {st['requests']} requests (ideal {st['ideal']:.2f} s); whole {st['wall']:.1f} s",
+            f"{st['phase'] / st['ideal']:.2f}× ideal",
+            "≤ 1.25×",
+        )
+    )
+    rows.append(("  peak memory, same run", f"{st['peak_mb']:.0f} MB", f"{st['peak_mb']:.0f} MB", "≤ 300 MB"))
 
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "

@@ -139,15 +139,20 @@ class ChatProvider(_OpenAIBase):
         return await self.client.chat.completions.create(
             model=self.model,
             messages=messages,
-            tools=[
-                {
-                    "type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
-                }
-                for t in request.tools
-            ],
-            tool_choice="auto",
-            extra_body=dict(s.params) or None,
+            # the tools as extra_body: the same JSON on the wire, but the SDK doesn't walk every schema of
+            # every tool to "transform" it (nothing in them needs it; on a 200-tool surface that walk
+            # was most of a request's CPU)
+            extra_body={
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
+                    }
+                    for t in request.tools
+                ],
+                "tool_choice": "auto",
+                **s.params,
+            },
             **kwargs,
         )
 
@@ -198,19 +203,21 @@ class ResponsesProvider(_OpenAIBase):
         return await self.client.responses.create(
             model=self.model,
             input=responses_input(request),
-            tools=[
-                {
-                    "type": "function",
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.input_schema,
-                    "strict": False,
-                }
-                for t in request.tools
-            ],
-            tool_choice="auto",
             store=False,
-            extra_body=dict(s.params) or None,
+            extra_body={  # as extra_body, like Chat Completions' tools: sent as they are, not walked
+                "tools": [
+                    {
+                        "type": "function",
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.input_schema,
+                        "strict": False,
+                    }
+                    for t in request.tools
+                ],
+                "tool_choice": "auto",
+                **s.params,
+            },
             **kwargs,
         )
 

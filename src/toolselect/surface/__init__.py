@@ -111,8 +111,25 @@ def surface_hash(definitions: list[dict[str, Any]]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_CHECKED: dict[str, tuple[Validator | None, str | None]] = {}  # schema text → its validator (or why not)
+
+
 def schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
-    """A validator for the draft the schema's `$schema` names (default 2020-12), or why not."""
+    """A validator for the draft the schema's `$schema` names (default 2020-12), or why not. Checking
+    a schema is slow (a stress test builds the same distractors into many surfaces): each schema is
+    checked once per process."""
+    try:
+        key = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):
+        return _schema_validator(schema)
+    if key not in _CHECKED:
+        if len(_CHECKED) > 10_000:
+            _CHECKED.clear()
+        _CHECKED[key] = _schema_validator(schema)
+    return _CHECKED[key]
+
+
+def _schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
     if not isinstance(schema, dict):
         return None, "input schema is not a JSON object"
     if "$schema" in schema and not isinstance(schema["$schema"], str):
