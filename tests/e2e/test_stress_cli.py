@@ -234,3 +234,43 @@ def test_the_action_runs_the_stress_test_on_head_and_base_and_comments_the_chart
     assert [p["accuracy"]["value"] for p in head["points"]] == [0.75, 0.25]
     assert [p["accuracy"]["value"] for p in base["points"]] == [1.0, 0.25]
     assert head["gate"] == {"min_accuracy_at": {"20": 0.9}, "fail_on_cliff_move": False}
+
+
+EMBEDDER = """
+import json, sys
+texts = json.load(sys.stdin)["texts"]
+words = ["weather", "forecast", "alerts", "air", "convert", "search"]
+print(json.dumps({"embeddings": [[float(w in t.lower()) for w in words] + [0.01] for t in texts]}))
+"""
+
+
+def test_a_live_server_as_neighbour_and_an_embeddings_retriever(tmp_path):
+    """Distractors listed from an MCP server (tools/list only) and tools ranked by your embeddings."""
+    import shutil
+
+    shutil.copy(EXAMPLE / "server.py", tmp_path / "neighbour.py")
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": USER_TOOLS}))
+    (tmp_path / "embed.py").write_text(EMBEDDER)
+    (tmp_path / "golden.jsonl").write_text(
+        json.dumps({"id": "w", "question": "What's the weather in Oslo?", "expected_tool": "get_weather"}) + "\n"
+        + json.dumps({"id": "f", "question": "Forecast for Rome", "expected_tool": "get_forecast"}) + "\n"
+    )  # fmt: skip
+    (tmp_path / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: bm25\n  golden: golden.jsonl\n  min_accuracy: 0\n"
+        "stress:\n  sizes: [0, 6]\n  seeds: 1\n  bundled_pool: false\n"
+        "  distractors: [{command: [python, neighbour.py], name: weather-example}]\n"
+        "  retriever: embeddings-command\n  retriever_command: [python, embed.py]\n  top_k: 3\n"
+    )
+    run = toolselect("stress", "--json", "s.json", cwd=tmp_path)
+    assert run.code == 0, run.err
+    report = json.loads((tmp_path / "s.json").read_text())
+    [source] = report["sources"]
+    assert source["server"] == "weather-example" and source["tools"] == 6 and "neighbour.py" in source["origin"]
+    # the neighbour's get_weather and get_forecast collide with ours: prefixed with its label
+    prefixed = {c["offered_as"] for c in report["collisions"]}
+    assert prefixed == {"weather-example__get_weather", "weather-example__get_forecast"}
+    assert report["points"][-1]["tools"] == 8
+    recall = report["retrieval"]["recall"]
+    # by hand: the prompt's "weather" or "forecast" is one of the six words each tool is embedded by
+    assert (recall["3"]["numerator"], recall["3"]["denominator"]) == (2, 2)
+    assert report["retrieval"]["pool_tools"] == 8
