@@ -203,13 +203,21 @@ def evaluate_event(
     if loaded.has_stress:  # the config's stress: section: the curve on the head and the base too
         with wf.group("toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")):
             hooks = replace(view.hooks(), on_secret=wf.mask)
-            stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
-            if stressed is None:
-                return EXIT_INTERRUPTED
+            failed = None
+            try:
+                stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
+            except ToolselectError as exc:  # the eval stands: the stress test's failure is said, not fatal
+                stressed, failed = None, f"the stress test could not run: {exc.message}"
             view.stop()
-            head_stress, base_stress, stress_note = stressed
-            view.print_stress(head_stress)
-        outcome = with_stress(outcome, head_stress, base_stress, stress_note)
+            if failed:
+                wf.annotate("warning", failed, title="toolselect: stress test")
+                outcome = replace(outcome, notes=(*outcome.notes, failed))
+            elif stressed is None:
+                return EXIT_INTERRUPTED
+            else:
+                head_stress, base_stress, stress_note = stressed
+                view.print_stress(head_stress)
+                outcome = with_stress(outcome, head_stress, base_stress, stress_note)
 
     out_dir = workspace / REPORT_DIR
     junit = workdir / inputs["junit"] if inputs.get("junit") else None

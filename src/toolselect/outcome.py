@@ -104,7 +104,7 @@ def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None,
     """The outcome with the stress test's curves, and its gate in the verdict: the min_accuracy_at
     and fail_on_cliff_move the head's stress run recorded."""
     gate = head.gate
-    reasons = stress_reasons(head, base, {int(k): v for k, v in gate.min_accuracy_at.items()}, gate.fail_on_cliff_move)
+    reasons = stress_reasons(head, base, gate.min_accuracy_at, gate.fail_on_cliff_move)
     verdict = outcome.verdict
     joined = Verdict(
         passed=verdict.passed and not reasons,

@@ -18,6 +18,7 @@ from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
 from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
 from .budget import Budget, check_budget, combined, estimate
+from .cache import AnswerCache
 from .config import Loaded, Overrides, Settings, load_cases, public_url
 from .diff import Diff, diff_reports
 from .errors import InfraError, ToolselectError
@@ -29,6 +30,7 @@ from .pick import Pick
 from .pool import Pool
 from .prices import cost_usd
 from .providers import Provider, Spend, make_provider
+from .providers.registry import PROVIDERS
 from .report import JudgeRunOut, Report, RunOut, build_report
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from .scoring import Result, score_sample
@@ -387,10 +389,18 @@ async def rank(settings: Settings, cases: Sequence[Case], pool: Surface, environ
 
 
 async def run_stress(
-    loaded: Loaded, settings: Settings, environ: Mapping[str, str], hooks: Hooks = Hooks(), *, dry_run: bool = False
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    hooks: Hooks = Hooks(),
+    *,
+    dry_run: bool = False,
+    session: set[str] | None = None,
 ) -> StressRun:
-    """The golden set at each size: the user's surface plus `size` distractors, `seeds` draws each,
-    every (size, seed) asked concurrently through one pool and one answer cache."""
+    """The golden set at each size (0 always: your tools alone) — the user's surface plus `size`
+    distractors, `seeds` draws each — every (size, seed) asked concurrently through one pool and one
+    answer cache. `session`: the cache keys other runs of the same job used (the eval's), kept in
+    the manifest with this run's so `cache prune` keeps them all."""
     cases = load_cases(loaded, settings)  # golden set
     pool = Pool(settings.concurrency)
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
@@ -401,19 +411,29 @@ async def run_stress(
         check_cases(cases, user)
         neighbours, sources = await gather(settings, environ, hooks.on_note)  # distractors
         notes = []
-        sizes = tuple(sorted({min(s, len(neighbours)) for s in settings.stress.sizes}))
-        if max(settings.stress.sizes) > len(neighbours):
-            notes.append(f"sizes above {len(neighbours)} were capped: that is every distractor in the pool")
+        most = len(neighbours)
+        limit = PROVIDERS[settings.provider].max_tools
+        if limit is not None and len(user.tools) + most > limit:
+            most = max(0, limit - len(user.tools))
+            notes.append(f"{settings.provider} takes at most {limit} tools a request: sizes were capped at {most}")
+        elif max(settings.stress.sizes) > most:
+            notes.append(f"sizes above {most} were capped: that is every distractor in the pool")
+        sizes = tuple(sorted({0, *(min(s, most) for s in settings.stress.sizes)}))  # 0: your tools alone
         composed = [compose(user, neighbours, size, seed) for size in sizes for seed in range(settings.stress.seeds)]
         jobs = plan(cases, settings.repeat)
-        whole = compose(user, neighbours, len(neighbours), 0).surface  # retrieval ranks the whole pool
+        whole = compose(user, neighbours, most, 0).surface  # retrieval ranks the whole pool (as offered)
+        asks = [(c.surface, jobs) for c in composed]
+        if dry_run:  # nothing runs: the retriever's requests counted as all-tools ones (an upper bound)
+            extra = [(whole, jobs), (whole, jobs)] if settings.stress.retriever else []
+            planned: set[str] = set()
+            every = asks + extra
+            budget = combined([estimate(provider, js, wire_tools(sf), settings, planned, sf) for sf, js in every])
+            return StressRun((), tuple(sources), sizes, budget, provider.spend, tuple(notes), "", 0.0)
         rankings = await rank(settings, cases, whole, environ) if settings.stress.retriever else []
         narrowed = [(offered(whole, r, settings.stress.top_k), plan([r.case], settings.repeat)) for r in rankings]
-        asks = [(c.surface, jobs) for c in composed] + narrowed + ([(whole, jobs)] if rankings else [])
-        planned: set[str] = set()
+        asks += narrowed + ([(whole, jobs)] if rankings else [])
+        planned = set()
         budget = combined([estimate(provider, js, wire_tools(sf), settings, planned, sf) for sf, js in asks])
-        if dry_run:
-            return StressRun((), tuple(sources), sizes, budget, provider.spend, tuple(notes), "", 0.0)
         check_budget([budget], settings.max_requests)
         if budget.requests:
             provider.check_writable()
@@ -425,7 +445,7 @@ async def run_stress(
         finished = True
     finally:
         await provider.aclose()
-        provider.finish(interrupted=not finished)
+        provider.finish(session, interrupted=not finished)
     stopped = next((a.stopped for a in asked if a.stopped), None)
     if stopped:
         raise InfraError(f"the stress run stopped: {stopped}")
@@ -486,7 +506,7 @@ def stress_report_of(run: StressRun, settings: Settings) -> StressReport:
         if retrieved
         else None,
         StressGateOut(
-            min_accuracy_at={str(k): v for k, v in stress.min_accuracy_at.items()},
+            min_accuracy_at=dict(stress.min_accuracy_at),
             fail_on_cliff_move=stress.fail_on_cliff_move,
         ),
     )
@@ -497,7 +517,8 @@ async def stress_against(
 ) -> tuple[StressReport, StressReport | None, str | None]:
     """The stress test on the head and, against a base commit (in a git worktree), on the base with
     the head's settings: (head, base or None, why there is no base)."""
-    head = stress_report_of(await run_stress(loaded, settings, environ, hooks), settings)
+    session = AnswerCache(settings.cache_dir).manifest_keys() or set()  # the eval's: kept, not pruned
+    head = stress_report_of(await run_stress(loaded, settings, environ, hooks, session=session), settings)
     if against is None:
         return head, None, None
     root = tree = None
@@ -510,7 +531,8 @@ async def stress_against(
         for secret in base_loaded.secrets:
             hooks.on_secret(secret)
         said = replace(hooks, on_note=lambda text: hooks.on_note(f"base: {text}"))
-        base_report = stress_report_of(await run_stress(base_loaded, base, environ, said), base)
+        base = replace(base, stress=settings.stress)  # the head's sizes, seeds and distractors: comparable curves
+        base_report = stress_report_of(await run_stress(base_loaded, base, environ, said, session=session), base)
         return head, base_report, None
     except NoBaseline as exc:
         return head, None, f"no stress baseline: {exc.message}"

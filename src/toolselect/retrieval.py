@@ -109,6 +109,8 @@ async def embedding_rankings(
     vectors = answer.get("embeddings") if isinstance(answer, dict) else None
     if not isinstance(vectors, list) or len(vectors) != len(texts):
         raise InfraError(f'the embeddings command must print {{"embeddings": [...]}} with {len(texts)} vectors')
+    if not all(isinstance(v, list) and all(isinstance(x, int | float) for x in v) for v in vectors):
+        raise InfraError("the embeddings command must print lists of numbers, one per text")
     tool_vectors, prompt_vectors = vectors[: len(pool.tools)], vectors[len(pool.tools) :]
     out = []
     for case, query in zip(cases, prompt_vectors, strict=True):

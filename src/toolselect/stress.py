@@ -24,13 +24,13 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field
 
 from .report import Count, counted
 from .retrieval import Ranking, recall_at
-from .scoring import Result
+from .scoring import Outcome, Result
 from .stats import cluster_bootstrap, sign_test, wilson
 from .strict import Record
 from .surface import Surface, build_surface
@@ -155,7 +155,7 @@ class Curve:
 
 def curve(runs: Sequence[tuple[Composed, Sequence[Result]]], alpha: float = 0.05) -> Curve:
     """The curve over sizes, the cliff and the culprits, from each (size, seed)'s scored samples."""
-    by_size: dict[int, list[tuple[Composed, Result]]] = defaultdict(list)
+    by_size: dict[int, list[tuple[Composed, Result]]] = {c.size: [] for c, _ in runs}  # every size run
     for composed, results in runs:
         by_size[composed.size].extend((composed, r) for r in results if counted(r))
     points = []
@@ -170,7 +170,8 @@ def curve(runs: Sequence[tuple[Composed, Sequence[Result]]], alpha: float = 0.05
         rates[size] = {name: k / n for name, (k, n) in per_case.items()}
         passed = sum(r.passed for r in results)
         ci = cluster_bootstrap([k for k, _ in per_case.values()], [n for _, n in per_case.values()])
-        no_call = sum(r.pick.tool is None for r in results)
+        answered = [r for r in results if r.outcome is not Outcome.ERROR]  # an error is no answer, not "no call"
+        no_call = sum(r.pick.tool is None for r in answered)
         tokens = [r.pick.usage.input_tokens for r in results if r.pick.usage and r.pick.usage.input_tokens]
         estimated = not tokens
         if estimated:  # about four characters per token, as the budget estimates
@@ -181,7 +182,7 @@ def curve(runs: Sequence[tuple[Composed, Sequence[Result]]], alpha: float = 0.05
                 size=size,
                 tools=tools,
                 accuracy=Rate(passed, len(results), ci),
-                no_call=Rate(no_call, len(results), wilson(no_call, len(results))),
+                no_call=Rate(no_call, len(answered), wilson(no_call, len(answered))),
                 tokens_per_request=sum(tokens) / len(tokens) if tokens else None,
                 samples=len(results),
                 tokens_estimated=estimated and bool(tokens),
@@ -239,11 +240,14 @@ def sparkline(values: Sequence[float | None]) -> str:
 # --------------------------------------------------------------------------- the JSON report
 
 
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
 class RateOut(Record):
-    value: float | None
+    value: Share | None
     numerator: Count
     denominator: Count
-    ci: tuple[float, float] | None = None
+    ci: tuple[Share, Share] | None = None
 
 
 class PointOut(Record):
@@ -251,15 +255,15 @@ class PointOut(Record):
     tools: Count  # tools offered in all
     accuracy: RateOut
     no_call_rate: RateOut
-    tokens_per_request: float | None = None  # mean input tokens per request
+    tokens_per_request: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None  # mean input tokens
     tokens_estimated: bool = False  # true: no API counted them; about four characters per token
     samples: Count
 
 
 class CliffOut(Record):
     size: Count
-    p_value: float
-    delta_pt: float
+    p_value: Share
+    delta_pt: Annotated[float, Field(ge=-100, le=100, allow_inf_nan=False)]
     improved: Count
     worsened: Count
 
@@ -291,9 +295,9 @@ class StressRunOut(Record):
     cases: Count
     repeat: Count
     seeds: list[int]
-    alpha: float
+    alpha: Share
     started_at: str
-    duration_s: float
+    duration_s: Annotated[float, Field(ge=0, allow_inf_nan=False)]
     api_calls: Count = 0
     cache_hits: Count = 0
 
@@ -305,13 +309,13 @@ class RetrievalOut(Record):
     retriever: str
     pool_tools: Count
     top_k: Count
-    recall: dict[str, RateOut]  # "1", "3", "5", "10" → share of cases with an expected tool in the top k
+    recall: dict[Literal["1", "3", "5", "10"], RateOut]  # k → share of cases with an expected tool in the top k
     accuracy_top_k: RateOut
     accuracy_all: RateOut
 
 
 class StressGateOut(Record):
-    min_accuracy_at: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)  # size → floor
+    min_accuracy_at: dict[Annotated[int, Field(ge=0)], Share] = Field(default_factory=dict)  # size → floor
     fail_on_cliff_move: bool = False
 
 
@@ -319,11 +323,11 @@ class StressReport(Record):
     """`toolselect stress --json` (docs/stress.md): the curve, the cliff, the culprits."""
 
     stress_version: Literal[1] = 1
-    points: list[PointOut]
+    points: list[PointOut] = Field(max_length=1_000)
     cliff: CliffOut | None
-    culprits: list[CulpritOut]
-    collisions: list[CollisionOut]
-    sources: list[SourceOut]
+    culprits: list[CulpritOut] = Field(max_length=100_000)
+    collisions: list[CollisionOut] = Field(max_length=100_000)
+    sources: list[SourceOut] = Field(max_length=10_000)
     retrieval: RetrievalOut | None = None
     gate: StressGateOut = Field(default_factory=StressGateOut)  # the stress gate this run was judged under
     run: StressRunOut
@@ -388,7 +392,10 @@ def retrieval_out(
         retriever=retriever,
         pool_tools=pool_tools,
         top_k=top_k,
-        recall={str(k): _rate(Rate(hit, n, wilson(hit, n))) for k, (hit, n) in recall_at(rankings).items()},
+        recall={
+            cast(Literal["1", "3", "5", "10"], str(k)): _rate(Rate(hit, n, wilson(hit, n)))
+            for k, (hit, n) in recall_at(rankings).items()
+        },
         accuracy_top_k=_rate(_accuracy(narrowed)),
         accuracy_all=_rate(_accuracy(everything)),
     )
@@ -404,10 +411,13 @@ def stress_reasons(
     a cliff at fewer distractors than the base's, or one the base didn't have."""
     reasons = []
     run = {p.size: p for p in head.points}
+    largest = max(run, default=0)
     for size, floor in sorted(floors.items()):
-        point = run.get(size)
+        point = run.get(size) or (run.get(largest) if size > largest else None)  # capped by the pool or the API
         if point is None:
             reasons.append(f"min_accuracy_at names {size} distractors, which was not run (sizes: {sorted(run)})")
+        elif point.accuracy.value is None:
+            reasons.append(f"min_accuracy_at names {size} distractors, but nothing was evaluated there")
         elif point.accuracy.value is not None and point.accuracy.value < floor - 1e-12:
             reasons.append(
                 f"accuracy with {size} distractors is {point.accuracy.value:.1%} "

@@ -178,10 +178,19 @@ def test_the_chart_parses_with_mermaids_own_parser(tmp_path):
     written = (tmp_path / "s.md").read_text()
     assert written.startswith("### Accuracy as the tool list grows") and mermaid(written)["ok"]
     head = StressReport.model_validate_json((tmp_path / "s.json").read_text())
-    worse = head.model_copy(update={"points": [p.model_copy(update={"size": p.size}) for p in head.points]})
+    worse = head.model_copy(
+        update={
+            "points": [
+                p.model_copy(update={"accuracy": p.accuracy.model_copy(update={"value": (p.accuracy.value or 0) / 2})})
+                for p in head.points
+            ]
+        }
+    )
     both = stress_markdown(head, worse)
     assert mermaid(both) == {"ok": True, "type": "xychart"}
     assert both.count("    line [") == 2 and "Lines: the base, then the head." in both
+    [base_line, head_line] = [line for line in both.splitlines() if line.startswith("    line [")]
+    assert base_line != head_line
     assert mermaid(mermaid_chart(head)) == {"ok": True, "type": "xychart"}
     assert mermaid("```mermaid\nxychart-beta\n    x-axis [0, 10\n```")["ok"] is False  # the parser does refuse
 
@@ -229,6 +238,11 @@ def test_the_action_runs_the_stress_test_on_head_and_base_and_comments_the_chart
     assert "| 20 | 23 | 25.0% | 25.0% | ±0.0 pt |" in body
     assert "**Cliff**: base at 20 (p = 0.031, −75.0 pt per case) → head none" in body  # 4 cases worse: p = 0.125
     assert "| `crm_tool_0` | crm | `get_forecast` | 3 | 20 |" in body
+    # the eval's answers and the stress test's all stay in the cache: one manifest for the job, nothing pruned
+    cache = repo.path / "evals" / ".toolselect-cache"
+    kept = {f.stem for f in cache.glob("v1/*/*.json")}
+    assert kept == set(json.loads((cache / "manifest.json").read_text())["keys"])
+    assert len(kept) == len(api.log)  # every distinct request asked once, and every answer still there
     head = json.loads((run.report_dir / "stress.json").read_text())
     base = json.loads((run.report_dir / "stress.base.json").read_text())
     assert [p["accuracy"]["value"] for p in head["points"]] == [0.75, 0.25]
@@ -274,3 +288,52 @@ def test_a_live_server_as_neighbour_and_an_embeddings_retriever(tmp_path):
     # by hand: the prompt's "weather" or "forecast" is one of the six words each tool is embedded by
     assert (recall["3"]["numerator"], recall["3"]["denominator"]) == (2, 2)
     assert report["retrieval"]["pool_tools"] == 8
+
+
+def test_sizes_are_capped_at_the_apis_tool_limit_and_a_dry_run_runs_no_retriever(tmp_path):
+    (tmp_path / "rank.py").write_text("import pathlib\npathlib.Path('ran').write_text('x')\n")
+    config = (EXAMPLE / "toolselect.yaml").read_text().replace("python, server.py", f"python, {EXAMPLE / 'server.py'}")
+    (tmp_path / "toolselect.yaml").write_text(
+        config.replace("    - golden.jsonl\n    - trajectories.yaml", f"    - {EXAMPLE / 'golden.jsonl'}")
+        + "stress:\n  retriever: command\n  retriever_command: [python, rank.py]\n"
+    )
+    run = toolselect(
+        "stress", "--provider", "openai", "--model", "m", "--sizes", "0,50,200", "--seeds", "1", "--dry-run",
+        cwd=tmp_path, env={"HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert run.code == 0, run.err
+    assert "sizes 0, 50, 122 × 1 seeds = 3 surfaces" in run.out  # 6 tools of ours + 122 = OpenAI's 128
+    assert not (tmp_path / "ran").exists()  # a dry run asks nothing and runs no retriever
+
+
+@pytest.fixture(scope="module")
+def example_stress(tmp_path_factory) -> Path:
+    """A real stress report of the example, made once for the tests that tamper with it."""
+    out = tmp_path_factory.mktemp("stress") / "s.json"
+    run = toolselect("stress", "--sizes", "0", "--seeds", "1", "--json", str(out), cwd=EXAMPLE)
+    assert run.code == 0, run.err
+    return out
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        (("points", 0, "accuracy", "value"), float("nan"), "points.0.accuracy.value"),
+        (("retrieval",), {"retriever": "x", "pool_tools": 1, "top_k": 1, "recall": {"<img src=x>": {}},
+                          "accuracy_top_k": {}, "accuracy_all": {}}, "retrieval.recall"),
+        (("gate", "min_accuracy_at"), {"abc": 0.5}, "gate.min_accuracy_at"),
+    ],
+)  # fmt: skip
+def test_a_tampered_stress_report_is_refused_with_where(example_stress, tmp_path, path, value, said):
+    from toolselect.errors import ConfigError
+    from toolselect.stress import read_stress_report
+
+    data = json.loads(example_stress.read_text())
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    (tmp_path / "s.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError) as refused:
+        read_stress_report(tmp_path / "s.json")
+    assert said in refused.value.message and "not a toolselect stress report" in refused.value.message

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 class ProviderInfo:
     factory: str  # "module:function"; the function takes the run's Settings, Pool and environment
     keys: tuple[str, ...] = ()  # environment variables that hold its API key (none: answered locally)
+    max_tools: int | None = None  # the most tools one request may offer (OpenAI's APIs refuse more than 128)
 
     @property
     def api(self) -> bool:
@@ -22,7 +23,7 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "bm25": ProviderInfo("toolselect.providers.bm25:make"),
     "command": ProviderInfo("toolselect.providers.command:make"),
     "anthropic": ProviderInfo("toolselect.providers.anthropic:make", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
-    "openai": ProviderInfo("toolselect.providers.openai:make_chat", ("OPENAI_API_KEY",)),
-    "openai-responses": ProviderInfo("toolselect.providers.openai:make_responses", ("OPENAI_API_KEY",)),
+    "openai": ProviderInfo("toolselect.providers.openai:make_chat", ("OPENAI_API_KEY",), max_tools=128),
+    "openai-responses": ProviderInfo("toolselect.providers.openai:make_responses", ("OPENAI_API_KEY",), max_tools=128),
 }
 API_PROVIDERS = tuple(name for name, info in PROVIDERS.items() if info.api)

@@ -344,7 +344,7 @@ def render_comment(
         from .stress import CHART_TITLE, stress_markdown
 
         chart = stress_markdown(outcome.stress, outcome.base_stress)
-        sections.append(Section("", f"**Stress: {CHART_TITLE.lower()}**\n\n{chart}", 66, folded=False))
+        sections.append(Section("Stress test", f"**Stress: {CHART_TITLE.lower()}**\n\n{chart}", 66, folded=False))
     if head.flaky:
         sections.append(
             Section(

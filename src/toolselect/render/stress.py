@@ -21,7 +21,9 @@ def mermaid_chart(head: StressReport, base: StressReport | None = None) -> str:
     """The curve as a Mermaid line chart: the x axis is the distractors added at each size, one line
     per side (the base first when there is one). A size one side lacks is drawn at 0 — never the
     case for two runs of the same config."""
-    sizes = [p.size for p in head.points]
+    sizes = [p.size for p in head.points if _value(head, p.size) is not None]  # nothing evaluated: not drawn
+    if base is not None:
+        sizes = [s for s in sizes if _value(base, s) is not None]
     lines = [
         "```mermaid",
         "xychart-beta",
@@ -77,7 +79,7 @@ def stress_markdown(head: StressReport, base: StressReport | None = None, culpri
         out.append("")
     rv = head.retrieval
     if rv is not None:
-        recall = ", ".join(f"@{k} {pct(r.value, 0)}" for k, r in rv.recall.items())
+        recall = ", ".join(f"@{esc(k)} {pct(r.value, 0)}" for k, r in rv.recall.items())
         said = (
             f"**Retrieval** ({esc(rv.retriever)}, over all {rv.pool_tools} tools): recall {recall}; selection "
             f"with the top {rv.top_k} offered {pct(rv.accuracy_top_k.value)} vs {pct(rv.accuracy_all.value)} with "
