@@ -200,7 +200,7 @@ def evaluate_event(
         view.finish(outcome.head)
     if outcome.base_note and plan.base_ref:
         wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
-    if loaded.has_stress:  # the config's stress: section: the curve on the head and the base too
+    if loaded.has_stress and plan.stress:  # the config's stress: section: the curve on the head and the base too
         with wf.group("toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")):
             hooks = replace(view.hooks(), on_secret=wf.mask)
             failed = None

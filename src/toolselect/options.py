@@ -336,6 +336,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("junit", "also write JUnit XML here (each missed case is a failing testcase)", "text", "report",
            config=None, metavar="PATH"),
     # the Action only
+    Option("stress_test",
+           "pull-requests: run the config's stress: section on pull requests only; always: on every event (a push "
+           "seeds the cache); off: never",
+           "text", "action", config=None, flag=None, choices=("pull-requests", "always", "off"),
+           input_default="pull-requests"),
     Option("comment",
            "always: post or update the PR comment; on-change: only when something changed (an existing comment is "
            "always updated); off",

@@ -89,6 +89,7 @@ class Plan:
     # the changed tool texts' source lines: a review on those that regressed (or on all changes),
     # annotations instead (review-comments: off), or nothing (no PR here, or a fork PR's own run)
     review: Review = "none"
+    stress: bool = False  # run the config's stress: section (the stress-test input, and the event)
 
 
 def key_input(provider: str) -> str:
@@ -143,7 +144,13 @@ def decide(event: Event, inputs: Mapping[str, Any], provider: str | None, enviro
         warnings=tuple(warnings),
         notices=tuple(notices),
         review=review if pr and not fork else "none",
+        stress=_stress(inputs, bool(pr)),
     )
+
+
+def _stress(inputs: Mapping[str, Any], pull_request: bool) -> bool:
+    chosen = inputs.get("stress_test") or BY_KEY["stress_test"].input_default
+    return chosen == "always" or (chosen == "pull-requests" and pull_request)
 
 
 def _review(inputs: Mapping[str, Any]) -> Review:

@@ -190,3 +190,18 @@ def test_pull_request_target_is_refused_with_the_safe_pattern():
     with pytest.raises(ConfigError) as refused:
         decide(Event("pull_request_target", {"pull_request": {"number": 1}}), ALWAYS, "openai", KEY)
     assert "gives a PR's code your secrets" in refused.value.message and "workflow_run" in refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("event", "inputs", "stress"),
+    [
+        (pr(), ALWAYS, True),  # the input's default: pull requests
+        (Event("push", {}), ALWAYS, False),
+        (Event("push", {}), {"stress_test": "always"}, True),
+        (pr(), {"stress_test": "off"}, False),
+        (pr(fork=True), ALWAYS, True),  # cache-only, like the eval
+    ],
+    ids=["PR", "push", "push always", "PR off", "fork PR"],
+)
+def test_when_the_stress_test_runs(event, inputs, stress):
+    assert decide(event, inputs, "openai", KEY).stress is stress
