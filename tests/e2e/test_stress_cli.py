@@ -337,3 +337,23 @@ def test_a_tampered_stress_report_is_refused_with_where(example_stress, tmp_path
     with pytest.raises(ConfigError) as refused:
         read_stress_report(tmp_path / "s.json")
     assert said in refused.value.message and "not a toolselect stress report" in refused.value.message
+
+
+def test_the_bundled_pool_ships_in_the_wheel(tmp_path):
+    """`pip install .` (the README's first command, the image) must carry the pool and its licences."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from tests.conftest import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [wheel] = tmp_path.glob("toolselect-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"toolselect/data/pool/github.json", "toolselect/data/pool/README.md"} <= names
+    assert "toolselect/data/pool/LICENSE-playwright-mcp.txt" in names
+    assert sum(n.startswith("toolselect/data/pool/") and n.endswith(".json") for n in names) == 17
