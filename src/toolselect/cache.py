@@ -228,16 +228,22 @@ class CachedProvider(Provider):
         if pick.usage:
             self.spend.input_tokens += pick.usage.input_tokens or 0
             self.spend.output_tokens += pick.usage.output_tokens or 0
-        if key and self.cache and pick.error is None and pick.skipped is None and not self._broken:
-            try:
-                self.cache.put(key, self.name, self.model, request, replace(pick, cached=False))
-                self.spend.cache_writes += 1
-            except OSError as exc:  # a full disk mid-run: keep the answer, stop caching, say so
-                self._broken = True
-                self.problems.append(
-                    f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})"
-                )
+        if key and pick.error is None and pick.skipped is None:
+            self._keep(key, request, replace(pick, cached=False))
         return pick
+
+    def _keep(self, key: str, request: Request, pick: Pick) -> None:
+        """Write an answer to the cache; a full disk mid-run keeps the answer, stops caching, says so."""
+        if self.cache is None or self._broken:
+            return
+        try:
+            self.cache.put(key, self.name, self.model, request, pick)
+            self.spend.cache_writes += 1
+        except OSError as exc:
+            self._broken = True
+            self.problems.append(
+                f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})"
+            )
 
     def check_writable(self) -> None:
         """Before any request: a cache that can't be written would lose every answer paid for."""
@@ -283,12 +289,8 @@ class CachedProvider(Provider):
         self.inner.ensure_connected()
         self.spend.api_calls += 1
         text = await self.inner.write(system, prompt)
-        if key and self.cache and not self._broken:
-            try:
-                self.cache.put(key, self.name, self.model, request, Pick(text=text))
-                self.spend.cache_writes += 1
-            except OSError:
-                self._broken = True
+        if key:
+            self._keep(key, request, Pick(text=text))
         return text, False
 
     async def aclose(self) -> None:

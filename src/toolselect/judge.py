@@ -71,9 +71,10 @@ async def judge_all(
     said once in `problems` (the report's warnings)."""
     verdicts: dict[int, Verdict] = {}
     failures: list[str] = []
+    fatal: list[str] = []  # a missing key, a refused model: no other question is asked
 
     async def one(index: int, case: Case, pick: Pick) -> None:
-        if failures and failures[0].startswith("fatal"):
+        if fatal:
             return
         async with pool:
             try:
@@ -82,7 +83,7 @@ async def judge_all(
                 failures.append(str(exc))
                 return
             except InfraError as exc:
-                failures.append(f"fatal: {exc.message}")
+                fatal.append(exc.message)
                 return
         if text is not None:
             verdicts[index] = Verdict(read_verdict(text), " ".join(text.split())[:200], cached)
@@ -90,7 +91,8 @@ async def judge_all(
     await asyncio.gather(*(one(i, c, p) for i, c, p in items))
     unanswered = len(items) - len(verdicts)
     if unanswered:
-        why = f": {failures[0].removeprefix('fatal: ')}" if failures else " (not in the answer cache)"
+        said = fatal or failures
+        why = f": {said[0]}" if said else " (not in the answer cache)"
         problems.append(f"the judge could not judge {unanswered} of {len(items)} samples{why}; they are unjudged")
     unclear = sum(v.surfaced is None for v in verdicts.values())
     if unclear:

@@ -103,8 +103,7 @@ def compare_saved(
 def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None, note: str | None = None) -> Outcome:
     """The outcome with the stress test's curves, and its gate in the verdict: the min_accuracy_at
     and fail_on_cliff_move the head's stress run recorded."""
-    gate = head.gate
-    reasons = stress_reasons(head, base, gate.min_accuracy_at, gate.fail_on_cliff_move)
+    reasons = stress_reasons(head, base)
     verdict = outcome.verdict
     joined = Verdict(
         passed=verdict.passed and not reasons,

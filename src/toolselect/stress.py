@@ -404,11 +404,10 @@ def retrieval_out(
 # --------------------------------------------------------------------------- the gate
 
 
-def stress_reasons(
-    head: StressReport, base: StressReport | None, floors: Mapping[int, float], cliff_move: bool
-) -> list[str]:
-    """Why the stress gate fails: a size below its `min_accuracy_at` floor, or (`fail_on_cliff_move`)
-    a cliff at fewer distractors than the base's, or one the base didn't have."""
+def stress_reasons(head: StressReport, base: StressReport | None) -> list[str]:
+    """Why the stress gate the head's run recorded fails: a size below its `min_accuracy_at` floor,
+    or (`fail_on_cliff_move`) a cliff at fewer distractors than the base's, or one the base lacked."""
+    floors, cliff_move = head.gate.min_accuracy_at, head.gate.fail_on_cliff_move
     reasons = []
     run = {p.size: p for p in head.points}
     largest = max(run, default=0)

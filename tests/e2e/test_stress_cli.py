@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import EXAMPLE, toolselect
 from tests.e2e.test_providers import base_url, key_env
+from tests.unit.test_untrusted_report import mutate
 
 OBJ = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 USER_TOOLS = [
@@ -329,11 +330,7 @@ def test_a_tampered_stress_report_is_refused_with_where(example_stress, tmp_path
     from toolselect.stress import read_stress_report
 
     data = json.loads(example_stress.read_text())
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    (tmp_path / "s.json").write_text(json.dumps(data))
+    (tmp_path / "s.json").write_text(json.dumps(mutate(data, path, value)))
     with pytest.raises(ConfigError) as refused:
         read_stress_report(tmp_path / "s.json")
     assert said in refused.value.message and "not a toolselect stress report" in refused.value.message

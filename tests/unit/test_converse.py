@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import run_record
 from tests.unit.test_diff import gate
+from tests.unit.test_untrusted_report import mutate
 from toolselect.budget import estimate
 from toolselect.cache import AnswerCache, CachedProvider, cache_key
 from toolselect.config import default_settings
@@ -216,11 +217,7 @@ def test_a_tampered_trajectory_report_is_refused(tmp_path: Path, path, value, sa
     )
     write_report(head, tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
-    target = data
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    (tmp_path / "r.json").write_text(json.dumps(data))
+    (tmp_path / "r.json").write_text(json.dumps(mutate(data, path, value)))
     with pytest.raises(ConfigError) as refused:
         read_report(tmp_path / "r.json")
     assert said in refused.value.message, refused.value.message

@@ -12,7 +12,7 @@ from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from ..pipeline import run_stress, stress_report_of
 from ..render.console import ConsoleView
 from ..render.markdown import esc
-from ..render.stress import CHART_TITLE
+from ..render.stress import CHART_TITLE, stress_markdown
 from ..runtime import run_async
 from ..stress import read_stress_report, stress_reasons
 from .common import flag_overrides, load_settings
@@ -34,15 +34,13 @@ def cmd_stress(args: argparse.Namespace) -> int:
         return EXIT_PASSED
     report = stress_report_of(run, settings)
     base = read_stress_report(args.against) if args.against else None
-    reasons = stress_reasons(report, base, stress.min_accuracy_at, stress.fail_on_cliff_move)
+    reasons = stress_reasons(report, base)
     view.print_stress(report)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
         view.note(f"JSON report written to {args.json}")
     if args.markdown:
-        from ..render.stress import stress_markdown
-
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         verdict = "".join(f"- ❌ {esc(r)}\n" for r in reasons) + ("\n" if reasons else "")
         text = f"### {CHART_TITLE}\n\n{verdict}" + stress_markdown(report, base)
