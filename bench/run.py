@@ -2,6 +2,7 @@
 
     python bench/run.py            # everything (a few minutes on 2 cores)
     python bench/run.py --quick    # smaller sizes, for a smoke run
+    python bench/run.py --only models   # one benchmark: several models in one run
 
 Every number is measured in the same run on the same machine: ours against the ideal, ours
 against toolproof 0.3.1 (`pip install mcp-toolproof`, part of the test extras), with the same
@@ -265,11 +266,72 @@ def bench_stress(cases: int, latency: float, concurrency: int) -> dict[str, floa
     }
 
 
+def bench_models(models: int, cases: int, latency: float, concurrency: int) -> dict[str, float]:
+    """`models` models × `cases` cases on one endpoint (the fake API), every answer `latency` late:
+    they share the endpoint's pool, so the ideal is requests × latency / concurrency."""
+    folder = Path(tempfile.mkdtemp(prefix="tsmodels-"))
+    cfg = config(folder, cases)
+    listed = "".join(f"    - {{provider: openai, model: fake-model-{i}}}\n" for i in range(models))
+    cfg.write_text(cfg.read_text().replace("  provider: openai\n  model: fake-model\n", f"  models:\n{listed}"))
+    with FakeModelAPI({"default": ANSWER, "latency": latency}) as api:
+        wall, proc = timed(
+            [str(BIN / "toolselect"), "eval", "-c", str(cfg), "--concurrency", str(concurrency), "-q"],
+            folder,
+            env_for(api, folder),
+        )
+        stats = api.stats()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"toolselect eval (models) failed: {proc.stderr[-2000:]}")
+    shutil.rmtree(folder, ignore_errors=True)
+    return {
+        "wall": wall,
+        "phase": stats["eval_phase_s"] or 0.0,
+        "requests": stats["requests"],
+        "max_in_flight": stats["max_in_flight"],
+        "ideal": stats["requests"] * latency / concurrency,
+    }
+
+
+def models_rows(quick: bool) -> list[tuple[str, str, str, str]]:
+    """8. Several models in one run: 3 models × 200 cases × 200 ms on one endpoint, concurrency 16."""
+    n, latency, conc = (60, 0.2, 16) if quick else (200, 0.2, 16)
+    m = bench_models(3, n, latency, conc)
+    return [
+        (
+            f"3 models × {n} cases × {latency * 1000:.0f} ms, one endpoint, concurrency {conc}",
+            (
+                f"{m['phase']:.2f} s for {m['requests']} requests (ideal {m['ideal']:.2f} s, max in flight "
+                f"{m['max_in_flight']}); whole {m['wall']:.1f} s"
+            ),
+            f"{m['phase'] / m['ideal']:.2f}× ideal",
+            "≤ 1.25×",
+        )
+    ]
+
+
+def print_table(rows: list[tuple[str, str, str, str]]) -> None:
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
+    width = [max(len(r[i]) for r in [*rows, ("benchmark", "measured", "ratio", "target")]) for i in range(4)]
+    for row in [
+        ("benchmark", "measured", "ratio", "target"),
+        ("-" * width[0], "-" * width[1], "-" * width[2], "-" * width[3]),
+        *rows,
+    ]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, width, strict=False)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
+    parser.add_argument("--only", choices=["models"], help="run one benchmark alone")
     args = parser.parse_args()
     quick = args.quick
+    if args.only == "models":
+        print_table(models_rows(quick))
+        return
     rows: list[tuple[str, str, str, str]] = []
 
     # 1. Concurrency: 200 cases, 200 ms per answer, 16 in flight, vs the ideal.
@@ -399,17 +461,8 @@ def main() -> None:
     )
     rows.append(("  peak memory, same run", f"{st['peak_mb']:.0f} MB", f"{st['peak_mb']:.0f} MB", "≤ 300 MB"))
 
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"load {' '.join(f'{x:.1f}' for x in os.getloadavg())}"
-    )
-    width = [max(len(r[i]) for r in [*rows, ("benchmark", "measured", "ratio", "target")]) for i in range(4)]
-    for row in [
-        ("benchmark", "measured", "ratio", "target"),
-        ("-" * width[0], "-" * width[1], "-" * width[2], "-" * width[3]),
-        *rows,
-    ]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, width, strict=False)))
+    rows += models_rows(quick)
+    print_table(rows)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ the gate failed, and a GitHub failure when commenting never changes the exit cod
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import replace
@@ -20,12 +21,12 @@ from .errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError, Tool
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
 from .options import BY_KEY, OPTIONS, read_inputs
-from .outcome import Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
+from .outcome import ModelOutcome, Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
 from .pipeline import Against, run_eval, stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS
 from .render.comment import fence
-from .report import read_report
+from .report import read_reports
 from .runtime import run_async
 from .strict import Record
 
@@ -104,6 +105,14 @@ def _endpoint_from_the_workflow(
     evals.base_url, and a config endpoint the input does not name is refused (the config may be the
     pull request's, and would receive the key)."""
     given = inputs.get("openai_base_url")
+    for i, entry in enumerate(loaded.config_value("models") or ()):  # each model of evals.models, the same rule
+        if entry.base_url and entry.provider in API_PROVIDERS and entry.base_url != given:
+            place = where(loaded.doc.file, loaded.doc.line(("evals", "models", i, "base_url"))) if loaded.doc else ""
+            raise ConfigError(
+                f"{place}evals.models[{i}].base_url ({public_url(entry.base_url)}) would receive the API key, and the "
+                "config may come from a pull request: the Action sends keys only to an endpoint the workflow names",
+                hint="set the action's openai-base-url input to this URL (or remove the model's base_url)",
+            )
     if given:
         return replace(over, values={**over.values, "base_url": given})
     configured = loaded.config_value("base_url")
@@ -191,13 +200,12 @@ def evaluate_event(
             return EXIT_INTERRUPTED
         outcome = evaluate(
             run,
-            settings.gate,
             base_label=plan.base_ref,
             base_note=plan.base_note,
             notes=plan.notes,
             enforced=plan.enforced,
         )
-        view.finish(outcome.head)
+        view.finish_outcome(outcome)
     if outcome.base_note and plan.base_ref:
         wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
     if loaded.has_stress and plan.stress:  # the config's stress: section: the curve on the head and the base too
@@ -270,10 +278,12 @@ def _targets(inputs: Mapping[str, Any], env: Mapping[str, str], out_dir: Path, j
         base_json=out_dir / "base.json",
         comment=out_dir / "comment.md",
         stress_json=out_dir / "stress.json",
+        html=out_dir / "report.html",
         junit=junit,
         summary=Path(summary) if summary else None,
         comment_id=inputs["comment_id"],
         run_url=run_url(env),
+        report_artifact=inputs.get("report_artifact"),
     )
 
 
@@ -295,8 +305,28 @@ def outputs(outcome: Outcome, comment_url: str, *, dirty: bool) -> dict[str, str
         "accuracy-delta": f"{delta:.2f}" if delta is not None else "",
         "passed": "true" if outcome.verdict.passed else "false",
         "report": f"{REPORT_DIR}/report.json",
+        "html": f"{REPORT_DIR}/report.html",
+        "models": json.dumps([model_output(m) for m in outcome.models], separators=(",", ":")),
         "comment-url": comment_url,
         "cache-dirty": "true" if dirty else "false",
+    }
+
+
+def model_output(m: ModelOutcome) -> dict[str, Any]:
+    """One model in the `models` output (JSON): `fromJSON(steps.x.outputs.models)` in a workflow."""
+    head = m.head
+    delta = m.diff.metrics["accuracy"].delta_pt if m.diff else None
+    return {
+        "label": m.label,
+        "provider": head.run.provider,
+        "model": head.run.model,
+        "accuracy": head.metrics["accuracy"].value,
+        "tool_accuracy": head.metrics["tool_accuracy"].value,
+        "base_accuracy": m.base.metrics["accuracy"].value if m.base else None,
+        "accuracy_delta": None if delta is None else round(delta, 2),
+        "p_value": m.diff.paired.p_value if m.diff else None,
+        "passed": m.verdict.passed,
+        "reasons": list(m.verdict.reasons),
     }
 
 
@@ -362,8 +392,8 @@ def post_artifact(
         meta = Meta.model_validate_json((folder / "meta.json").read_bytes())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"{folder}/meta.json is not a toolselect artifact: {str(exc).splitlines()[0]}") from None
-    head = read_report(folder / "report.json")
-    base = read_report(folder / "base.json") if (folder / "base.json").exists() else None
+    head = read_reports(folder / "report.json")
+    base = read_reports(folder / "base.json") if (folder / "base.json").exists() else None
     lookup = plan.lookup
     if meta.head_sha and meta.head_sha != lookup.sha:
         wf.annotate(
@@ -404,7 +434,10 @@ def post_artifact(
         base_file = folder / "stress.base.json"
         base_stress = read_stress_report(base_file) if base_file.exists() else None
         outcome = with_stress(outcome, head_stress, base_stress)  # under the stress gate the PR's run recorded
-    written = write_outputs(outcome, Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url))
+    written = write_outputs(
+        outcome,
+        Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url, report_artifact=inputs.get("report_artifact")),
+    )
     url = post(inputs, environ, wf, number, written.comment, create=True)
     review_url = review_lines(inputs, environ, wf, number, lookup.sha, outcome, url or lookup.run_url, plan.review)
     passed = "true" if outcome.verdict.passed else "false"

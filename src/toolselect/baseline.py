@@ -10,6 +10,7 @@ import tempfile
 from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
 from .errors import InfraError
@@ -120,16 +121,14 @@ def base_settings(
         {k: v for k, v in over.values.items() if k not in ("config", "tools_file", "golden")}
         | {k: v for k, v in paths.items() if v}
         | ({"golden": golden} if given_golden else {})
+        | _models(head)
         | {  # the head's: a fair comparison asks the same model the same way
-            "provider": head.provider,
-            "model": head.model or None,
             "repeat": head.repeat,
             "concurrency": head.concurrency,
             "temperature": head.temperature,
             "seed": head.seed,
             "timeout_s": head.timeout_s,
             "max_retries": head.max_retries,
-            "base_url": head.base_url,
             "cache_dir": str(head.cache_dir.resolve()),  # one cache for both sides: the base is free when main asked
         },
         over.source,
@@ -139,3 +138,15 @@ def base_settings(
     )
     loaded = load_config(config, environ)
     return loaded, resolve_settings(loaded, base_over, environ, base_cwd)
+
+
+def _models(head: Settings) -> dict[str, Any]:
+    """The head's model, or its models with their labels: the base asks exactly those."""
+    if len(head.models) <= 1:
+        return {"provider": head.provider, "model": head.model or None, "base_url": head.base_url}
+    return {
+        "models": tuple(
+            {"provider": m.provider, "model": m.model, "base_url": m.base_url, "label": m.label, "params": m.params}
+            for m in head.models
+        )
+    }

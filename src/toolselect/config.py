@@ -88,6 +88,17 @@ class ServerModel(Authored):
 PORT = "{port}"  # in server.start, url, env and headers: a free port picked for each side
 
 
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,63}$"  # how a model is named in the views and outputs
+
+
+def _bounds(option: Option) -> dict[str, Any]:
+    if option.kind == "floors":
+        return {}
+    return {
+        k: v for k, v in (("ge", option.ge), ("gt", option.gt), ("le", option.le), ("lt", option.lt)) if v is not None
+    }
+
+
 class Price(Authored):
     """USD per million tokens, for the cost estimate."""
 
@@ -95,9 +106,39 @@ class Price(Authored):
     output: float = Field(ge=0)
 
 
+GATE_KEYS = tuple(o.key for o in OPTIONS if o.group in ("gate", "compare") and o.config == "evals")
+
+# One model's own gate (evals.models[].gate): any gate option, the rest from evals:.
+GateEntry = create_model(  # type: ignore[call-overload]
+    "GateEntry",
+    __base__=Authored,
+    **{key: (BY_KEY[key].field()[0] | None, Field(None, **_bounds(BY_KEY[key]))) for key in GATE_KEYS},
+)
+
+
+class ModelEntry(Authored):
+    """One of evals.models: a model evaluated in the same run, on the same cases."""
+
+    provider: str
+    model: str = ""
+    base_url: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    label: str | None = Field(None, pattern=LABEL_PATTERN)
+    gate: GateEntry | None = None  # type: ignore[valid-type]
+
+    @field_validator("provider")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        if value not in PROVIDERS:
+            from .errors import did_you_mean
+
+            raise ValueError(f"unknown provider '{value}'{did_you_mean(value, tuple(PROVIDERS))}")
+        return value
+
+
 # toolproof's `evals:` keys plus toolselect's extensions: one field per option of options.py (the
 # structured ones typed here).
-STRUCTURED = {"cases": list[YamlCase], "price": Price | None}
+STRUCTURED = {"cases": list[YamlCase], "price": Price | None, "models": list[ModelEntry] | None}
 EvalsModel = create_model(  # type: ignore[call-overload]
     "EvalsModel",
     __base__=Authored,
@@ -256,8 +297,22 @@ class StressSettings:
 
 
 @dataclass(frozen=True)
+class ModelSpec:
+    """One model of a run: who answers, where, and the gate its report is judged by."""
+
+    label: str
+    provider: str
+    model: str
+    base_url: str | None
+    params: Mapping[str, Any]
+    gate: Gate
+
+
+@dataclass(frozen=True)
 class Settings:
-    """Everything one run needs, after flags > environment > YAML > defaults."""
+    """Everything one run needs, after flags > environment > YAML > defaults. With several models
+    (evals.models), `provider`, `model`, `base_url`, `params` and `gate` are the first model's, and
+    `for_model` gives each model's own settings."""
 
     config_file: str | None
     base_dir: Path
@@ -288,6 +343,30 @@ class Settings:
     gate: Gate
     notes: tuple[str, ...] = ()
     origins: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, repr=False)  # key → (file, line)
+    models: tuple[ModelSpec, ...] = ()  # every model of the run, in order (one: this one)
+    several: bool = False  # one model's settings in a run of several: its report carries its label
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(m.label for m in self.models) or (self.model or self.provider,)
+
+    def for_model(self, spec: ModelSpec) -> Settings:
+        """These settings for one model of the run."""
+        from dataclasses import replace
+
+        return replace(
+            self,
+            provider=spec.provider,
+            model=spec.model,
+            base_url=spec.base_url,
+            params=dict(spec.params),
+            gate=spec.gate,
+            models=(spec,),
+            several=len(self.models) > 1,
+        )
+
+    def each_model(self) -> tuple[Settings, ...]:
+        return tuple(self.for_model(m) for m in self.models) if self.models else (self,)
 
     def origin(self, key: str) -> str:
         """`file:line: ` of a config key (an `evals:` key, `server` or `tools_file`), for messages."""
@@ -484,24 +563,17 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"{at('stress', 'retriever')}retriever {values['retriever']} needs stress.retriever_command, "
             "e.g. [python, rank.py]"
         )
-    provider = values["provider"]
-    if not provider:
-        raise ConfigError(
-            "no provider: set evals.provider in the config, TOOLSELECT_PROVIDER, or --provider",
-            hint="run offline with --provider bm25 (no API key needed)",
-        )
-    if PROVIDERS[provider].api and not values["model"]:
-        raise ConfigError(
-            f"no model for provider '{provider}': set evals.model, TOOLSELECT_MODEL, or --model",
-            hint="pick the model your users' clients actually use",
-        )
-    if values["judge"] and not PROVIDERS[provider].api:
+    specs = _model_specs(loaded, over, environ, values, at)
+    first = specs[0]
+    values |= {"provider": first.provider, "model": first.model, "base_url": first.base_url, "params": first.params}
+    if values["judge"] and not all(PROVIDERS[m.provider].api for m in specs):
+        provider = next(m.provider for m in specs if not PROVIDERS[m.provider].api)
         raise ConfigError(
             f"{at('evals', 'judge')}evals.judge is a model on the run's provider: it needs anthropic, openai or "
             f"openai-responses, not {provider}",
             hint="add final checks to the trajectory cases instead (final: {regex: ...})",
         )
-    if provider == "command" and not values["command"]:
+    if any(m.provider == "command" for m in specs) and not values["command"]:
         raise ConfigError(f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]")
 
     server, tools_file = surface_source(loaded, over, cwd)
@@ -522,7 +594,99 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         cache_mode=over.cache_mode or ("use" if values["cache"] else "off"),
         notes=tuple(notes),
         origins=_origins(doc),
+        models=specs,
     )
+
+
+def _model_specs(
+    loaded: Loaded, over: Overrides, environ: Mapping[str, str], values: Mapping[str, Any], at: Any
+) -> tuple[ModelSpec, ...]:
+    """The run's models: repeated --model flags (or the models input), else one model from a
+    provider/model given as a flag or in the environment, else evals.models, else evals.provider
+    and evals.model. Each is checked and labelled (labels are unique), with its own gate: a flag
+    or an input for every model > the model's own `gate:` > evals:."""
+    flagged = over.get("models")
+    single = any(k in over.values for k in ("provider", "model")) or any(
+        environ.get(v) for k in ("provider", "model") for v in BY_KEY[k].env
+    )
+    configured = values["models"] if not flagged and not single else None
+    if configured and loaded.doc is not None:
+        for key in ("provider", "model", "base_url", "params"):
+            if ("evals", key) in loaded.doc.keys:
+                raise ConfigError(
+                    f"{at('evals', key)}evals.{key} and evals.models both name models: put every model in "
+                    "evals.models (each with its provider, model, base_url, params)"
+                )
+    entries: list[dict[str, Any]]
+    if flagged:
+        entries = [dict(m) for m in flagged]
+    elif configured:
+        entries = [m.model_dump(exclude_none=True) for m in configured]
+    else:
+        entries = [{"provider": values["provider"], "model": values["model"], "base_url": values["base_url"]}]
+    specs = []
+    for i, entry in enumerate(entries):
+        where_ = at("evals", "models", i) if configured else ""
+        provider = entry.get("provider") or values["provider"]
+        if not provider:
+            raise ConfigError(
+                "no provider: set evals.provider in the config, TOOLSELECT_PROVIDER, or --provider",
+                hint="run offline with --provider bm25 (no API key needed)",
+            )
+        model = entry.get("model") or ""
+        if PROVIDERS[provider].api and not model:
+            raise ConfigError(
+                f"{where_}no model for provider '{provider}': set evals.model, TOOLSELECT_MODEL, or --model",
+                hint="pick the model your users' clients actually use",
+            )
+        gate_values = {k: v for k, v in (entry.get("gate") or {}).items() if v is not None}
+        gate_values |= {k: over.values[k] for k in GATE_KEYS if k in over.values}
+        specs.append(
+            ModelSpec(
+                label=entry.get("label") or "",
+                provider=provider,
+                model=model,
+                base_url=_base_url(entry, provider, values["base_url"], over.source, len(entries) > 1),
+                params=dict(entry["params"]) if entry.get("params") else dict(values["params"]),
+                gate=Gate.from_values(dict(values) | gate_values),
+            )
+        )
+    return _labelled(specs, at if configured else None)
+
+
+def _base_url(entry: Mapping[str, Any], provider: str, run_wide: str | None, source: str, several: bool) -> str | None:
+    """A model's endpoint: its own, else the run's (evals.base_url, --base-url, OPENAI_BASE_URL). The
+    Action's openai-base-url input is for the OpenAI APIs: with several models, an anthropic one
+    keeps Anthropic's endpoint."""
+    if entry.get("base_url"):
+        return str(entry["base_url"])
+    if source == "input" and several and not provider.startswith("openai"):
+        return None
+    return run_wide
+
+
+def _labelled(specs: list[ModelSpec], at: Any) -> tuple[ModelSpec, ...]:
+    """Each model with its label: as given, else the model's name (the provider's for bm25 and
+    command), else provider:model when two share a name; two models under one label is an error."""
+    from collections import Counter
+    from dataclasses import replace
+
+    names = Counter(s.model or s.provider for s in specs if not s.label)
+    out = []
+    for s in specs:
+        name = s.model or s.provider
+        out.append(replace(s, label=s.label or (name if names[name] == 1 else f"{s.provider}:{name}")))
+    seen: dict[str, int] = {}
+    for i, s in enumerate(out):
+        if s.label in seen:
+            place = at("evals", "models", i) if at else ""
+            raise ConfigError(
+                f"{place}two models are labelled '{s.label}' (models {seen[s.label] + 1} and {i + 1}): give each a "
+                "label of its own",
+                hint="evals.models: [{provider: openai, model: gpt-4.1-mini, label: mini-t0}, …]",
+            )
+        seen[s.label] = i
+    return tuple(out)
 
 
 def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
@@ -560,7 +724,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         max_requests=values["max_requests"],
         forbid_extra_args=values["forbid_extra_args"],
         cache_dir=Path(values["cache_dir"]),
-        gate=Gate.from_values(values),
+        gate=structure["models"][0].gate if structure.get("models") else Gate.from_values(values),
         **structure,
     )
 

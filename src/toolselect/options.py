@@ -20,7 +20,7 @@ from typing import Any, Literal
 from .errors import ConfigError, did_you_mean
 from .providers.registry import PROVIDERS
 
-Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "any"]
+Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "models", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
 Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action"]
 Source = Literal["flag", "input"]
@@ -55,6 +55,7 @@ class Option:
     example: str = ""  # for `floors`: one floor as a flag takes it, e.g. get_weather=0.8
     keys: tuple[str, ...] = ()  # for `floors`: the names a floor may have (empty: any, e.g. tool names)
     int_keys: bool = False  # for `floors`: the names are whole numbers ≥ 0 (stress sizes)
+    repeatable: bool = False  # the flag may be given once per model (--provider, --model, --base-url)
 
     # ------------------------------------------------------------------ derived names
 
@@ -158,6 +159,8 @@ class Option:
             return self.parse_floors(text, label)
         if self.kind == "files":
             return tuple(item.strip() for item in re.split(r"[\n,]", text) if item.strip())
+        if self.kind == "models":
+            return parse_models(text, label)
         if self.kind == "sizes":
             items = [item for item in re.split(r"[\s,]+", text) if item]
             if not items or not all(item.isdigit() for item in items):
@@ -224,17 +227,23 @@ OPTIONS: tuple[Option, ...] = (
            "files", "surface", metavar="FILE"),
     # the model
     Option("provider", f"who picks the tools: {', '.join(KNOWN_PROVIDERS)} (bm25 is offline)", "text", "run",
-           choices=KNOWN_PROVIDERS, noun="provider", toolproof=True,
+           choices=KNOWN_PROVIDERS, noun="provider", toolproof=True, repeatable=True,
            env=("TOOLSELECT_PROVIDER", "TOOLPROOF_EVAL_PROVIDER")),
-    Option("model", "the model your users' clients use; also part of the answer cache's key", "text", "run",
-           toolproof=True, env=("TOOLSELECT_MODEL", "TOOLPROOF_EVAL_MODEL")),
+    Option("model", "the model your users' clients use; also part of the answer cache's key (several models: repeat "
+           "--model, a --provider each or one for all; or `models`)", "text", "run",
+           toolproof=True, repeatable=True, env=("TOOLSELECT_MODEL", "TOOLPROOF_EVAL_MODEL")),
+    Option("models",
+           "several models in one run, each judged by its own gate: a list of `{provider, model, base_url, params, "
+           "label, gate}`; as an input, one `[label=]provider:model` per line",
+           "models", "run", flag=None, shown_default="one: provider and model"),
     Option("command", "the program for provider command (it runs in the config's folder)", "any", "run",
            toolproof=True, flag=None, input=None, annotation=list[str] | None),
     Option("system", "a system prompt, e.g. the one your client uses", "any", "run", toolproof=True, flag=None,
            input=None, annotation=str | None),
     Option("params", "extra request fields for the provider; for bm25: threshold (1.0), k1 (1.2), b (0.75)", "any",
            "run", default={}, toolproof=True, flag=None, input=None, annotation=dict[str, Any]),
-    Option("base_url", "an OpenAI-compatible (or Anthropic) endpoint", "text", "run", metavar="URL", input=None),
+    Option("base_url", "an OpenAI-compatible (or Anthropic) endpoint; repeatable like --model", "text", "run",
+           metavar="URL", input=None, repeatable=True),
     Option("temperature", "sampling temperature, sent where the API has it and recorded in the report", "float",
            "run", ge=0, le=2, metavar="T", input=None),
     Option("seed", "sampling seed, sent where the API has it; also seeds the tool-order shuffle", "int", "run",
@@ -335,6 +344,15 @@ OPTIONS: tuple[Option, ...] = (
     # what is written
     Option("junit", "also write JUnit XML here (each missed case is a failing testcase)", "text", "report",
            config=None, metavar="PATH"),
+    Option("html",
+           "also write the HTML report here: one self-contained file (a heatmap whose cells list their cases, every "
+           "model); the Action always writes toolselect-report/report.html",
+           "text", "report", config=None, metavar="PATH", input=None),
+    Option("report_artifact",
+           "the name your workflow uploads toolselect-report/ under (actions/upload-artifact): the PR comment then "
+           "links to the run's artifacts for the HTML report",
+           "text", "action", config=None, flag=None, pattern=r"[A-Za-z0-9._-]{1,100}",
+           unit="may use letters, digits, '.', '_' and '-' only", shown_default="empty: no link"),
     # the Action only
     Option("stress_test",
            "pull-requests: run the config's stress: section on pull requests only; always: on every event (a push "
@@ -414,7 +432,7 @@ def add_flags(parser: argparse.ArgumentParser, options: Iterable[Option]) -> Non
         common: dict[str, Any] = {"dest": o.key, "help": o.help, "default": None}
         if o.kind == "bool":
             parser.add_argument(*names, action=argparse.BooleanOptionalAction, **common)
-        elif o.kind in ("floors", "files"):
+        elif o.kind in ("floors", "files") or o.repeatable:
             parser.add_argument(*names, action="append", metavar=o.metavar or None, **common)
         else:
             parser.add_argument(*names, metavar=o.metavar or None, **common)
@@ -429,7 +447,11 @@ def read_flags(raw: Mapping[str, Any]) -> dict[str, Any]:
         if value is None or not o.flag_name:
             continue
         label = o.label("flag")
-        if o.kind == "bool":
+        if o.repeatable:
+            given[o.key] = [o.parse(v, label) for v in ([value] if isinstance(value, str) else value)]
+            if len(given[o.key]) == 1:
+                given[o.key] = given[o.key][0]
+        elif o.kind == "bool":
             given[o.key] = bool(value)
         elif o.kind == "floors":
             given[o.key] = o.parse_floors("\n".join(value), label)
@@ -437,4 +459,67 @@ def read_flags(raw: Mapping[str, Any]) -> dict[str, Any]:
             given[o.key] = tuple(value)
         else:
             given[o.key] = o.parse(value, label)
-    return given
+    return pair_models(given)
+
+
+def pair_models(given: dict[str, Any]) -> dict[str, Any]:
+    """Repeated `--model` flags as the `models` option: `--provider openai --model a --provider
+    anthropic --model b` pairs them in order; one `--provider` (or `--base-url`), or none (the
+    config's), goes with every model."""
+    many = {k: given[k] for k in ("provider", "model", "base_url") if isinstance(given.get(k), list)}
+    if not many:
+        return given
+    models = given.get("model")
+    if not isinstance(models, list):
+        raise ConfigError(
+            f"{len(many[next(iter(many))])} --{next(iter(many)).replace('_', '-')} flags but "
+            f"{'one --model' if models else 'no --model'}: give one --model per --provider",
+            hint="e.g. --provider openai --model gpt-4.1-mini --provider anthropic --model claude-haiku-4-5",
+        )
+    for key in ("provider", "base_url"):
+        values = given.get(key)
+        if isinstance(values, list) and len(values) != len(models):
+            flag = "--" + key.replace("_", "-")
+            raise ConfigError(
+                f"{len(values)} {flag} flags for {len(models)} --model flags: give one {flag} per --model, "
+                "or one for all",
+                hint="e.g. --provider openai --model gpt-4.1-mini --provider anthropic --model claude-haiku-4-5",
+            )
+
+    def nth(key: str, i: int) -> Any:
+        value = given.get(key)
+        return value[i] if isinstance(value, list) else value
+
+    rest = {k: v for k, v in given.items() if k not in ("provider", "model", "base_url")}
+    return rest | {
+        "models": tuple(
+            {"provider": nth("provider", i), "model": model, "base_url": nth("base_url", i)}
+            for i, model in enumerate(models)
+        )
+    }
+
+
+MODEL_LINE = re.compile(r"(?:(?P<label>[^=\s]+)=)?(?P<provider>[a-z][a-z0-9-]*):(?P<model>\S+)")
+
+
+def parse_models(text: str, label: str) -> tuple[dict[str, Any], ...]:
+    """The `models` input: one `[label=]provider:model` per line (or comma-separated)."""
+    models = []
+    for item in re.split(r"[\n,]", text):
+        if not item.strip() or item.strip().startswith("#"):
+            continue
+        m = MODEL_LINE.fullmatch(item.strip())
+        if m is None:
+            raise ConfigError(
+                f"{label}: expected [label=]provider:model, e.g. haiku=anthropic:claude-haiku-4-5 "
+                f"(got {item.strip()!r})"
+            )
+        provider = m.group("provider")
+        if provider not in PROVIDERS:
+            raise ConfigError(
+                f"{label}: unknown provider '{provider}' in {item.strip()!r}{did_you_mean(provider, tuple(PROVIDERS))}"
+            )
+        models.append({"provider": provider, "model": m.group("model"), "label": m.group("label")})
+    if not models:
+        raise ConfigError(f"{label}: no model given; one [label=]provider:model per line")
+    return tuple(models)

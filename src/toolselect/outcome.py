@@ -13,7 +13,8 @@ The verdict's rule (the head's own gate always counts) is written down in gate.p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,55 +23,108 @@ from .diff import Diff, diff_reports
 from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, ConfigError
 from .gate import Gate, Verdict, decide_verdict, failed_base, run_failure
 from .pipeline import Comparison
-from .report import Report, write_report
+from .portability import Portability, portability
+from .report import Report, write_reports
 from .stress import StressReport, stress_reasons
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ModelOutcome:
+    """One model's part of a run: its head report, its base report and diff when there is a usable
+    baseline, and its own verdict (under its own gate)."""
+
+    label: str  # how the model is named in every view, e.g. "claude-haiku-4-5" (unique in a run)
     head: Report
     base: Report | None
     diff: Diff | None
     verdict: Verdict
+    base_note: str | None = None  # why this model has no baseline
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run measured and its verdict: one `ModelOutcome` per model (one for a one-model run),
+    and the verdict over all of them (each model's reasons named by its label when there are several).
+    `head`, `base`, `diff` and `base_note` are the first model's: a one-model run's."""
+
+    models: tuple[ModelOutcome, ...]
+    verdict: Verdict
     base_label: str | None = None  # what the head was compared with (a git ref, a file); None: head only
-    base_note: str | None = None  # why there is no baseline (or that none was asked for)
     notes: tuple[str, ...] = ()  # about the run, said with the verdict (e.g. a fork PR's)
     enforced: bool = True  # False: a failed verdict is said, but the exit code stays 0 (a fork PR)
     stress: StressReport | None = None  # the stress test's curve (a `stress:` section), and the base's
     base_stress: StressReport | None = None
 
     @property
+    def head(self) -> Report:
+        return self.models[0].head
+
+    @property
+    def base(self) -> Report | None:
+        return self.models[0].base
+
+    @property
+    def diff(self) -> Diff | None:
+        return self.models[0].diff
+
+    @property
+    def base_note(self) -> str | None:
+        return self.models[0].base_note
+
+    @property
+    def several(self) -> bool:
+        """More than one model: the views lead with a model × metric table and a portability section."""
+        return len(self.models) > 1
+
+    @property
     def compared(self) -> bool:
         """A comparison was asked for (whether or not a usable baseline came of it)."""
         return self.base_label is not None
 
+    @property
+    def portability(self) -> Portability:
+        """Cases and confusion cells the change moved in opposite directions for two models."""
+        return portability([(m.label, m.diff) for m in self.models if m.diff is not None])
+
 
 def evaluate(
-    run: Comparison,
-    gate: Gate,
+    runs: Comparison | Sequence[Comparison],
+    gate: Gate | None = None,
     *,
     base_label: str | None = None,
     base_note: str | None = None,
     notes: tuple[str, ...] = (),
     enforced: bool = True,
 ) -> Outcome:
-    """A live run (`pipeline.run_eval`: the head, or the head and a base commit) judged under `gate`:
-    the one place a verdict is given (compare_saved comes here too)."""
+    """A live run (`pipeline.run_eval`: each model's head, or head and base commit) judged: each
+    model under `gate`, or (None) under the gate its head report recorded — its own, per model. The
+    one place a verdict is given (compare_saved comes here too)."""
+    runs = (runs,) if isinstance(runs, Comparison) else tuple(runs)
+    models = tuple(_judged(run, gate or run.head.gate.options(), base_note) for run in runs)
     return Outcome(
-        head=run.head,
-        base=run.base,
-        diff=run.diff,
-        verdict=decide_verdict(run.head, run.diff, gate),
+        models=models,
+        verdict=joint_verdict(models),
         base_label=base_label,
-        base_note=run.base_note or base_note,
         notes=notes,
         enforced=enforced,
     )
 
 
+def joint_verdict(models: Sequence[ModelOutcome]) -> Verdict:
+    """Every model's verdict in one: passed when each passed; with several models each reason and
+    note says which model it is about."""
+    if len(models) == 1:
+        return models[0].verdict
+    return Verdict(
+        passed=all(m.verdict.passed for m in models),
+        reasons=tuple(f"{m.label}: {r}" for m in models for r in m.verdict.reasons),
+        notes=tuple(f"{m.label}: {n}" for m in models for n in m.verdict.notes),
+    )
+
+
 def compare_saved(
-    base: Report | None,
-    head: Report,
+    base: Report | Sequence[Report] | None,
+    head: Report | Sequence[Report],
     gate_options: Mapping[str, Any],
     *,
     base_label: str,
@@ -79,24 +133,46 @@ def compare_saved(
     enforced: bool = True,
     refuse_incomparable: bool = False,
 ) -> Outcome:
-    """Two saved reports, judged as a live run would be: under the gate the head's run recorded,
-    with `gate_options` (flags, inputs; None means "as recorded") on top. A base that is missing,
-    whose own run failed, or that measured something else (another model, provider or settings:
-    `diff.incomparable`) is no baseline — or, with `refuse_incomparable` (two reports a person
-    named), the last is an error."""
+    """Saved reports, judged as a live run would be: each model under the gate its head run recorded,
+    with `gate_options` (flags, inputs; None means "as recorded") on top. Several models are paired
+    by label. A base that is missing, whose own run failed, or that measured something else (another
+    model, provider or settings: `diff.incomparable`) is no baseline for that model — or, with
+    `refuse_incomparable` (two reports a person named), the last is an error."""
     from .diff import incomparable
 
-    gate = head.gate.options().overridden(gate_options)
-    if base is not None and (reasons := incomparable(base, head)):
-        said = "can't be compared: " + "; ".join(reasons)
-        if refuse_incomparable:
-            raise ConfigError(f"{base_label} and the head {said}")
-        base, base_note = None, f"no baseline: the base report {said}"
-    if base is not None and (failed := failed_base(base)):
-        base, base_note = None, failed
-    diff = diff_reports(base, head, alpha=gate.alpha) if base is not None else None
-    return evaluate(
-        Comparison(head, base, diff, base_note), gate, base_label=base_label, notes=notes, enforced=enforced
+    heads = (head,) if isinstance(head, Report) else tuple(head)
+    bases = (base,) if isinstance(base, Report) else tuple(base or ())
+    by_label = {b.run.label: b for b in bases}
+    runs = []
+    for h in heads:
+        gate = h.gate.options().overridden(gate_options)
+        b = by_label.get(h.run.label) if len(heads) > 1 or len(bases) > 1 else (bases[0] if bases else None)
+        note = base_note
+        if b is None and bases:
+            note = f"no baseline: the base report has no model labelled {h.run.label!r}"
+            if refuse_incomparable:
+                raise ConfigError(f"{base_label} has no model labelled {h.run.label!r}")
+        if b is not None and (reasons := incomparable(b, h)):
+            said = "can't be compared: " + "; ".join(reasons)
+            if refuse_incomparable:
+                raise ConfigError(f"{base_label} and the head {said}")
+            b, note = None, f"no baseline: the base report {said}"
+        if b is not None and (failed := failed_base(b)):
+            b, note = None, failed
+        diff = diff_reports(b, h, alpha=gate.alpha) if b is not None else None
+        runs.append((Comparison(h, b, diff, note, label=h.run.label or ""), gate))
+    models = tuple(_judged(run, gate) for run, gate in runs)
+    return Outcome(models, joint_verdict(models), base_label=base_label, notes=notes, enforced=enforced)
+
+
+def _judged(run: Comparison, gate: Gate, base_note: str | None = None) -> ModelOutcome:
+    return ModelOutcome(
+        label=run.label or run.head.run.model or run.head.run.provider,
+        head=run.head,
+        base=run.base,
+        diff=run.diff,
+        verdict=decide_verdict(run.head, run.diff, gate),
+        base_note=run.base_note or base_note,
     )
 
 
@@ -134,8 +210,10 @@ class Targets:
     diff_json: Path | None = None  # the diff alone
     stress_json: Path | None = None  # the stress test's report (the base's beside it: `*.base.json`)
     summary: Path | None = None  # the job summary (appended, cut to GitHub's limit)
+    html: Path | None = None  # the self-contained HTML report
     comment_id: str = "default"  # the comment's hidden marker
     run_url: str | None = None  # linked from the comment's footer
+    report_artifact: str | None = None  # the artifact the workflow uploads the report folder as: linked too
 
 
 @dataclass(frozen=True)
@@ -160,28 +238,50 @@ def write_outputs(outcome: Outcome, targets: Targets) -> Written:
 
     def preview() -> str:  # the comment without its marker, at the job summary's size
         return render_comment(
-            outcome, comment_id=None, run_url=targets.run_url, limit=SUMMARY_CHARS, summary_hint=False
+            outcome,
+            comment_id=None,
+            run_url=targets.run_url,
+            limit=SUMMARY_CHARS,
+            summary_hint=False,
+            artifact=artifact,
         )
 
-    comment = render_comment(outcome, comment_id=targets.comment_id, run_url=targets.run_url)
+    artifact = targets.report_artifact if targets.run_url else None
+    comment = render_comment(outcome, comment_id=targets.comment_id, run_url=targets.run_url, artifact=artifact)
     if targets.json:
-        write_report(outcome.head, targets.json)
+        write_reports([m.head for m in outcome.models], targets.json)
         files.append(("JSON report", targets.json))
     base_json = targets.base_json or (targets.json.with_suffix(".base.json") if targets.json else None)
-    if outcome.base is not None and base_json:
-        write_report(outcome.base, base_json)
+    bases = [m.base for m in outcome.models if m.base is not None]
+    if bases and base_json:
+        write_reports(bases, base_json)
         files.append(("the base's JSON report", base_json))
     if targets.markdown:
         if outcome.compared:
             put("PR comment preview", targets.markdown, preview())
         else:
-            put("Markdown report", targets.markdown, render_markdown(outcome.head))
+            put("Markdown report", targets.markdown, render_markdown(outcome))
     if targets.junit:
-        put("JUnit report", targets.junit, render_junit(outcome.head, outcome.verdict))
+        put("JUnit report", targets.junit, render_junit(outcome))
     if targets.comment:
         put("PR comment", targets.comment, comment)
     if targets.diff_json and outcome.diff is not None:
-        put("diff", targets.diff_json, outcome.diff.model_dump_json(indent=2) + "\n")
+        diffs = [m.diff for m in outcome.models if m.diff is not None]
+        if outcome.several:  # {label: diff}
+            text = (
+                "{\n"
+                + ",\n".join(
+                    f"  {json.dumps(m.label)}: {m.diff.model_dump_json()}" for m in outcome.models if m.diff is not None
+                )
+                + "\n}"
+            )
+        else:
+            text = diffs[0].model_dump_json(indent=2)
+        put("diff", targets.diff_json, text + "\n")
+    if targets.html:
+        from .render.html import render_html
+
+        put("HTML report", targets.html, render_html(outcome, run_url=targets.run_url))
     if targets.stress_json and outcome.stress is not None:
         put("stress report", targets.stress_json, outcome.stress.model_dump_json(indent=2) + "\n")
         if outcome.base_stress is not None:

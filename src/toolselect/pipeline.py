@@ -115,17 +115,26 @@ async def prepare(
     connect: bool = True,
     planned: set[str] | None = None,
     say: Say = lambda _: None,
+    surface: Surface | None = None,
+    pools: dict[tuple[str, ...], Pool] | None = None,
 ) -> Prepared:
     """Everything before the first request. `connect`: check the key and build the client (only when
     the plan needs the API: a fully cached run needs no key). `planned`: cache keys earlier sides will
-    ask for, counted as cached here (and this side's are added). `environ`: where keys are read."""
+    ask for, counted as cached here (and this side's are added). `environ`: where keys are read.
+    `surface`: the tool surface another model of the run already listed. `pools`: the run's pools,
+    one per endpoint (models on one endpoint share its concurrency and its rate-limit back-off)."""
     cases = load_cases(loaded, settings)  # golden set
-    pool = Pool(settings.concurrency)
+    pools = {} if pools is None else pools
+    pool = pools.setdefault(endpoint_key(settings), Pool(settings.concurrency))
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
+
+    async def listing() -> Surface:
+        return surface if surface is not None else await load_surface(settings, environ, say)
+
     try:
         # the SDK is imported while the MCP server starts
         loaded_sdk, listed = await asyncio.gather(
-            asyncio.to_thread(provider.preload), load_surface(settings, environ, say), return_exceptions=True
+            asyncio.to_thread(provider.preload), listing(), return_exceptions=True
         )
         for outcome in (loaded_sdk, listed):
             if isinstance(outcome, BaseException):
@@ -150,6 +159,40 @@ async def prepare(
     if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
         judge = make_provider(replace(settings, model=settings.judge), pool, environ)
     return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget, judge)
+
+
+def endpoint_key(settings: Settings) -> tuple[str, ...]:
+    """The endpoint a model's requests go to, for its pool: one API (one key, one rate limit) at one
+    URL. OpenAI's two APIs share one; bm25 and the command provider answer locally, each its own."""
+    info = PROVIDERS[settings.provider]
+    return (*(info.keys or (settings.provider,)), settings.base_url or "")
+
+
+async def prepare_models(
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    *,
+    connect: bool = True,
+    planned: set[str] | None = None,
+    say: Say = lambda _: None,
+) -> tuple[Prepared, ...]:
+    """Every model of the run prepared (`prepare`): the tool surface listed once, one pool per endpoint."""
+    pools: dict[tuple[str, ...], Pool] = {}
+    preps: list[Prepared] = []
+    try:
+        for each in settings.each_model():
+            surface = preps[0].surface if preps else None
+            preps.append(
+                await prepare(
+                    loaded, each, environ, connect=connect, planned=planned, say=say, surface=surface, pools=pools
+                )
+            )
+    except BaseException:
+        for prep in preps:
+            await prep.aclose()
+        raise
+    return tuple(preps)
 
 
 async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
@@ -218,6 +261,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         if spend.api_calls
         else 0.0,
         pool_shrinks=prep.pool.shrinks,
+        label=settings.models[0].label if settings.several else None,
         judge=JudgeRunOut(
             model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits
         )
@@ -247,12 +291,14 @@ class Against:
 
 @dataclass(frozen=True)
 class Comparison:
-    """What a run measured: the head, and the base with the diff when there is a usable baseline."""
+    """What a run measured of one model: the head, and the base with the diff when there is a usable
+    baseline."""
 
     head: Report
     base: Report | None = None
     diff: Diff | None = None
     base_note: str | None = None  # why there is no baseline
+    label: str = ""  # the model's label (evals.models); "" for a one-model run: the model's name
 
 
 @dataclass(frozen=True)
@@ -272,37 +318,46 @@ async def run_eval(
     *,
     against: Against | None = None,
     base_hooks: Hooks = Hooks(),
-) -> Comparison:
-    """Evaluate the head and, `against` a base commit (in a git worktree), the base too: both planned
-    and budgeted before either asks anything, then diffed (pure). Anything that keeps the base from
-    being evaluated fairly — no config there, a failed checkout, a base run that itself failed — is
-    "no baseline"."""
+) -> tuple[Comparison, ...]:
+    """Evaluate every model on the head and, `against` a base commit (in a git worktree), on the
+    base too: all planned and budgeted before anything is asked, the models of a side asked at once
+    (one pool per endpoint), then each model's base and head diffed (pure). Anything that keeps the
+    base from being evaluated fairly — no config there, a failed checkout, a base run that itself
+    failed, a model the base doesn't have — is "no baseline" for that model."""
     keys: set[str] = set()  # the cache keys both sides used, for `cache prune`
     says = (hooks.on_note, lambda text: hooks.on_note(f"base: {text}"))
     async with _sides(loaded, settings, environ, against, connect=True, says=says, on_secret=hooks.on_secret) as (
-        head_prep,
-        base_prep,
+        head_preps,
+        base_preps,
         note,
     ):
-        await _within_budget([p for p in (head_prep, base_prep) if p], settings.max_requests)
-        head = await execute(head_prep, hooks, keys)
-        base = await execute(base_prep, base_hooks, keys) if base_prep else None
-    if base is not None and (failed := failed_base(base)):
-        return Comparison(head, base_note=failed)
-    if base is None:
-        return Comparison(head, base_note=note)
-    return Comparison(head, base, diff_reports(base, head, alpha=settings.gate.alpha))
+        await _within_budget([*head_preps, *base_preps], settings.max_requests)
+        heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
+        bases = await asyncio.gather(*(execute(p, base_hooks, keys) for p in base_preps))
+    by_label = {p.settings.labels[0]: b for p, b in zip(base_preps, bases, strict=True)}
+    out = []
+    for prep, head in zip(head_preps, heads, strict=True):
+        label = prep.settings.labels[0] if len(head_preps) > 1 else ""
+        base = by_label.get(prep.settings.labels[0])
+        if base is not None and (failed := failed_base(base)):
+            out.append(Comparison(head, base_note=failed, label=label))
+        elif base is None:
+            missing = f"no baseline: the base has no model labelled '{label}'" if base_preps else None
+            out.append(Comparison(head, base_note=note or missing, label=label))
+        else:
+            out.append(Comparison(head, base, diff_reports(base, head, alpha=prep.settings.gate.alpha), label=label))
+    return tuple(out)
 
 
 async def plan_eval(
     loaded: Loaded, settings: Settings, environ: Mapping[str, str], *, against: Against | None = None
 ) -> Plans:
     """What `run_eval` would ask and cost; nothing is sent to a model and no key is needed."""
-    async with _sides(loaded, settings, environ, against, connect=False) as (head_prep, base_prep, note):
-        for side in (head_prep, base_prep):
-            if side is not None:
-                await side.aclose()
-        return Plans(head_prep.budget, base_prep.budget if base_prep else None, note)
+    async with _sides(loaded, settings, environ, against, connect=False) as (head_preps, base_preps, note):
+        for side in (*head_preps, *base_preps):
+            await side.aclose()
+        base = combined([p.budget for p in base_preps]) if base_preps else None
+        return Plans(combined([p.budget for p in head_preps]), base, note)
 
 
 @asynccontextmanager
@@ -315,14 +370,16 @@ async def _sides(
     connect: bool,
     says: tuple[Say, Say] = (lambda _: None, lambda _: None),
     on_secret: Say = lambda _: None,
-) -> AsyncIterator[tuple[Prepared, Prepared | None, str | None]]:
-    """The head prepared and, against a base, the base in its worktree (removed again at the end)."""
+) -> AsyncIterator[tuple[tuple[Prepared, ...], tuple[Prepared, ...], str | None]]:
+    """Every model prepared on the head and, against a base, on the base in its worktree (removed
+    again at the end): the base's models are the head's (its own settings, the head's labels)."""
     planned: set[str] = set()  # requests the head will make: the base then finds them cached
-    head_prep = await prepare(loaded, settings, environ, connect=connect, planned=planned, say=says[0])
+    head_preps = await prepare_models(loaded, settings, environ, connect=connect, planned=planned, say=says[0])
     if against is None:
-        yield head_prep, None, None
+        yield head_preps, (), None
         return
-    base_prep, note, root, tree = None, None, None, None
+    base_preps: tuple[Prepared, ...] = ()
+    note, root, tree = None, None, None
     try:
         try:
             root = repo_root(against.cwd)
@@ -330,12 +387,12 @@ async def _sides(
             base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
             for secret in base_loaded.secrets:
                 on_secret(secret)
-            base_prep = await prepare(base_loaded, base, environ, connect=connect, planned=planned, say=says[1])
+            base_preps = await prepare_models(base_loaded, base, environ, connect=connect, planned=planned, say=says[1])
         except NoBaseline as exc:
             note = f"no baseline: {exc.message}"
         except ToolselectError as exc:
             note = f"no baseline: the base could not be evaluated: {exc.message}"
-        yield head_prep, base_prep, note
+        yield head_preps, base_preps, note
     finally:
         if root is not None and tree is not None:
             remove_worktree(root, tree)

@@ -58,6 +58,9 @@ FailureCode = Literal[
 ]  # fmt: skip
 Sequence_ = Literal["strict", "in_order", "unordered", "any_of_these"]
 LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
+Label = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,63}$")]  # a model's label (config.py's)
+MODELS_SCHEMA_VERSION: Literal[2] = 2
+MAX_MODELS = 16
 SurfaceHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]  # sha256 hex
 
 
@@ -246,6 +249,7 @@ class RunOut(Record):
     cost_usd: float | None = 0.0  # null: no price known for this model
     pool_shrinks: Count = 0  # how often rate limits halved the requests in flight
     judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
+    label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
 
 
 class GateOut(Record):
@@ -704,13 +708,32 @@ def case_expected(case: CaseOut) -> str:
 def write_report(report: Report, path: Path) -> None:
     """The report as JSON: the summary indented, then one case per line, written case by case so a
     suite of 10,000 cases × 3 samples never needs the whole text in memory at once."""
+    write_reports((report,), path)
+
+
+def write_reports(reports: Sequence[Report], path: Path) -> None:
+    """One model's report (schema_version 1), or several models' (schema_version 2: `passed`, and
+    `models`, each a whole schema-1 report with `run.label`), written case by case."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    summary = json.dumps(report.model_dump(mode="json", exclude={"cases"}), indent=2, ensure_ascii=False)
-    with path.open("w", encoding="utf-8") as f:
-        f.write(summary[:-2] + ',\n  "cases": [')
+
+    def put(f: Any, report: Report, pad: str) -> None:
+        summary = json.dumps(report.model_dump(mode="json", exclude={"cases"}), indent=2, ensure_ascii=False)
+        f.write(summary[:-2].replace("\n", "\n" + pad) + f',\n{pad}  "cases": [')
         for i, case in enumerate(report.cases):
-            f.write(("\n    " if i == 0 else ",\n    ") + case.model_dump_json())
-        f.write("\n  ]\n}\n")
+            f.write((f"\n{pad}    " if i == 0 else f",\n{pad}    ") + case.model_dump_json())
+        f.write(f"\n{pad}  ]\n{pad}}}")
+
+    with path.open("w", encoding="utf-8") as f:
+        if len(reports) == 1:
+            put(f, reports[0], "")
+        else:
+            passed = json.dumps(all(r.passed for r in reports))
+            f.write(f'{{\n  "schema_version": {MODELS_SCHEMA_VERSION},\n  "passed": {passed},\n  "models": [')
+            for i, report in enumerate(reports):
+                f.write("\n    " if i == 0 else ",\n    ")
+                put(f, report, "    ")
+            f.write("\n  ]\n}")
+        f.write("\n")
 
 
 # A report read from disk may be a fork PR's artifact, i.e. written by anyone: it is bounded before
@@ -734,8 +757,18 @@ def _no_constant(name: str) -> Any:
 
 
 def read_report(path: Path) -> Report:
-    """A report file, refused with a message that says what is wrong and where (a ConfigError) when
-    it is too big, not JSON, not a toolselect report, or its numbers don't add up."""
+    """A one-model report file (see `read_reports`); a report of several models is refused."""
+    reports = read_reports(path)
+    if len(reports) > 1:
+        labels = ", ".join(r.run.label or "?" for r in reports)
+        raise ConfigError(f"{display_path(path)}: a report of {len(reports)} models ({labels}); one was expected")
+    return reports[0]
+
+
+def read_reports(path: Path) -> tuple[Report, ...]:
+    """A report file — one model's (schema_version 1) or several models' (2) — refused with a message
+    that says what is wrong and where (a ConfigError) when it is too big, not JSON, not a toolselect
+    report, or its numbers don't add up."""
     shown = display_path(path)
 
     def bad(problem: str) -> ConfigError:
@@ -767,14 +800,41 @@ def read_report(path: Path) -> Report:
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise ConfigError(f"{shown}: not a readable toolselect report ({exc})") from None
     del raw
-    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-        version = data.get("schema_version") if isinstance(data, dict) else None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or version not in (SCHEMA_VERSION, MODELS_SCHEMA_VERSION):
         raise ConfigError(
-            f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} (found {show(version)})"
+            f"{shown}: not a toolselect report with schema_version {SCHEMA_VERSION} or {MODELS_SCHEMA_VERSION} "
+            f"(found {show(version)})"
         )
+    if version == SCHEMA_VERSION:
+        return (_validated(data, bad, ""),)
+    unknown = sorted(set(data) - {"schema_version", "passed", "models"})
+    models = data.get("models")
+    if unknown:
+        raise bad(f"unknown key {show(unknown[0])} (a report of several models has schema_version, passed, models)")
+    if not isinstance(models, list) or not 2 <= len(models) <= MAX_MODELS:
+        raise bad(f"models: a list of 2 to {MAX_MODELS} reports, one per model")
+    cases = sum(len(m["cases"]) for m in models if isinstance(m, dict) and isinstance(m.get("cases"), list))
+    if cases > MAX_CASES:
+        raise bad(f"{cases:,} cases in all models, more than the {MAX_CASES:,} a report can have")
+    reports = tuple(_validated(m, bad, f"models[{i}].") for i, m in enumerate(models))
+    labels = [r.run.label for r in reports]
+    if None in labels:
+        raise bad(f"models[{labels.index(None)}].run.label: missing (each model of a report has its label)")
+    if len(set(labels)) < len(labels):
+        raise bad(f"models: two reports have the label {show(next(x for x in labels if labels.count(x) > 1))}")
+    if not isinstance(data.get("passed"), bool) or data["passed"] != all(r.passed for r in reports):
+        raise bad("passed does not agree with the models' own gates")
+    return reports
+
+
+def _validated(data: Any, bad: Callable[[str], ConfigError], at_: str) -> Report:
+    """One model's report from parsed JSON: bounded, validated, and consistent."""
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        raise bad(f"{at_}schema_version: {SCHEMA_VERSION} expected for one model's report")
     problem = _too_many(data)
     if problem:
-        raise bad(problem)
+        raise bad(at_ + problem)
     try:
         report = Report.model_validate(data)
     except ValidationError as exc:
@@ -783,10 +843,10 @@ def read_report(path: Path) -> Report:
         at = f"{dotted(loc[:-2])} key {show(loc[-2])}" if loc[-1:] == ("[key]",) else dotted(loc)
         said = first["msg"].removeprefix("Value error, ")
         got = f" (got {show(first['input'], 60)})" if first["type"] != "missing" and _scalar(first["input"]) else ""
-        raise bad(f"{at}: {said}{got}") from None
+        raise bad(f"{at_}{at}: {said}{got}") from None
     problem = next(_inconsistencies(report), None)
     if problem:
-        raise bad(problem)
+        raise bad(at_ + problem)
     return report
 
 

@@ -102,7 +102,9 @@ def make_repo(
     base_has_config: bool = True,
     extra_config: str = "",
     extra_files: dict[str, str] | None = None,
+    models: str = "  provider: openai\n  model: fake-model\n",
 ) -> Repo:
+    """`models`: the config's lines that name the model(s), e.g. an `evals.models:` list."""
     ws = root / "workspace"
     ws.mkdir()
     git("init", "-q", "-b", "main", cwd=ws)
@@ -114,10 +116,7 @@ def make_repo(
     (ws / "evals" / "golden.jsonl").write_text(golden)
     for name, text in (extra_files or {}).items():
         (ws / "evals" / name).write_text(text)
-    config = (
-        "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  min_accuracy: 0.6\n"
-        "  golden: golden.jsonl\n"
-    )
+    config = f"tools_file: tools.json\nevals:\n{models}  min_accuracy: 0.6\n  golden: golden.jsonl\n"
     config += extra_config
     if base_has_config:
         (ws / "evals" / "toolselect.yaml").write_text(config)

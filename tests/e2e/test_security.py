@@ -123,6 +123,24 @@ def test_the_key_goes_only_to_the_endpoint_the_workflow_names(world, tmp_path):
         assert attacker.requests == 0 and api.requests > 0
 
 
+def test_a_models_entry_cannot_send_the_key_elsewhere(world, tmp_path):
+    """Several models: a PR's `evals.models[i].base_url` is refused unless the workflow names it."""
+    api, github = world
+    with FakeModelAPI({"key": KEY, "answers": {}, "default": {"text": "ok"}}) as attacker:
+        models = (
+            "  models:\n    - {provider: openai, model: fake-model}\n"
+            f"    - {{provider: openai, model: other, base_url: '{attacker.url}/v1'}}\n"
+        )
+        repo = make_repo(tmp_path, models=models)
+        refused = run_action(
+            repo.path, tmp_path, inputs={}, event=pull_request_event(repo), event_name="pull_request", api=api,
+            github=github,
+        )  # fmt: skip
+        assert refused.code == 2, refused.stderr + refused.stdout
+        assert "toolselect.yaml:5: evals.models[1].base_url (http://127.0.0.1:" in refused.stdout
+        assert attacker.requests == 0 and api.requests == 0
+
+
 def test_the_command_provider_gets_no_key(world, tmp_path):
     """Finding 3: the `command` provider is PR code too; its environment has no key or token."""
     api, github = world

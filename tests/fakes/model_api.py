@@ -34,6 +34,7 @@ Multi-turn conversations (an agent loop sends the calls so far with their result
 the first user message; a variant may also say
         "turn": N        the number of earlier model turns that called tools (0 for the first answer)
         "tools_at_least": N   the request offers at least N tools (a model that degrades as the list grows)
+        "model": NAME    the request asks for this model (several models in one run answer differently)
         "after": {"<tool>": "error" | "<text>"}   the latest result for that tool was an error
                           (Anthropic `is_error`; for the OpenAI APIs, a result starting "error"),
                           or contains the text
@@ -313,7 +314,13 @@ class FakeModelAPI:
         results, turn = _history(api, body)
         if isinstance(options, list):
             options = next(
-                (o for o in options if _applies(o, descriptions, results, turn)), {"text": "no variant applies"}
+                (
+                    o
+                    for o in options
+                    if _applies(o, descriptions, results, turn)
+                    and o.get("model", body.get("model")) == body.get("model")
+                ),
+                {"text": "no variant applies"},
             )
         with self._lock:
             n = self._answered[prompt]

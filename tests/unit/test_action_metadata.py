@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -47,7 +48,8 @@ def test_both_runners_get_every_input_and_the_cache_wraps_them():
     steps = ACTION["runs"]["steps"]
     assert ACTION["runs"]["using"] == "composite"
     by_id = {s["id"]: s for s in steps if "id" in s}
-    restore, save = steps[0], steps[-1]
+    restore, save = by_id["restore"], steps[-1]
+    assert steps.index(restore) == 1 and steps[0]["id"] == "cache-key"
     assert restore["uses"].startswith("actions/cache/restore@") and save["uses"].startswith("actions/cache/save@")
     assert restore["with"]["path"] == save["with"]["path"]
     assert save["if"] == (
@@ -74,6 +76,44 @@ def test_both_runners_get_every_input_and_the_cache_wraps_them():
     for name, spec in ACTION["outputs"].items():
         assert spec["value"] == f"${{{{ steps.eval.outputs.{name} || steps.eval-host.outputs.{name} }}}}", name
     assert ACTION["inputs"]["github-token"]["default"] == "${{ github.token }}"
+
+
+def cache_prefix(tmp_path: Path, **inputs: str) -> str:
+    """The answer cache's key prefix as the cache-key step computes it, for these inputs."""
+    step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "cache-key")
+    env = dict.fromkeys(step["env"], "") | inputs | {"PATH": os.environ["PATH"]}
+    out = tmp_path / "out"
+    out.write_text("")
+    subprocess.run(["bash", "-c", step["run"]], env=env | {"GITHUB_OUTPUT": str(out)}, check=True)
+    (line,) = out.read_text().splitlines()
+    return line.removeprefix("prefix=")
+
+
+def test_the_cache_key_tells_apart_steps_with_other_models_or_configs(tmp_path):
+    step = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "cache-key")
+    assert step["env"] == {
+        "PROVIDER": "${{ inputs.provider }}",
+        "MODEL": "${{ inputs.model }}",
+        "MODELS": "${{ inputs.models }}",
+        "CONFIG": "${{ inputs.config }}",
+        "WORKDIR": "${{ inputs.working-directory }}",
+        "CACHE_DIR": "${{ inputs.cache-dir }}",
+    }
+    one = cache_prefix(tmp_path, MODEL="claude-haiku-4-5", CACHE_DIR=".toolselect-cache")
+    assert re.fullmatch(r"toolselect-v2-[0-9a-f]{16}-", one)
+    assert one == cache_prefix(tmp_path, MODEL="claude-haiku-4-5", CACHE_DIR=".toolselect-cache")
+    others = {
+        cache_prefix(tmp_path, MODEL="gpt-4.1-mini", CACHE_DIR=".toolselect-cache"),
+        cache_prefix(tmp_path, MODELS="anthropic:claude-haiku-4-5\nopenai:gpt-4.1", CACHE_DIR=".toolselect-cache"),
+        cache_prefix(tmp_path, MODEL="claude-haiku-4-5", CONFIG="other/toolselect.yaml", CACHE_DIR=".toolselect-cache"),
+        cache_prefix(tmp_path, MODEL="claude-haiku-4-5", WORKDIR="server-b", CACHE_DIR=".toolselect-cache"),
+    }
+    assert one not in others and len(others) == 4
+    restore = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "restore")
+    assert (
+        restore["with"]["key"] == "${{ steps.cache-key.outputs.prefix }}${{ github.run_id }}-${{ github.run_attempt }}"
+    )
+    assert restore["with"]["restore-keys"].strip() == "${{ steps.cache-key.outputs.prefix }}"
 
 
 def test_every_third_party_action_is_pinned_by_sha():

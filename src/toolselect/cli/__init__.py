@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(df, with_flags(("compare",)))
     df.add_argument("--markdown", type=Path, metavar="PATH", help="write the comparison as the PR comment Markdown")
     df.add_argument("--json", type=Path, metavar="PATH", help="write the diff as JSON")
+    add_flags(df, [option("html")])
     df.set_defaults(func=_later("evaluate", "cmd_diff"))
 
     act = sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and the GitHub environment)")

@@ -33,12 +33,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run = run_async(run_eval(loaded, settings, os.environ, view.hooks(), against=against), view.stop)
     if run is None:
         return EXIT_INTERRUPTED
-    outcome = evaluate(run, settings.gate, base_label=base_ref)
-    view.finish(outcome.head)
+    outcome = evaluate(run, base_label=base_ref)
+    view.finish_outcome(outcome)
     if outcome.compared:
         view.print_outcome(outcome)
-    junit = over.get("junit")
-    _write(outcome, Targets(json=args.json, markdown=args.markdown, junit=Path(junit) if junit else None), view)
+    junit, html = over.get("junit"), over.get("html")
+    targets = Targets(
+        json=args.json,
+        markdown=args.markdown,
+        junit=Path(junit) if junit else None,
+        html=Path(html) if html else None,
+    )
+    _write(outcome, targets, view)
     return exit_code(outcome)
 
 
@@ -64,14 +70,17 @@ def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Two saved reports, judged as a live comparison: under the head's recorded gate, flags on top."""
-    from ..report import read_report
+    from ..report import read_reports
 
-    base, head = read_report(args.base), read_report(args.head)
+    base, head = read_reports(args.base), read_reports(args.head)
     over: Overrides = flag_overrides(args)
     outcome = compare_saved(base, head, over.values, base_label=str(args.base), refuse_incomparable=True)
     view = ConsoleView()
+    if outcome.several:
+        view.print_models(outcome)
     view.print_outcome(outcome)
-    _write(outcome, Targets(markdown=args.markdown, diff_json=args.json), view)
+    html = over.get("html")
+    _write(outcome, Targets(markdown=args.markdown, diff_json=args.json, html=Path(html) if html else None), view)
     return exit_code(outcome)
 
 

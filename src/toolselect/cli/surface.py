@@ -164,6 +164,11 @@ def cmd_init(args: argparse.Namespace) -> int:
         )
     if not (args.tools_file or args.url or args.server_command):
         raise ConfigError("init needs a tool surface: --tools FILE, --url URL, or -- SERVER COMMAND")
+    for key in ("provider", "model", "base_url"):  # repeatable for eval (several models); one model drafts
+        given = getattr(args, key) or [None]
+        if len(given) > 1:
+            raise ConfigError(f"init takes one --{key.replace('_', '-')}: one model drafts the prompts")
+        setattr(args, key, given[0])
     if args.draft and args.provider not in API_PROVIDERS:
         raise ConfigError(
             f"--draft asks a model to write the prompts: add --provider {'|'.join(API_PROVIDERS)} and --model M"

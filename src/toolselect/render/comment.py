@@ -47,7 +47,8 @@ MAX_ROWS = 50
 MAX_TRACED = 10  # flipped trajectory cases whose traces the comment shows side by side
 
 if TYPE_CHECKING:
-    from ..outcome import Outcome
+    from ..outcome import ModelOutcome, Outcome
+    from ..portability import Portability
 
 
 def marker(comment_id: str) -> str:
@@ -234,23 +235,37 @@ def traces_side_by_side(cases: list[CaseDelta], base: Report, head: Report) -> l
     return out
 
 
-def footer(head: Report, base: Report | None, diff: Diff | None, run_url: str | None) -> str:
+def footer(outcome: Outcome, run_url: str | None, artifact: str | None = None) -> str:
+    head, base = outcome.head, outcome.base
     r = head.run
     samples = f" × {r.repeat} samples" if r.repeat > 1 else ""
-    parts = [
-        f"provider {code(r.provider)}" + (f" · model {code(r.model)}" if r.model else ""),
-        f"{head.counts.cases} cases{samples}",
-    ]
+    if outcome.several:
+        names = ", ".join(f"{esc(m.label)} {code((m.head.run.provider + ' ' + m.head.run.model).strip())}"
+                          for m in outcome.models)  # fmt: skip
+        parts = [f"models {names}", f"{head.counts.cases} cases{samples}"]
+    else:
+        parts = [
+            f"provider {code(r.provider)}" + (f" · model {code(r.model)}" if r.model else ""),
+            f"{head.counts.cases} cases{samples}",
+        ]
     if r.cache_mode != "off":  # an API provider: what each side cost
-        if base is not None:
-            parts.append(f"base: {base.run.api_calls} API calls, {base.run.cache_hits} cache hits")
-        parts.append(f"head: {r.api_calls} API calls, {r.cache_hits} cache hits")
+        bases = [m.base for m in outcome.models if m.base is not None]
+        if bases:
+            calls, hits = sum(b.run.api_calls for b in bases), sum(b.run.cache_hits for b in bases)
+            parts.append(f"base: {calls} API calls, {hits} cache hits")
+        calls, hits = (
+            sum(m.head.run.api_calls for m in outcome.models),
+            sum(m.head.run.cache_hits for m in outcome.models),
+        )
+        parts.append(f"head: {calls} API calls, {hits} cache hits")
     hashes = f"surface {code(head.surface.hash[:12])}"
     if base is not None and base.surface.hash != head.surface.hash:
         hashes = f"surface {code(base.surface.hash[:12])} → {code(head.surface.hash[:12])}"
     parts.append(hashes)
     if run_url:
         parts.append(f"[run]({run_url})")
+        if artifact:  # the HTML report, in the artifact the workflow uploads (a name we checked: [A-Za-z0-9._-])
+            parts.append(f"[HTML report]({run_url}#artifacts) (artifact {code(artifact)})")
     return "<sub>" + " · ".join(parts) + "</sub>"
 
 
@@ -261,31 +276,125 @@ def render_comment(
     run_url: str | None = None,
     limit: int = COMMENT_LIMIT,
     summary_hint: bool = True,
+    artifact: str | None = None,
 ) -> str:
-    """The PR comment (with `comment_id`'s hidden marker), or without a marker the job summary."""
-    head, base, diff, verdict, base_note = outcome.head, outcome.base, outcome.diff, outcome.verdict, outcome.base_note
+    """The PR comment (with `comment_id`'s hidden marker), or without a marker the job summary. With
+    several models: one line per model, what moved in opposite directions for two models, then each
+    model's part under its label."""
+    verdict = outcome.verdict
     top = [marker(comment_id)] if comment_id else []
-    top.append(title_line(verdict, head, diff, base_note))
-    top.append("")
-    said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
+    if outcome.several:
+        icon, word = ("✅", "passed") if verdict.passed else ("❌", "failed")
+        top += [f"### {icon} toolselect {word}: {len(outcome.models)} models", ""]
+        top += [model_line(m) for m in outcome.models]
+        top.append("")
+        said = [*outcome.notes, *verdict.notes]
+    else:
+        head, diff, base_note = outcome.head, outcome.diff, outcome.base_note
+        top += [title_line(verdict, head, diff, base_note), ""]
+        said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
     top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]
     top += [f"- ℹ️ {esc(note)}" for note in said]
     if verdict.reasons or said:
         top.append("")
-    top += [*metrics_delta_table(head, diff), ""]
+    stress = None
+    if outcome.stress is not None:
+        from .stress import CHART_TITLE, stress_markdown
 
+        chart = stress_markdown(outcome.stress, outcome.base_stress)
+        of = f" ({esc(outcome.models[0].label)})" if outcome.several else ""
+        stress = Section("Stress test", f"**Stress: {CHART_TITLE.lower()}**{of}\n\n{chart}", 66, folded=False)
     sections: list[Section] = []
+    if outcome.several:
+        moved = outcome.portability
+        if moved:
+            sections.append(Section("Portability", "\n".join(portability_lines(moved)), 93, folded=False))
+        for i, m in enumerate(outcome.models):
+            sections += model_sections(m, label=m.label, rank=i, stress=stress)
+    else:
+        top += [*metrics_delta_table(outcome.head, outcome.diff), ""]
+        sections += model_sections(outcome.models[0], stress=stress)
+    notes = []
+    pending = outcome.head.counts.pending_cases
+    if pending:
+        notes.append(f"{pending} cases need review: scored and shown, not counted by the gate.")
+    unasked = sum(m.head.counts.not_evaluated for m in outcome.models)
+    if unasked:
+        notes.append(f"{unasked} samples NOT-EVALUATED (not in the answer cache): the gate judged the rest.")
+    end = [("> " + " ".join(notes)) if notes else "", footer(outcome, run_url, artifact)]
+    return _fit(top, sections, end, limit, summary_hint)
+
+
+def model_line(m: ModelOutcome) -> str:
+    """One model's line at the top of a comment of several: its accuracy base → head, Δ, significance."""
+    icon = "✅" if m.verdict.passed else "❌"
+    acc = m.head.metrics["accuracy"]
+    run = f"{m.head.run.provider} {m.head.run.model}".strip()
+    if m.diff is not None and m.diff.metrics["accuracy"].base is not None:
+        d = m.diff.metrics["accuracy"]
+        change = f"accuracy {pct(d.base)} → {pct(acc)} ({delta_text(d.delta_pt)}"
+        paired = m.diff.paired
+        change += f", {significance_text(m.diff)})" if paired.cases and (paired.improved or paired.worsened) else ")"
+    else:
+        change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {esc(m.base_note)}" if m.base_note else "")
+    return f"- {icon} **{esc(m.label)}** ({code(run)}): {change}"
+
+
+def portability_lines(moved: Portability) -> list[str]:
+    """Cases and cells the change moved in opposite directions for two models."""
+    out = ["**Portability** — the change helped one model and hurt another", ""]
+    if moved.cases:
+        out += ["| case | better for | worse for |", "|---|---|---|"]
+        for c in moved.cases[:MAX_ROWS]:
+            helped = ", ".join(f"{esc(label)} {rates}" for label, rates in c.helped)
+            hurt = ", ".join(f"{esc(label)} {rates}" for label, rates in c.hurt)
+            out.append(f"| {esc(c.name)} ({esc(c.file)}:{c.line}) | {helped} | {hurt} |")
+        if len(moved.cases) > MAX_ROWS:
+            out.append(f"| … {len(moved.cases) - MAX_ROWS} more | | |")
+        out.append("")
+    for cell in moved.cells[:MAX_ROWS]:
+        up = lambda moves: ", ".join(f"{esc(label)} ({_count(d)})" for label, d in moves)  # noqa: E731
+        if cell.expected == cell.picked:
+            out.append(f"- {code(cell.expected)} picked right: more often for {up(cell.helped)}, less often for "
+                       f"{up(cell.hurt)}")  # fmt: skip
+        else:
+            out.append(f"- wanted {code(cell.expected)}, got {code(cell.picked)}: less often for {up(cell.helped)}, "
+                       f"more often for {up(cell.hurt)}")  # fmt: skip
+    return out
+
+
+def _count(delta: int) -> str:
+    return f"+{delta}" if delta > 0 else f"−{-delta}"
+
+
+def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: Section | None = None) -> list[Section]:
+    """One model's part of the comment: what changed against its base (or its misses), its matrix,
+    flaky cases and cases. With a `label` (several models) each section says which model it is
+    about, and later models' sections are cut first. What is the same for every model — the tool
+    surface's changes and findings, the `stress` test (the first model's) — comes with the first."""
+    head, base, diff = m.head, m.base, m.diff
+    sections: list[Section] = []
+
+    def add(title: str, text: str, priority: int, folded: bool = True) -> None:
+        if label:
+            title = f"{esc(label)}: {title}" if title else ""
+            text = text if folded else f"**{esc(label)}** · {text}"
+            priority -= min(rank, 4)
+        sections.append(Section(title, text, priority, folded))
+
+    if label:
+        add("metrics", "\n".join(metrics_delta_table(head, diff)), 85)
     dimensions = dimensions_delta_table(head, base, diff)
     if dimensions:
         title = "**Trajectories** — seed 004's dimensions" + (" (base → head)" if diff and diff.dimensions else "")
-        sections.append(Section("", title + "\n\n" + "\n".join(dimensions), 92, folded=False))
+        add("", title + "\n\n" + "\n".join(dimensions), 92, folded=False)
     if diff is not None:
         confusions = [c for c in diff.cells if not c.diagonal]
         if confusions:
-            body = "\n".join(cell_line(c) for c in confusions[:15])
+            text = "\n".join(cell_line(c) for c in confusions[:15])
             if len(confusions) > 15:
-                body += f"\n- … {len(confusions) - 15} more cells changed (full matrix below)"
-            sections.append(Section("", "**Confusion cells that changed** (base → head)\n\n" + body, 90, folded=False))
+                text += f"\n- … {len(confusions) - 15} more cells changed (full matrix below)"
+            add("", "**Confusion cells that changed** (base → head)\n\n" + text, 90, folded=False)
         flips = diff.to_failing + diff.to_passing
         if flips or diff.new_cases or diff.removed_cases:
             said = []
@@ -297,69 +406,51 @@ def render_comment(
                 said.append(f"{len(diff.new_cases)} new")
             if diff.removed_cases:
                 said.append(f"{len(diff.removed_cases)} removed")
-            sections.append(Section("", "Cases: " + ", ".join(said), 95, folded=False))
+            add("", "Cases: " + ", ".join(said), 95, folded=False)
         if diff.to_failing:
             certain = sum(c.certain for c in diff.to_failing)
             title = f"Flipped to failing ({len(diff.to_failing)}" + (f", {certain} certain)" if certain else ")")
-            sections.append(Section(title, "\n".join(flips_table(diff.to_failing)), 80))
+            add(title, "\n".join(flips_table(diff.to_failing)), 80)
         if diff.to_passing:
-            sections.append(
-                Section(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60)
-            )
+            add(f"Flipped to passing ({len(diff.to_passing)})", "\n".join(flips_table(diff.to_passing)), 60)
         traces = traces_side_by_side(diff.to_failing + diff.to_passing, base, head) if base is not None else []
         if traces:
-            sections.append(
-                Section("", "**Traces of the flipped trajectory cases**\n\n" + "\n".join(traces), 75, folded=False)
-            )
-        if diff.tools:
+            add("", "**Traces of the flipped trajectory cases**\n\n" + "\n".join(traces), 75, folded=False)
+        if diff.tools and rank == 0:  # the surface is the same for every model: its changes are said once
             blocks = []
             for change in diff.tools:
-                title = {
+                kind = {
                     "added": "added",
                     "removed": "removed",
                     "description": "description changed",
                     "schema": "input schema changed",
                 }[change.kind]
-                blocks.append(f"{code(change.name)} — {title}")
+                blocks.append(f"{code(change.name)} — {kind}")
                 if change.diff:
                     blocks.append(fence(change.diff, "diff"))
-            sections.append(Section(f"Tool surface changes ({len(diff.tools)})", "\n\n".join(blocks), 70))
+            title = f"Tool surface changes ({len(diff.tools)})"
+            sections.append(Section(title, "\n\n".join(blocks), 70))
         if diff.new_cases or diff.removed_cases:
             listed = [f"- new: {esc(n)}" for n in diff.new_cases[:MAX_ROWS]] + [
                 f"- removed: {esc(n)}" for n in diff.removed_cases[:MAX_ROWS]
             ]
-            sections.append(
-                Section(
-                    f"New and removed cases ({len(diff.new_cases) + len(diff.removed_cases)})", "\n".join(listed), 30
-                )
-            )
+            add(f"New and removed cases ({len(diff.new_cases) + len(diff.removed_cases)})", "\n".join(listed), 30)
     else:
         rows = [case_row(c) for c in head.cases]
         failing = [r for r in rows if r.failing]
         if failing:
-            sections.append(
-                Section(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80)
-            )
-    if outcome.stress is not None:
-        from .stress import CHART_TITLE, stress_markdown
-
-        chart = stress_markdown(outcome.stress, outcome.base_stress)
-        sections.append(Section("Stress test", f"**Stress: {CHART_TITLE.lower()}**\n\n{chart}", 66, folded=False))
+            add(f"Cases that missed ({len(failing)})", "\n".join(cases_table(failing[:MAX_ROWS])), 80)
+    if stress is not None and rank == 0:
+        sections.append(stress)
     if head.flaky:
-        sections.append(
-            Section(
-                f"Flaky cases ({len(head.flaky)})",
-                "They pass some samples, not all.\n\n" + "\n".join(flaky_list(head)),
-                55,
-            )
+        add(
+            f"Flaky cases ({len(head.flaky)})", "They pass some samples, not all.\n\n" + "\n".join(flaky_list(head)), 55
         )
     if head.position:
-        sections.append(
-            Section(
-                "Accuracy by the expected tool's position",
-                "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_rows(head)),
-                45,
-            )
+        add(
+            "Accuracy by the expected tool's position",
+            "Each sample saw the tools in a seeded, shuffled order.\n\n" + "\n".join(position_rows(head)),
+            45,
         )
     if diff is not None and diff.paired.cases:
         p = diff.paired
@@ -373,31 +464,19 @@ def render_comment(
             )
             + f" A case's flip is *certain* when Fisher's exact test on its own samples gives p < {p.alpha:g}."
         )
-        sections.append(Section("How sure is this?", text, 35))
-    if head.lint:
-        counts = lint_summary(head.lint)
-        sections.append(Section(f"Lint: {counts}", "\n".join(lint_list(head.lint, limit=15)), 40))
+        add("How sure is this?", text, 35)
+    if head.lint and rank == 0:
+        sections.append(Section(f"Lint: {lint_summary(head.lint)}", "\n".join(lint_list(head.lint, limit=15)), 40))
     matrix = confusion_table(head, base if diff is not None else None)
     if matrix:
         title = "Confusion matrix (head; Δ vs base in brackets)" if diff is not None else "Confusion matrix"
-        sections.append(
-            Section(title, "Rows: the expected tool; columns: the tool picked.\n\n" + "\n".join(matrix), 50)
-        )
+        add(title, "Rows: the expected tool; columns: the tool picked.\n\n" + "\n".join(matrix), 50)
     rows = [case_row(c) for c in head.cases]
-    sections.append(Section(f"All cases ({len(rows)})", "\n".join(cases_table(rows)), 10))
-    if head.surface.left_out:
+    add(f"All cases ({len(rows)})", "\n".join(cases_table(rows)), 10)
+    if head.surface.left_out and rank == 0:
         lo = "\n".join(f"- {code(x.name)}: {esc(x.reason)}" for x in head.surface.left_out)
         sections.append(Section(f"Left out of the tool surface ({len(head.surface.left_out)})", lo, 40))
-    pending = head.counts.pending_cases
-    notes = []
-    if pending:
-        notes.append(f"{pending} cases need review: scored and shown, not counted by the gate.")
-    if head.counts.not_evaluated:
-        notes.append(
-            f"{head.counts.not_evaluated} samples NOT-EVALUATED (not in the answer cache): the gate judged the rest."
-        )
-    end = [("> " + " ".join(notes)) if notes else "", footer(head, base, diff, run_url)]
-    return _fit(top, sections, end, limit, summary_hint)
+    return sections
 
 
 def _fit(top: list[str], sections: list[Section], end: list[str], limit: int, summary_hint: bool) -> str:

@@ -33,6 +33,7 @@ from .common import (
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..diff import Diff
     from ..golden import Case
     from ..lint import Finding
     from ..outcome import Outcome
@@ -67,6 +68,7 @@ class ConsoleView:
         self.console = console or make_console()
         self.progress: Progress | None = None
         self.task: TaskID | None = None
+        self.started = False
 
     def hooks(self) -> Hooks:
         from ..pipeline import Hooks
@@ -75,22 +77,34 @@ class ConsoleView:
 
     def stop(self) -> None:
         """Take the progress bar away (the run ended, or was interrupted)."""
+        self.started = False
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
 
     def start(self, settings: Settings, surface: Surface, cases: list[Case], samples: int) -> None:
+        model = f" {settings.model}" if settings.model else ""
+        if self.progress is not None and self.task is not None:  # another model of the run: one bar for all
+            self.progress.update(self.task, total=(self.progress.tasks[0].total or 0) + samples)
+            self.progress.console.print(
+                f"and model [bold]{escape(settings.labels[0])}[/] · provider [cyan]{escape(settings.provider)}"
+                f"{escape(model)}[/]"
+            )
+            return
+        if self.started:  # another model of a quiet run: its notes were said
+            return
+        self.started = True
         for note in settings.notes:
             self.console.print(f"[dim]info: {escape(note)}[/]")
         if self.quiet:
             return
         from .. import __version__
 
-        model = f" {settings.model}" if settings.model else ""
         repeat = f" × {settings.repeat} samples" if settings.repeat > 1 else ""
+        label = f"model [bold]{escape(settings.labels[0])}[/] · " if settings.several else ""
         self.console.print(
-            f"[bold]toolselect {__version__}[/] · provider [cyan]{escape(settings.provider)}{escape(model)}[/] · "
-            f"{len(cases)} cases{repeat} · concurrency {settings.concurrency}"
+            f"[bold]toolselect {__version__}[/] · {label}provider [cyan]{escape(settings.provider)}{escape(model)}[/]"
+            f" · {len(cases)} cases{repeat} · concurrency {settings.concurrency}"
         )
         self.console.print(
             f"tool surface: {len(surface.tools)} tools from {escape(surface.origin)} [dim](hash {surface.hash[:12]})[/]"
@@ -115,6 +129,55 @@ class ConsoleView:
     def note(self, text: str) -> None:
         if not self.quiet:
             self.console.print(escape(text))
+
+    def finish_outcome(self, outcome: Outcome) -> None:
+        """After a run: the report (one model), or each model's matrix and metrics, then the model ×
+        metric table and each model's gate line."""
+        if not outcome.several:
+            self.finish(outcome.head)
+            return
+        self.stop()
+        for m in outcome.models:
+            report = m.head
+            if not self.quiet:
+                self.console.rule(
+                    f"[bold]{escape(m.label)}[/] · {escape(report.run.provider)} {escape(report.run.model)}"
+                )
+                self.print_confusion(report)
+                self.print_metrics(report)
+                self.print_dimensions(report)
+                for warning in report.warnings:
+                    self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+        if not self.quiet:
+            self.print_lint(outcome.head.lint, limit=10)
+            self.print_models(outcome)
+        for m in outcome.models:
+            self.console.print(f"[bold]{escape(m.label)}[/]: ", end="")
+            self.print_gate(m.head)
+
+    def print_models(self, outcome: Outcome) -> None:
+        """One row per model: accuracy (base → head and Δ when compared), the other headline metrics."""
+        table = Table(title="Models", title_justify="left")
+        compared = any(m.diff is not None for m in outcome.models)
+        for col in ("model", "accuracy", *(("base", "Δ", "p") if compared else ()), "tool acc.", "restraint",
+                    "over-trigger", "errors", "gate"):  # fmt: skip
+            table.add_column(col, justify="left" if col in ("model", "gate") else "right")
+        from .comment import delta_text
+
+        for m in outcome.models:
+            r = m.head.metrics
+            cells = [escape(m.label), pct(r["accuracy"])]
+            if compared:
+                if m.diff is not None:
+                    d = m.diff.metrics["accuracy"]
+                    cells += [pct(d.base), delta_text(d.delta_pt), f"{m.diff.paired.p_value:.2g}"]
+                else:
+                    cells += ["n/a", "", ""]
+            gate = "[green]pass[/]" if m.verdict.passed else "[red]FAIL[/]"
+            cells += [pct(r["tool_accuracy"]), pct(r["no_call_recall"]), pct(r["over_trigger_rate"]),
+                      pct(r["error_rate"]), gate]  # fmt: skip
+            table.add_row(*cells)
+        self.console.print(table)
 
     def finish(self, report: Report) -> None:
         self.stop()
@@ -296,16 +359,37 @@ class ConsoleView:
         self.console.print(f"[dim]{r.api_calls} API calls, {r.cache_hits} cache hits, {r.duration_s:.1f} s[/]")
 
     def print_outcome(self, outcome: Outcome) -> None:
-        """The base-vs-head part: metric deltas, changed cells, flipped cases, then the verdict."""
+        """The base-vs-head part: metric deltas, changed cells, flipped cases (per model, and what
+        moved in opposite directions for two models), then the verdict."""
+        for m in outcome.models:
+            if outcome.several:
+                self.console.print(f"[bold]{escape(m.label)}[/]")
+            self.print_diff(m.diff, m.base_note, str(outcome.base_label))
+        moved = outcome.portability
+        if moved:
+            self.console.print("[bold]Portability[/]: moved in opposite directions for two models")
+            for case in moved.cases:
+                helped = ", ".join(f"{escape(label)} {rates}" for label, rates in case.helped)
+                hurt = ", ".join(f"{escape(label)} {rates}" for label, rates in case.hurt)
+                self.console.print(f"  case {escape(case.name)}: helped {helped}; hurt {hurt}")
+            for cell in moved.cells:
+                helped = ", ".join(f"{escape(label)} {d:+d}" for label, d in cell.helped)
+                hurt = ", ".join(f"{escape(label)} {d:+d}" for label, d in cell.hurt)
+                self.console.print(
+                    f"  cell wanted {escape(cell.expected)}, got {escape(cell.picked)}: better for {helped}; "
+                    f"worse for {hurt}"
+                )
+        self.print_verdict(outcome)
+
+    def print_diff(self, diff: Diff | None, base_note: str | None, base_label: str) -> None:
         from .comment import cell_line, delta_text
 
-        diff = outcome.diff
         if diff is None:
-            self.console.print(f"[yellow]{escape(outcome.base_note or 'no baseline')}[/]")
+            self.console.print(f"[yellow]{escape(base_note or 'no baseline')}[/]")
         else:
             m = diff.metrics["accuracy"]
             self.console.print(
-                f"[bold]vs base {escape(str(outcome.base_label))}[/]: accuracy {pct(m.base)} → {pct(m.head)} "
+                f"[bold]vs base {escape(base_label)}[/]: accuracy {pct(m.base)} → {pct(m.head)} "
                 f"({delta_text(m.delta_pt)})"
             )
             for cell in [c for c in diff.cells if not c.diagonal][:10]:
@@ -328,6 +412,8 @@ class ConsoleView:
                     )
             for change in diff.tools:
                 self.console.print(f"  tool {escape(change.name)}: {change.kind}")
+
+    def print_verdict(self, outcome: Outcome) -> None:
         verdict = outcome.verdict
         for note in (*outcome.notes, *verdict.notes):
             self.console.print(f"  [dim]{escape(note)}[/]")

@@ -5,23 +5,43 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..gate import Verdict
 from ..report import Report
 from .common import case_row, codes_text, dimension_rows, picked_label, scores_text, trace_lines
 
+if TYPE_CHECKING:
+    from ..outcome import Outcome
 
-def render_junit(report: Report, verdict: Verdict | None = None) -> str:
+
+def render_junit(report: Report | Outcome, verdict: Verdict | None = None) -> str:
     """The cases, and a `gate` testcase that fails with the verdict's reasons (the head's own gate
-    when there is no verdict)."""
+    when there is no verdict). An outcome of several models: a testsuite per model, named
+    `toolselect[label]`, each with its own gate."""
+    if isinstance(report, Report):
+        suites = [_suite(report, verdict, "toolselect", "toolselect")]
+    elif not report.several:
+        suites = [_suite(report.head, verdict or report.verdict, "toolselect", "toolselect")]
+    else:
+        suites = [
+            _suite(m.head, m.verdict, f"toolselect[{m.label}]", f"toolselect.{m.label.replace('.', '_')}")
+            for m in report.models
+        ]
+    total = {key: sum(int(s.get(key, "0")) for s in suites) for key in ("tests", "failures", "errors")}
+    root = ET.Element("testsuites", {"name": "toolselect", **{k: str(v) for k, v in total.items()}})
+    root.extend(suites)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(report: Report, verdict: Verdict | None, name: str, prefix: str) -> ET.Element:
     rows = [case_row(c) for c in report.cases]
-    suite = ET.Element(
-        "testsuite", name="toolselect", timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}"
-    )
+    suite = ET.Element("testsuite", name=name, timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}")
     failures = errors = skipped = 0
     for row in rows:
         case = row.case
-        classname = "toolselect." + PurePosixPath(case.source.file).stem.replace(".", "_")
+        classname = f"{prefix}." + PurePosixPath(case.source.file).stem.replace(".", "_")
         latency = sum(s.latency_ms or 0 for s in case.samples) / 1000
         tc = ET.SubElement(
             suite,
@@ -54,7 +74,7 @@ def render_junit(report: Report, verdict: Verdict | None = None) -> str:
             ET.SubElement(tc, "failure", message=message, type=row.outcome).text = detail
             failures += 1
         ET.SubElement(tc, "system-out").text = f"prompt: {case.prompt}\n{detail}" if case.split != "holdout" else detail
-    gate = ET.SubElement(suite, "testcase", classname="toolselect", name="gate", time="0")
+    gate = ET.SubElement(suite, "testcase", classname=prefix, name="gate", time="0")
     acc = report.metrics["accuracy"]
     said = (
         f"provider={report.run.provider} model={report.run.model} accuracy={acc.numerator}/{acc.denominator} "
@@ -82,9 +102,4 @@ def render_junit(report: Report, verdict: Verdict | None = None) -> str:
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     suite.set("skipped", str(skipped))
-    root = ET.Element(
-        "testsuites", name="toolselect", tests=str(len(rows) + 1), failures=str(failures), errors=str(errors)
-    )
-    root.append(suite)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return suite

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..lint import Finding
 from ..report import FindingOut, Report
@@ -28,6 +29,9 @@ from .common import (
     sorted_findings,
     verdict,
 )
+
+if TYPE_CHECKING:
+    from ..outcome import Outcome
 
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 # Characters that change how text reads without showing: bidi embeddings, overrides and isolates
@@ -184,7 +188,52 @@ def dimensions_table(report: Report) -> list[str]:
     return [*out, "", f"Failure codes: {esc(codes_text(report.failure_codes or {}))}"]
 
 
-def render_markdown(report: Report) -> str:
+def render_markdown(what: Report | Outcome) -> str:
+    """The report of a run: one model's, or for several models a model × metric table, then each
+    model's report under its label."""
+    if isinstance(what, Report):
+        return _one_model(what)
+    if not what.several:
+        return _one_model(what.head)
+    passed = what.verdict.passed
+    lines = [
+        f"## {'✅' if passed else '❌'} toolselect {'passed' if passed else 'failed'}: {len(what.models)} models",
+        "",
+        *models_table(what),
+        "",
+    ]
+    for m in what.models:
+        body = _one_model(m.head).replace("\n### ", "\n#### ").replace("## ", f"### {code(m.label)}: ", 1)
+        lines += [body]
+    return "\n".join(lines)
+
+
+def models_table(outcome: Outcome) -> list[str]:
+    """One row per model: accuracy (base → head, Δ, significance when compared) and the headline metrics."""
+    from ..gate import significance_text
+    from .comment import delta_text
+
+    compared = any(m.diff is not None for m in outcome.models)
+    head = ["model", "accuracy", *(["base → head", "Δ", "significance"] if compared else [])]
+    head += ["tool accuracy", "restraint", "over-triggering", "errors", "gate"]
+    rule = "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"
+    lines = ["| " + " | ".join(head) + " |", rule]
+    for m in outcome.models:
+        r = m.head.metrics
+        cells = [code(m.label), pct(r["accuracy"])]
+        if compared:
+            if m.diff is not None:
+                d = m.diff.metrics["accuracy"]
+                cells += [f"{pct(d.base)} → {pct(d.head)}", delta_text(d.delta_pt), significance_text(m.diff)]
+            else:
+                cells += ["no baseline", "", ""]
+        cells += [pct(r["tool_accuracy"]), pct(r["no_call_recall"]), pct(r["over_trigger_rate"]), pct(r["error_rate"])]
+        cells.append("✅ pass" if m.verdict.passed else "❌ fail")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _one_model(report: Report) -> str:
     icon = "✅" if report.passed else "❌"
     word = "passed" if report.passed else "failed"
     run = report.run
