@@ -5,7 +5,10 @@
 #                        @octokit/graphql-schema, GitHub's GraphQL schema the fake GitHub runs on;
 #                        mermaid (with jsdom), whose own parser checks the charts in PR comments;
 #   tests/.wheels/       mcp-server-time from PyPI and its dependencies, for the tests whose server
-#                        setup installs it into the server's own environment (uv, offline).
+#                        setup installs it into the server's own environment (uv, offline);
+#   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
+#                        the HTML report's tests drive through Python's playwright (playwright's
+#                        own browser download is not used).
 # Idempotent: a second run checks and returns.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -24,4 +27,9 @@ if [ ! -f "$here/.npm-warm" ]; then
 fi
 if ! ls "$here/.wheels"/mcp_server_time-*.whl >/dev/null 2>&1; then
     python -m pip download --quiet --dest "$here/.wheels" -r "$here/servers-requirements.txt"
+fi
+if [ ! -x /usr/bin/chromium ]; then
+    as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
 fi

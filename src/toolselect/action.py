@@ -463,7 +463,7 @@ def review_lines(
 
     from .github.comment import make_client, whoami
     from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
-    from .impact import selected, tool_impacts
+    from .impact import across_models, selected, tool_impacts
     from .render.markdown import visible
     from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
     from .sourcelines import locate
@@ -471,10 +471,10 @@ def review_lines(
     repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
     if not repo or not token or review == "none":
         return ""
-    base, diff = outcome.base, outcome.diff
-    if base is None or diff is None:  # no baseline: nothing is known about any tool, so nothing changes
+    compared = [(m.label, tool_impacts(m.diff, m.base, m.head)) for m in outcome.models if m.base and m.diff]
+    if not compared:  # no baseline: nothing is known about any tool, so nothing changes
         return ""
-    impacts = tool_impacts(diff, base, outcome.head)
+    impacts = across_models(compared)
     comment = review != "annotations"
     chosen = selected(impacts, every_change=review == "all-changes")
     if not comment and not chosen:

@@ -5,8 +5,8 @@ Pure: (diff, base report, head report) → impacts. The review comments on sourc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from .diff import CaseDelta, CellDelta, Diff
 from .report import Metric, Report
@@ -38,6 +38,7 @@ class ToolImpact:
     cells: tuple[CellDelta, ...]  # off-diagonal cells with the tool on either side that moved
     flips: tuple[CaseDelta, ...]  # cases that flipped (to failing first) expecting or picking the tool
     alpha: float
+    model: str = ""  # the model these numbers are about, in a run of several models (its label)
 
     @property
     def regressed(self) -> bool:
@@ -91,6 +92,21 @@ def tool_impacts(diff: Diff, base: Report, head: Report) -> list[ToolImpact]:
             )
         )
     return sorted(out, key=lambda i: (not i.regressed, i.tool))
+
+
+def across_models(per_model: Sequence[tuple[str, list[ToolImpact]]]) -> list[ToolImpact]:
+    """Several models' impacts as one per tool: the first model that picks it worse, else the first
+    model's — so a change that helps one model and hurts another is commented on as the hurt. Each
+    impact is labelled with its model when there are several."""
+    if len(per_model) == 1:
+        return per_model[0][1]
+    chosen: dict[str, ToolImpact] = {}
+    for label, impacts in per_model:
+        for impact in impacts:
+            held = chosen.get(impact.tool)
+            if held is None or (impact.regressed and not held.regressed):
+                chosen[impact.tool] = replace(impact, model=label)
+    return list(chosen.values())
 
 
 def selected(impacts: Iterable[ToolImpact], every_change: bool) -> list[ToolImpact]:

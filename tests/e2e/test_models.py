@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 
@@ -28,10 +29,10 @@ from tests.fakes.model_api import FakeModelAPI
 BOUNDARY = ("Will it rain tomorrow in Dublin?", "Any rain in Seattle this weekend?")
 
 
-def two_models_script() -> dict:
+def two_models_script() -> dict[str, Any]:
     """`fake-worse` is the Action tests' model (right on the base's description, wrong on the
     head's); `fake-better` is the reverse: it reads the head's rewording, not the base's."""
-    script = copy.deepcopy(SCRIPT)
+    script: dict[str, Any] = copy.deepcopy(SCRIPT)
     for prompt in BOUNDARY:
         worse = [dict(v, model="fake-worse") for v in script["answers"][prompt]]
         city = worse[0]["args"]["city"]
@@ -119,6 +120,11 @@ def test_two_models_on_a_pull_request(two_models, tmp_path):
     assert "**worse** · **Confusion cells that changed** (base → head)" in body
     assert "<summary>worse: Flipped to failing (2)</summary>" in body
     assert "[HTML report](https://github.com/acme/weather-mcp/actions/runs/4242#artifacts)" in body
+
+    # the review on the reworded line speaks of the model it hurt (the other one it helped)
+    [inline] = github.review_comments_on(7)
+    assert inline["path"] == "evals/tools.json"
+    assert "#### 🔻 toolselect: `worse` picks `get_forecast` worse since this change" in inline["body"]
 
     # the outputs: the joint verdict, and each model as JSON
     o = run.outputs
@@ -208,3 +214,18 @@ def test_repeated_model_flags_pair_with_providers(tmp_path):
         assert alone.code == 0
         refused = toolselect("diff", "one.json", "both.json", cwd=folder)
         assert refused.code == 2 and "has no model labelled 'fake-better'" in refused.err
+
+
+def test_each_endpoint_has_its_own_pool(tmp_path):
+    """Two models on two endpoints: each endpoint gets `concurrency` requests in flight of its own."""
+    script = dict(two_models_script(), latency=0.1)
+    with FakeModelAPI(script) as one, FakeModelAPI(script) as two:
+        repo = make_repo(tmp_path)
+        flags = ["--model", "fake-better", "--base-url", one.url + "/v1", "--model", "fake-worse"]
+        flags += ["--base-url", two.url + "/v1", "--concurrency", "2", "--json", "r.json", "-q"]
+        run = toolselect("eval", *flags, cwd=repo.path / "evals", env={"OPENAI_API_KEY": KEY})
+        assert run.code == 0, run.err
+        assert (one.requests, two.requests) == (8, 8)
+        assert one.stats()["max_in_flight"] == two.stats()["max_in_flight"] == 2
+        endpoints = [m["run"]["endpoint"] for m in json.loads((repo.path / "evals" / "r.json").read_text())["models"]]
+        assert endpoints == [one.url + "/v1", two.url + "/v1"]

@@ -196,3 +196,14 @@ def test_portability_names_what_moved_in_opposite_directions():
     # the same change for both models: nothing to port
     same = compare_saved((*base[:1], labelled(GOOD, "b")), (head[0], labelled(WORSE, "b")), {}, base_label="m")
     assert not same.portability
+
+
+def test_the_html_report_shows_portability():
+    from toolselect.render.html import render_html
+
+    base = (labelled(GOOD, "a"), labelled(WORSE, "b"))
+    head = (labelled(WORSE, "a"), labelled(GOOD, "b"))
+    page = render_html(compare_saved(base, head, {}, base_label="main"))
+    assert "Portability: the change helped one model and hurt another" in page
+    assert "<td>rain tomorrow<div class='src'>" in page and "<td>b 0% → 100%</td><td>a 100% → 0%</td>" in page
+    assert "wanted <code>get_forecast</code>, got <code>get_weather</code>: less often for b (−1)" in page

@@ -431,8 +431,10 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
             title = f"Tool surface changes ({len(diff.tools)})"
             sections.append(Section(title, "\n\n".join(blocks), 70))
         if diff.new_cases or diff.removed_cases:
-            listed = [f"- new: {esc(n)}" for n in diff.new_cases[:MAX_ROWS]] + [
-                f"- removed: {esc(n)}" for n in diff.removed_cases[:MAX_ROWS]
+            hidden = {c.name for c in (*head.cases, *(base.cases if base else ())) if c.split == "holdout"}
+            shown = lambda n: "a holdout case" if n in hidden else esc(n)  # noqa: E731
+            listed = [f"- new: {shown(n)}" for n in diff.new_cases[:MAX_ROWS]] + [
+                f"- removed: {shown(n)}" for n in diff.removed_cases[:MAX_ROWS]
             ]
             add(f"New and removed cases ({len(diff.new_cases) + len(diff.removed_cases)})", "\n".join(listed), 30)
     else:

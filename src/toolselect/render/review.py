@@ -67,11 +67,12 @@ def _rate_row(label: str, rate: RateChange, alpha: float) -> str:
 
 def headline(impact: ToolImpact) -> str:
     name = code(impact.tool)
+    who = code(impact.model) if impact.model else "the model"
     if impact.regressed:
-        return f"#### 🔻 toolselect: the model picks {name} worse since this change"
+        return f"#### 🔻 toolselect: {who} picks {name} worse since this change"
     better = any((r.delta_pt or 0) > 0 for r in (impact.recall, impact.precision)) or impact.flips
     if better:
-        return f"#### ✅ toolselect: the model picks {name} better since this change"
+        return f"#### ✅ toolselect: {who} picks {name} better since this change"
     return f"#### ℹ️ toolselect: {name}'s text changed; the model picks it as before"
 
 
@@ -160,7 +161,9 @@ def why_resolved(tool: str, impact: ToolImpact | None, sha: str, listed: bool = 
 def annotation_text(impact: ToolImpact, where: Location) -> str:
     """One line for a workflow annotation on the changed text (plain text: annotations are not Markdown)."""
     r, p = impact.recall, impact.precision
-    parts = [f"{where.field.replace('`', '')} of {impact.tool} changed"]
+    parts = [
+        f"{where.field.replace('`', '')} of {impact.tool} changed" + (f" ({impact.model})" if impact.model else "")
+    ]
     if r.base is not None:
         parts.append(f"recall {pct(r.base)} → {pct(r.head)}, precision {pct(p.base)} → {pct(p.head)}")
     grew = [c for c in impact.cells if c.delta > 0]
