@@ -11,18 +11,28 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .config import Loaded, Overrides, find_config, load_config, public_url, resolve_settings, resolve_value
-from .errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError, ToolselectError, where
+from .config import Loaded, Overrides, Settings, find_config, load_config, public_url, resolve_settings, resolve_value
+from .errors import (
+    EXIT_INFRA,
+    EXIT_INTERRUPTED,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    ConfigError,
+    InfraError,
+    ToolselectError,
+    where,
+)
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
+from .merging import Part
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import ModelOutcome, Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
-from .pipeline import Against, run_eval, stress_against
+from .pipeline import Against, run_eval, run_merge, stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS
 from .render.comment import fence
@@ -183,6 +193,9 @@ def evaluate_event(
     provider, _, _ = resolve_value(BY_KEY["provider"], loaded, over, env)
     over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
     plan = decide(event, inputs, provider, env)
+    shard, merging = _matrix(inputs)
+    if shard:
+        over = replace(over, values={**over.values, "shard": shard})
     if plan.cache_only:
         over = replace(over, cache_mode="only")
     settings = resolve_settings(loaded, over, env, workdir)
@@ -193,9 +206,17 @@ def evaluate_event(
     view = ConsoleView()
     against = Against(plan.base_ref, over, workdir) if plan.base_ref else None
     title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
-    with wf.group(title):
+    if shard:
+        title = f"toolselect: shard {shard}" + (f", head and base {plan.base_ref[:12]}" if plan.base_ref else "")
+    with wf.group(title if merging is None else "toolselect: merging the shards' parts"):
         hooks = replace(view.hooks(), on_secret=wf.mask)
-        run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
+        if merging is not None:
+            heads, bases = _parts(workspace / merging, settings.cache_dir, wf, settings.labels)
+            if not bases:
+                against = None
+            run = run_async(run_merge(loaded, settings, env, heads, bases, hooks, against=against), view.stop)
+        else:
+            run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
         if run is None:
             return EXIT_INTERRUPTED
         outcome = evaluate(
@@ -206,9 +227,13 @@ def evaluate_event(
             enforced=plan.enforced,
         )
         view.finish_outcome(outcome)
+    if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
+        return _shard_job(outcome, settings, workspace, wf)
     if outcome.base_note and plan.base_ref:
         wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
-    if loaded.has_stress and plan.stress:  # the config's stress: section: the curve on the head and the base too
+    if (
+        loaded.has_stress and plan.stress and merging is None
+    ):  # the config's stress: section: the curve on the head and the base too
         with wf.group("toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")):
             hooks = replace(view.hooks(), on_secret=wf.mask)
             failed = None
@@ -269,6 +294,67 @@ def evaluate_event(
             title="toolselect",
         )
     return code
+
+
+def _matrix(inputs: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(the shard as I/N, the merge job's parts folder), from the shard, shards and merge inputs."""
+    index, count, merging = inputs.get("matrix_shard"), inputs.get("shards"), inputs.get("merge")
+    if (index is None) != (count is None):
+        raise ConfigError(
+            "a matrix job needs both inputs shard and shards, e.g. shard: ${{ matrix.shard }} and shards: 4"
+        )
+    if index is not None and count is not None and index > count:
+        raise ConfigError(f"input shard is {index}, more than shards ({count})")
+    if index is not None and merging:
+        raise ConfigError("a job is a shard (shard, shards) or the merge (merge), not both")
+    return (f"{index}/{count}" if index is not None else None), merging
+
+
+PART, BASE_PART = "part.json", "part.base.json"
+
+
+def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workflow) -> int:
+    """A shard's job: its part (and the base's) and every answer it used, in toolselect-report/ for
+    the workflow to upload; no comment, no verdict (a slice can't be judged). 3 when its run failed."""
+    from .cache import AnswerCache, export_entries
+    from .gate import run_failure
+
+    out_dir = workspace / REPORT_DIR
+    write_outputs(outcome, Targets(json=out_dir / PART, base_json=out_dir / BASE_PART))
+    keys = AnswerCache(settings.cache_dir).manifest_keys() or set()
+    exported = export_entries(settings.cache_dir, keys, out_dir / "cache")
+    asked = sum(m.head.counts.samples for m in outcome.models)
+    print(f"shard {settings.shard}: {asked} samples; its part and {exported} answers are in {REPORT_DIR}/")
+    chown_like([out_dir, settings.cache_dir, workspace / ".git"], workspace)
+    wf.set_outputs({"report": f"{REPORT_DIR}/{PART}", "cache-dirty": "true" if exported else "false"})
+    failed = next((f for m in outcome.models for r in (m.head, m.base) if r and (f := run_failure(r))), None)
+    if failed:
+        wf.annotate("error", f"shard {settings.shard}: the run failed: {failed}", title="toolselect")
+        return EXIT_INFRA
+    return EXIT_PASSED
+
+
+def _parts(folder: Path, cache_dir: Path, wf: Workflow, labels: Sequence[str]) -> tuple[list[Part], list[Part]]:
+    """The merge job's inputs: every shard's part (head and base) under `folder` (the downloaded
+    artifacts), and their answers merged into the run's cache."""
+    from .cache import merge_caches
+
+    if not folder.is_dir():
+        raise InfraError(f"{folder}: no shard artifacts were downloaded here (the merge input)")
+    caches = sorted(p for p in folder.rglob("cache") if p.is_dir() and not p.is_symlink())
+    merged = merge_caches(caches, cache_dir)
+    print(f"merged {merged.copied} answers from {len(caches)} shards into the answer cache ({merged.present} there)")
+
+    def read(name: str) -> list[Part]:
+        return [Part(str(p.relative_to(folder)), read_reports(p)) for p in sorted(folder.rglob(name))]
+
+    heads, bases = read(PART), read(BASE_PART)
+    for part in (*heads, *bases):
+        if part.reports[0].part is None:
+            raise ConfigError(f"{part.where}: a whole report, not a shard's part")
+    if not heads:
+        raise InfraError(f"{folder}: no shard's {PART}: every shard job failed, or none was downloaded")
+    return heads, bases
 
 
 def _targets(inputs: Mapping[str, Any], env: Mapping[str, str], out_dir: Path, junit: Path | None) -> Targets:

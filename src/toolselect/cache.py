@@ -15,13 +15,15 @@ import json
 import os
 import tempfile
 from collections import Counter
-from dataclasses import replace
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from .errors import ConfigError
 from .pick import Pick, ToolCall, Usage, skipped
 from .providers import Provider, Request
 from .strict import Record
@@ -334,6 +336,56 @@ def cache_stats(root: Path) -> dict[str, Any]:
         "unreadable": broken,
         "unused_by_last_run": unused,
     }
+
+
+@dataclass(frozen=True)
+class Merged:
+    copied: int  # answers added
+    present: int  # already in the cache (the same key is the same request: kept as it was)
+    refused: int  # not an answer of this format, a file named for another key, or too big
+
+
+MAX_ENTRY_BYTES = 4 * 1024 * 1024  # one answer; a trajectory turn's is a few KiB
+
+
+def merge_caches(sources: Iterable[Path], root: Path) -> Merged:
+    """Copy other caches' answers into the cache at `root` (the shards of one run, so the next run
+    restores one cache). Each entry is read as an answer and must be filed under its own key."""
+    target = AnswerCache(root)
+    copied = present = refused = 0
+    for source in sources:
+        if not source.is_dir():
+            raise ConfigError(f"{source}: no such cache folder")
+        for path in AnswerCache(source).entries():
+            try:
+                if path.is_symlink() or path.stat().st_size > MAX_ENTRY_BYTES:
+                    raise ValueError("not a regular answer file")
+                data = path.read_bytes()
+                entry = Entry.model_validate_json(data)
+                if entry.key != path.stem:
+                    raise ValueError("filed under another key")
+            except (OSError, ValueError):  # ValidationError is a ValueError
+                refused += 1
+                continue
+            if target.path(entry.key).exists():
+                present += 1
+                continue
+            write_atomic(target.path(entry.key), data.decode("utf-8"))
+            copied += 1
+    return Merged(copied, present, refused)
+
+
+def export_entries(root: Path, keys: Iterable[str], dest: Path) -> int:
+    """Copy the answers under `keys` from the cache at `root` into a cache at `dest` (a shard's
+    answers, for its artifact); returns how many were copied."""
+    source, target = AnswerCache(root), AnswerCache(dest)
+    n = 0
+    for key in sorted(keys):
+        path = source.path(key)
+        if path.is_file() and not path.is_symlink():
+            write_atomic(target.path(key), path.read_text(encoding="utf-8"))
+            n += 1
+    return n
 
 
 def prune(root: Path, dry_run: bool = False) -> tuple[int, int]:

@@ -22,6 +22,7 @@ from .golden import EXPECT_TOOL_HINT, Case, YamlCase, case_part, cases_from_conf
 from .locate import Loc, Located, display_path, load_yaml
 from .options import BY_KEY, OPTIONS, Option, Source
 from .providers.registry import PROVIDERS
+from .shards import Shard, parse_shard
 from .strict import Authored
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
@@ -345,6 +346,7 @@ class Settings:
     origins: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, repr=False)  # key → (file, line)
     models: tuple[ModelSpec, ...] = ()  # every model of the run, in order (one: this one)
     several: bool = False  # one model's settings in a run of several: its report carries its label
+    shard: Shard | None = None  # --shard I/N: this run evaluates only its slice of the units
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -725,6 +727,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         forbid_extra_args=values["forbid_extra_args"],
         cache_dir=Path(values["cache_dir"]),
         gate=structure["models"][0].gate if structure.get("models") else Gate.from_values(values),
+        shard=parse_shard(values["shard"]) if values.get("shard") else None,
         **structure,
     )
 

@@ -264,6 +264,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("concurrency", "requests in flight", "int", "run", default=8, ge=1, metavar="N"),
     Option("shuffle", "each sample sees the tools in its own seeded order, recorded in the report", "bool", "run",
            input=None, shown_default="on when repeat > 1"),
+    Option("shard",
+           "evaluate one slice of the run, I of N (e.g. 2/4): every sample of every model goes to one shard; "
+           "`toolselect merge` puts the parts back together",
+           "text", "run", config=None, metavar="I/N", input=None, pattern=r"\s*\d+\s*/\s*\d+\s*",
+           unit="must be I/N, e.g. 2/4 for the second of four shards"),
     Option("max_requests",
            "refuse to start a run (head and base together) that would make more uncached model requests", "int",
            "run", ge=1, metavar="N", shown_default="none"),
@@ -391,6 +396,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("fail_on_fork",
            "on fork PRs (no secrets, a read-only token) the gate only adds a notice; true fails the check there too",
            "bool", "action", default=False, config=None, flag=None, input_default="false"),
+    Option("matrix_shard",
+           "in a matrix job: this job's shard, 1 to `shards`; it uploads its part and its new answers "
+           "(toolselect-report/) and posts nothing",
+           "int", "action", config=None, flag=None, input="shard", ge=1, le=256, shown_default="empty: no shards"),
+    Option("shards", "in a matrix job: how many shards the run is split into", "int", "action", config=None,
+           flag=None, ge=1, le=256, shown_default="empty"),
+    Option("merge",
+           "the merge job: the folder the shard jobs' artifacts were downloaded to; their parts (head and base) and "
+           "answers become one run: one comment, one check",
+           "text", "action", config=None, flag=None, shown_default="empty"),
     Option("from_artifact",
            "in a workflow_run workflow: the folder of a fork PR run's toolselect-report artifact, to post its comment",
            "text", "action", config=None, flag=None, shown_default="empty"),

@@ -21,19 +21,21 @@ from .budget import Budget, check_budget, combined, estimate
 from .cache import AnswerCache
 from .config import Loaded, Overrides, Settings, load_cases, public_url
 from .diff import Diff, diff_reports
-from .errors import InfraError, ToolselectError
+from .errors import ConfigError, InfraError, ToolselectError
 from .gate import failed_base
 from .golden import Case
 from .judge import Verdict, judge_all, wants_judge
 from .lint import Finding, check_cases, check_tool_names, lint_surface
+from .merging import Part
 from .pick import Pick
 from .pool import Pool
 from .prices import cost_usd
 from .providers import Provider, Spend, make_provider
 from .providers.registry import PROVIDERS
-from .report import JudgeRunOut, Report, RunOut, build_report
+from .report import JudgeRunOut, PartOut, Report, RunOut, build_report
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from .scoring import Result, score_sample
+from .shards import Unit, assign, cost, fingerprint, plan_units
 from .stress import (
     Composed,
     StressGateOut,
@@ -100,6 +102,7 @@ class Prepared:
     findings: list[Finding]
     budget: Budget
     judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
+    part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -117,12 +120,14 @@ async def prepare(
     say: Say = lambda _: None,
     surface: Surface | None = None,
     pools: dict[tuple[str, ...], Pool] | None = None,
+    keep: Callable[[Job], bool] | None = None,
 ) -> Prepared:
     """Everything before the first request. `connect`: check the key and build the client (only when
     the plan needs the API: a fully cached run needs no key). `planned`: cache keys earlier sides will
     ask for, counted as cached here (and this side's are added). `environ`: where keys are read.
     `surface`: the tool surface another model of the run already listed. `pools`: the run's pools,
-    one per endpoint (models on one endpoint share its concurrency and its rate-limit back-off)."""
+    one per endpoint (models on one endpoint share its concurrency and its rate-limit back-off).
+    `keep`: the jobs this run asks (a shard's); the others are not planned."""
     cases = load_cases(loaded, settings)  # golden set
     pools = {} if pools is None else pools
     pool = pools.setdefault(endpoint_key(settings), Pool(settings.concurrency))
@@ -147,6 +152,8 @@ async def prepare(
             settings.gate.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall"
         )
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
+        if keep is not None:
+            jobs = tuple(j for j in jobs if keep(j))
         budget = estimate(provider, jobs, wire_tools(surface), settings, planned, surface)
         if budget.requests:
             provider.check_writable()
@@ -176,23 +183,61 @@ async def prepare_models(
     connect: bool = True,
     planned: set[str] | None = None,
     say: Say = lambda _: None,
-) -> tuple[Prepared, ...]:
-    """Every model of the run prepared (`prepare`): the tool surface listed once, one pool per endpoint."""
+    surface: Surface | None = None,
+    assigned: Mapping[Unit, int] | None = None,
+) -> tuple[tuple[Prepared, ...], str | None]:
+    """Every model of the run prepared (`prepare`): the tool surface listed once (or `surface`, frozen),
+    one pool per endpoint. With `settings.shard`, each model asks only the units `assigned` to its
+    shard, and the run is marked with the plan's fingerprint."""
     pools: dict[tuple[str, ...], Pool] = {}
     preps: list[Prepared] = []
+    shard = settings.shard
+    keeps: list[Callable[[Job], bool] | None] = [None] * len(settings.each_model())
+    if shard is not None and shard.index and assigned is not None:  # shard 0: the whole run (a merge)
+        index = shard.index
+
+        def mine(label: str) -> Callable[[Job], bool]:
+            return lambda job: assigned[(label, job.case.name, job.sample)] == index
+
+        keeps = [mine(label) for label in settings.labels]
     try:
-        for each in settings.each_model():
-            surface = preps[0].surface if preps else None
+        for each, keep in zip(settings.each_model(), keeps, strict=True):
+            listed = preps[0].surface if preps else surface
             preps.append(
                 await prepare(
-                    loaded, each, environ, connect=connect, planned=planned, say=say, surface=surface, pools=pools
+                    loaded, each, environ, connect=connect, planned=planned, say=say, surface=listed, pools=pools,
+                    keep=keep,
                 )
-            )
+            )  # fmt: skip
     except BaseException:
         for prep in preps:
             await prep.aclose()
         raise
-    return tuple(preps)
+    if shard is not None:
+        part = PartOut(shard=shard.index or 1, shards=shard.count, fingerprint=plan_fingerprint(settings, preps[0]))
+        preps = [replace(p, part=part if shard.index else None) for p in preps]
+        if not shard.index:
+            return tuple(preps), part.fingerprint
+    return tuple(preps), None
+
+
+def plan_fingerprint(settings: Settings, prep: Prepared) -> str:
+    """What decides a run's answers, hashed: the models and how they are asked, every case, the tool
+    surface, the count of shards. (Not the gate: a merge may judge by other flags.)"""
+    return fingerprint(
+        {
+            "models": [
+                {"label": m.label, "provider": m.provider, "model": m.model, "base_url": m.base_url, "params": m.params}
+                for m in settings.models
+            ]
+            or [{"provider": settings.provider, "model": settings.model, "params": settings.params}],
+            "asked": [settings.repeat, settings.shuffle, settings.seed, settings.temperature, settings.system],
+            "more": [settings.max_tokens, settings.forbid_extra_args, settings.judge, settings.command],
+            "cases": [repr(replace(c, source=None)) for c in prep.cases],  # not where: a base is in a worktree
+            "surface": prep.surface.hash,
+            "shards": settings.shard.count if settings.shard else 1,
+        }
+    )
 
 
 async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
@@ -268,7 +313,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         if prep.judge is not None and settings.judge
         else None,
     )
-    return build_report(  # report
+    report = build_report(  # report
         prep.cases,
         results,
         surface,
@@ -278,6 +323,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         lint=prep.findings,
         warnings=[*settings.notes, *provider.problems],
     )
+    return report.model_copy(update={"part": prep.part}) if prep.part else report
 
 
 @dataclass(frozen=True)
@@ -318,15 +364,29 @@ async def run_eval(
     *,
     against: Against | None = None,
     base_hooks: Hooks = Hooks(),
+    frozen: tuple[Surface | None, Surface | None] = (None, None),
+    fingerprints: dict[str, str | None] | None = None,
 ) -> tuple[Comparison, ...]:
     """Evaluate every model on the head and, `against` a base commit (in a git worktree), on the
     base too: all planned and budgeted before anything is asked, the models of a side asked at once
     (one pool per endpoint), then each model's base and head diffed (pure). Anything that keeps the
     base from being evaluated fairly — no config there, a failed checkout, a base run that itself
-    failed, a model the base doesn't have — is "no baseline" for that model."""
+    failed, a model the base doesn't have — is "no baseline" for that model. `frozen`: the head's and
+    the base's tool surfaces as already listed (a merge of shards); `fingerprints`: filled with each
+    side's plan fingerprint (a merge: shard 0 of N)."""
     keys: set[str] = set()  # the cache keys both sides used, for `cache prune`
     says = (hooks.on_note, lambda text: hooks.on_note(f"base: {text}"))
-    async with _sides(loaded, settings, environ, against, connect=True, says=says, on_secret=hooks.on_secret) as (
+    async with _sides(
+        loaded,
+        settings,
+        environ,
+        against,
+        connect=True,
+        says=says,
+        on_secret=hooks.on_secret,
+        frozen=frozen,
+        fingerprints=fingerprints,
+    ) as (
         head_preps,
         base_preps,
         note,
@@ -370,32 +430,59 @@ async def _sides(
     connect: bool,
     says: tuple[Say, Say] = (lambda _: None, lambda _: None),
     on_secret: Say = lambda _: None,
+    frozen: tuple[Surface | None, Surface | None] = (None, None),
+    fingerprints: dict[str, str | None] | None = None,
 ) -> AsyncIterator[tuple[tuple[Prepared, ...], tuple[Prepared, ...], str | None]]:
     """Every model prepared on the head and, against a base, on the base in its worktree (removed
-    again at the end): the base's models are the head's (its own settings, the head's labels)."""
+    again at the end): the base's models are the head's (its own settings, the head's labels). A
+    shard's units are assigned over both sides at once, so a unit is in the same shard on each."""
     planned: set[str] = set()  # requests the head will make: the base then finds them cached
-    head_preps = await prepare_models(loaded, settings, environ, connect=connect, planned=planned, say=says[0])
-    if against is None:
-        yield head_preps, (), None
-        return
-    base_preps: tuple[Prepared, ...] = ()
-    note, root, tree = None, None, None
+    prints: dict[str, str | None] = {} if fingerprints is None else fingerprints
+    base_loaded, base, note, root, tree = None, None, None, None, None
     try:
-        try:
-            root = repo_root(against.cwd)
-            tree = add_worktree(root, resolve_commit(root, against.ref))
-            base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
-            for secret in base_loaded.secrets:
-                on_secret(secret)
-            base_preps = await prepare_models(base_loaded, base, environ, connect=connect, planned=planned, say=says[1])
-        except NoBaseline as exc:
-            note = f"no baseline: {exc.message}"
-        except ToolselectError as exc:
-            note = f"no baseline: the base could not be evaluated: {exc.message}"
+        if against is not None:
+            try:
+                root = repo_root(against.cwd)
+                tree = add_worktree(root, resolve_commit(root, against.ref))
+                base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
+                base = replace(base, shard=settings.shard)  # the base splits (or merges) as the head does
+                for secret in base_loaded.secrets:
+                    on_secret(secret)
+                base_cases = load_cases(base_loaded, base) if settings.shard else []
+            except NoBaseline as exc:
+                base, note = None, f"no baseline: {exc.message}"
+            except ToolselectError as exc:
+                base, note = None, f"no baseline: the base could not be evaluated: {exc.message}"
+        assigned = None
+        if settings.shard is not None and settings.shard.index:
+            units = dict(plan_units(settings.labels, _costs(load_cases(loaded, settings)), settings.repeat))
+            if base is not None:
+                for u, c in plan_units(base.labels, _costs(base_cases), base.repeat):
+                    units[u] = max(c, units.get(u, 0))
+            assigned = assign(units.items(), settings.shard.count)
+        head_preps, prints["head"] = await prepare_models(
+            loaded, settings, environ, connect=connect, planned=planned, say=says[0], surface=frozen[0],
+            assigned=assigned,
+        )  # fmt: skip
+        base_preps: tuple[Prepared, ...] = ()
+        if base is not None and base_loaded is not None:
+            try:
+                base_preps, prints["base"] = await prepare_models(
+                    base_loaded, base, environ, connect=connect, planned=planned, say=says[1], surface=frozen[1],
+                    assigned=assigned,
+                )  # fmt: skip
+            except NoBaseline as exc:
+                note = f"no baseline: {exc.message}"
+            except ToolselectError as exc:
+                note = f"no baseline: the base could not be evaluated: {exc.message}"
         yield head_preps, base_preps, note
     finally:
         if root is not None and tree is not None:
             remove_worktree(root, tree)
+
+
+def _costs(cases: Sequence[Case]) -> list[tuple[str, int]]:
+    return [(c.name, cost(c)) for c in cases]
 
 
 async def _within_budget(sides: Sequence[Prepared], limit: int | None) -> None:
@@ -598,3 +685,66 @@ async def stress_against(
     finally:
         if root is not None and tree is not None:
             remove_worktree(root, tree)
+
+
+async def run_merge(
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    heads: Sequence[Part],
+    bases: Sequence[Part] = (),
+    hooks: Hooks = Hooks(),
+    *,
+    against: Against | None = None,
+) -> tuple[Comparison, ...]:
+    """Shards' parts → the run they split: the parts checked (one plan, every shard once), the whole
+    plan replayed from the answer cache on the parts' own tool surfaces (no server, no request), each
+    part's samples checked to be exactly its shard's, and the bookkeeping put back. The answer of a
+    unit not in the cache is the run's failure (exit 3), naming the shard that should have asked it."""
+    from .merging import assigned, labels_of, put_back, surface_of
+    from .shards import Shard, check_plan, check_shards
+
+    labels = list(settings.labels)
+    sides = [("head", heads), *([("base", bases)] if bases else [])]
+    count = {name: check_shards([p.given(labels) for p in parts], name) for name, parts in sides}
+    if bases and count["base"] != count["head"]:
+        raise ConfigError(
+            f"the head has {count['head']} shards and the base {count['base']}: one run splits both alike"
+        )
+    whole = replace(settings, shard=Shard(0, count["head"]), cache_mode="only")  # replayed: nothing is asked
+    if against is not None:
+        against = replace(against, over=replace(against.over, cache_mode="only"))
+    frozen = (surface_of(heads[0].reports[0]), surface_of(bases[0].reports[0]) if bases else None)
+    prints: dict[str, str | None] = {}
+    runs = await run_eval(loaded, whole, environ, hooks, against=against, frozen=frozen, fingerprints=prints)
+    merged_sides = [("head", heads, [r.head for r in runs])]
+    if bases:
+        replayed = [r.base for r in runs]
+        if any(b is None for b in replayed):
+            note = next((r.base_note for r in runs if r.base is None), None) or "no base"
+            raise InfraError(f"the base parts were given, but the base could not be replayed: {note}")
+        merged_sides.append(("base", bases, [b for b in replayed if b is not None]))
+    put: dict[str, list[Report]] = {}
+    whose = assigned([reports for _, _, reports in merged_sides], count["head"])
+    for name, parts, reports in merged_sides:
+        check_plan([p.given(labels) for p in parts], prints.get(name), whose, name)
+        for m, report in enumerate(reports):
+            unasked = [(c.name, s.index) for c in report.cases for s in c.samples if s.outcome == "NOT-EVALUATED"]
+            if unasked:
+                case, index = unasked[0]
+                shard = whose[(labels_of(reports)[m], case, index)]
+                raise InfraError(
+                    f"the {name}'s shard {shard}/{count[name]}: {len(unasked)} samples have no answer in the answer "
+                    f"cache (e.g. case {case!r} sample {index})",
+                    hint="merge the shards' answers first: toolselect cache merge PART_CACHE… (the Action does it)",
+                )
+        put[name] = [put_back(r, [p.reports[m] for p in parts]) for m, r in enumerate(reports)]
+    out = []
+    for i, run in enumerate(runs):
+        head = put["head"][i]
+        if not bases or run.base is None:
+            out.append(replace(run, head=head))
+            continue
+        base = put["base"][i]
+        out.append(replace(run, head=head, base=base, diff=diff_reports(base, head, alpha=head.gate.options().alpha)))
+    return tuple(out)

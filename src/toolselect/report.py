@@ -304,6 +304,14 @@ class Counts(Record):
     outcomes: dict[Outcome, Count]
 
 
+class PartOut(Record):
+    """A shard's report (`--shard I/N`): which slice it holds and the plan it belongs to."""
+
+    shard: Annotated[int, Field(ge=1, le=256)]
+    shards: Annotated[int, Field(ge=1, le=256)]
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
+
+
 class Report(Record):
     schema_version: Literal[1] = SCHEMA_VERSION
     passed: bool
@@ -323,6 +331,7 @@ class Report(Record):
     # trajectory cases: seed 004's dimensions and how often each failure code applied
     dimensions: Annotated[dict[str, DimensionOut], _keys_of(get_args(Dimension))] | None = only_when_set()
     failure_codes: Annotated[dict[str, Count], _keys_of(get_args(FailureCode))] | None = only_when_set()
+    part: PartOut | None = only_when_set()  # a shard's report: one slice of the units, merged by `toolselect merge`
 
 
 # --------------------------------------------------------------------------- building

@@ -22,7 +22,7 @@ Script (JSON):
 ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"text": "..."}
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
-        | {"first": true} (call whichever tool is listed first: a model that favours position)
+        | {"first": true, "args"?: {...}} (call whichever tool is listed first: a model that favours position)
         | {"tool": NAME, "args": {...}, "object_args": true} (OpenAI-style APIs: arguments as an object, not text)
         | {"html": "<html>…"} (a 200 answer that is not JSON, as a misconfigured gateway sends)
         | {..., "thinking": "…"} (Anthropic: a thinking block with a signature; Responses: a reasoning
@@ -329,7 +329,7 @@ class FakeModelAPI:
             rng = random.Random(f"{self.script.get('seed', 0)}:{prompt}:{n}")
             options = rng.choices(options["random"], weights=options.get("weights"))[0]
         if options.get("first") and descriptions:
-            options = {"tool": next(iter(descriptions)), "args": {}}
+            options = {"tool": next(iter(descriptions)), "args": options.get("args", {})}
         return options
 
 

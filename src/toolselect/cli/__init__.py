@@ -109,6 +109,21 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(df, [option("html")])
     df.set_defaults(func=_later("evaluate", "cmd_diff"))
 
+    mg = sub.add_parser(
+        "merge",
+        help="put the parts of a sharded run (eval --shard I/N) back together: one report, one verdict",
+        usage="toolselect merge PART.json… [--base-parts PART.json… --base-ref REF] [-o report.json] [options]",
+    )
+    mg.add_argument("parts", type=Path, nargs="+", metavar="PART.json", help="the head's parts, one per shard")
+    mg.add_argument(
+        "--base-parts", type=Path, nargs="+", default=[], metavar="PART.json", help="the base's parts (with --base-ref)"
+    )
+    add_flags(mg, [o for o in with_flags(("surface", "run", "gate", "compare", "base", "report")) if o.key != "shard"])
+    mg.add_argument("-o", "--json", type=Path, metavar="PATH", help="write the merged JSON report")
+    mg.add_argument("--markdown", type=Path, metavar="PATH", help="write the report (with a base: the PR comment)")
+    mg.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
+    mg.set_defaults(func=_later("evaluate", "cmd_merge"))
+
     act = sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and the GitHub environment)")
     act.set_defaults(func=_cmd_action)
 
@@ -162,8 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.set_defaults(func=_later("surface", "cmd_init"))
 
-    cache_cmd = sub.add_parser("cache", help="answer cache: stats, or prune the answers the last run did not use")
-    cache_cmd.add_argument("action", choices=["stats", "prune"])
+    cache_cmd = sub.add_parser(
+        "cache",
+        help="answer cache: stats, prune the answers the last run did not use, or merge other caches into it",
+        usage="toolselect cache {stats,prune} [-c CONFIG] [--cache-dir DIR]\n       toolselect cache merge SOURCE_DIR… "
+        "[--cache-dir DIR]",
+    )
+    cache_cmd.add_argument("action", choices=["stats", "prune", "merge"])
+    cache_cmd.add_argument("sources", type=Path, nargs="*", metavar="SOURCE_DIR", help="merge: caches to copy from")
     add_flags(cache_cmd, [option("config"), option("cache_dir")])
     cache_cmd.add_argument("--dry-run", action="store_true", help="prune: only say what would go")
     cache_cmd.set_defaults(func=_later("surface", "cmd_cache"))

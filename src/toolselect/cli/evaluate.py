@@ -7,11 +7,12 @@ import os
 from pathlib import Path
 
 from ..config import Loaded, Overrides, Settings
-from ..errors import EXIT_INTERRUPTED, ConfigError
+from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, ConfigError
 from ..outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
 from ..pipeline import Against, plan_eval, run_eval
 from ..render.console import ConsoleView
 from ..runtime import run_async
+from ..shards import Shard
 from .common import flag_overrides, load_settings
 
 COMPARISON = ("max_drop", "significance", "fail_on_certain_flips")
@@ -31,6 +32,61 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
     view = ConsoleView(quiet=args.quiet)
     run = run_async(run_eval(loaded, settings, os.environ, view.hooks(), against=against), view.stop)
+    if run is None:
+        return EXIT_INTERRUPTED
+    outcome = evaluate(run, base_label=base_ref)
+    if settings.shard is not None:
+        return _shard_done(outcome, settings.shard, args.json, view)
+    view.finish_outcome(outcome)
+    if outcome.compared:
+        view.print_outcome(outcome)
+    junit, html = over.get("junit"), over.get("html")
+    targets = Targets(
+        json=args.json,
+        markdown=args.markdown,
+        junit=Path(junit) if junit else None,
+        html=Path(html) if html else None,
+    )
+    _write(outcome, targets, view)
+    return exit_code(outcome)
+
+
+def _shard_done(outcome: Outcome, shard: Shard, json_path: Path | None, view: ConsoleView) -> int:
+    """A shard's run: its part written, no verdict (a slice can't be judged): 0, or 3 when the run
+    itself failed."""
+    from ..gate import run_failure
+
+    if json_path is None:
+        raise ConfigError("--shard writes a part for `toolselect merge`: add --json PART.json")
+    _write(outcome, Targets(json=json_path), view)
+    asked = sum(m.head.counts.samples for m in outcome.models)
+    print(f"shard {shard}: {asked} samples asked; merge every shard's part with `toolselect merge PART.json…`")
+    failed = next((f for m in outcome.models for r in (m.head, m.base) if r and (f := run_failure(r))), None)
+    if failed:
+        print(f"the shard's run failed: {failed}")
+        return EXIT_INFRA
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Shards' parts → one outcome, as one unsharded run would give it (gate, outputs, exit code)."""
+    from ..merging import Part
+    from ..pipeline import run_merge
+    from ..report import read_reports
+
+    over = flag_overrides(args)
+    base_ref = over.get("base_ref")
+    if args.base_parts and not base_ref:
+        raise ConfigError("--base-parts needs --base-ref: the commit the base's shards evaluated")
+    heads = [Part(str(p), read_reports(p)) for p in args.parts]
+    bases = [Part(str(p), read_reports(p)) for p in args.base_parts]
+    for part in (*heads, *bases):
+        if part.reports[0].part is None:
+            raise ConfigError(f"{part.where} is a whole report, not a shard's part (eval --shard I/N writes parts)")
+    loaded, settings = load_settings(over)
+    against = Against(base_ref, over, Path.cwd()) if base_ref else None
+    view = ConsoleView(quiet=args.quiet)
+    run = run_async(run_merge(loaded, settings, os.environ, heads, bases, against=against), view.stop)
     if run is None:
         return EXIT_INTERRUPTED
     outcome = evaluate(run, base_label=base_ref)

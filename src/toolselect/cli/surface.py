@@ -258,10 +258,13 @@ def _init_source(args: argparse.Namespace, out: Path) -> str:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from ..cache import cache_stats, prune
+    from ..cache import cache_stats, merge_caches, prune
     from ..config import find_config, load_config
+    from ..errors import ConfigError
 
     cwd = Path.cwd()
+    if args.sources and args.action != "merge":
+        raise ConfigError(f"cache {args.action} takes no folders (only cache merge does)")
     if args.cache_dir:
         root = Path(args.cache_dir)
     else:
@@ -271,6 +274,18 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
             raise ConfigError("no config file here to find the cache in: pass --cache-dir DIR or -c FILE")
         root = path.parent / load_config(path, os.environ).config_value("cache_dir")  # as eval resolves it
+    if args.action == "merge":
+        if not args.sources:
+            raise ConfigError(
+                "cache merge needs the caches to copy from: toolselect cache merge DIR… [--cache-dir DIR]"
+            )
+        merged = merge_caches(args.sources, root)
+        print(
+            f"{root}: {merged.copied} answers added from {len(args.sources)} caches ({merged.present} already there"
+            + (f", {merged.refused} refused: not answers of this format" if merged.refused else "")
+            + ")"
+        )
+        return 0
     if args.action == "stats":
         stats = cache_stats(root)
         print(f"{root}: {stats['entries']} answers, {stats['bytes'] / 1024:.1f} KiB")
