@@ -23,7 +23,8 @@ from .config import Loaded, Overrides, Settings, load_cases, public_url
 from .diff import Diff, diff_reports
 from .errors import ConfigError, InfraError, ToolselectError
 from .gate import failed_base
-from .golden import Case, Source
+from .golden import Case
+from .golden import Source as CaseSource
 from .judge import Verdict, judge_all, wants_judge
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .merging import Part
@@ -233,7 +234,9 @@ def plan_fingerprint(settings: Settings, prep: Prepared) -> str:
             or [{"provider": settings.provider, "model": settings.model, "params": settings.params}],
             "asked": [settings.repeat, settings.shuffle, settings.seed, settings.temperature, settings.system],
             "more": [settings.max_tokens, settings.forbid_extra_args, settings.judge, settings.command],
-            "cases": [repr(replace(c, source=Source("", c.source.line))) for c in prep.cases],  # a base: in a worktree
+            "cases": [
+                repr(replace(c, source=CaseSource("", c.source.line))) for c in prep.cases
+            ],  # a base: in a worktree
             "surface": prep.surface.hash,
             "shards": settings.shard.count if settings.shard else 1,
         }
