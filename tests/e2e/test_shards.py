@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shutil
 from typing import Any
 
 import pytest
 
 from tests.conftest import toolselect
-from tests.e2e.test_action import KEY, SCRIPT, make_repo
+from tests.e2e.test_action import KEY, SCRIPT, make_repo, pull_request_event, register_pull, run_action
 from tests.fakes.model_api import FakeModelAPI
 
 MODELS = """  models:
@@ -139,3 +140,54 @@ def test_parts_that_are_not_one_whole_are_refused(sharded):
         and "the head's shard " in unmerged.err
         and "have no answer in the answer cache" in unmerged.err
     )
+
+
+def test_the_action_as_a_matrix_of_shards_and_a_merge_job(world, tmp_path):
+    """Three matrix jobs (inputs shard, shards), each with a fresh checkout and cache, upload their
+    toolselect-report/; the merge job downloads them all (input merge) and posts the one comment —
+    the comment a single job posts. A missing shard fails the merge with exit 3, naming it."""
+    api, github = world
+    repo = make_repo(tmp_path)
+    event = pull_request_event(repo)
+    register_pull(github, repo)
+    report, cache = repo.path / "toolselect-report", repo.path / "evals" / ".toolselect-cache"
+
+    def fresh() -> None:  # a new job: a clean checkout, the cache restored from the default branch (empty)
+        shutil.rmtree(report, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+
+    single = run_action(repo.path, tmp_path, inputs={"max-drop": "5"}, event=event, event_name="pull_request",
+                        api=api, github=github)  # fmt: skip
+    assert single.code == 1, single.stderr + single.stdout
+    [comment] = github.comments_on(7)
+    expected = comment["body"]
+    github.comments.clear()
+
+    downloads = tmp_path / "downloads"
+    for i in (1, 2, 3):
+        fresh()
+        job = run_action(repo.path, tmp_path, inputs={"max-drop": "5", "shard": str(i), "shards": "3"}, event=event,
+                         event_name="pull_request", api=api, github=github)  # fmt: skip
+        assert job.code == 0, job.stderr + job.stdout  # a shard gives no verdict
+        assert job.outputs["report"] == "toolselect-report/part.json"
+        assert (report / "part.json").exists() and (report / "part.base.json").exists()
+        assert any((report / "cache").rglob("*.json"))
+        shutil.copytree(report, downloads / f"toolselect-part-{i}")
+    assert not github.comments  # shards post nothing
+
+    fresh()
+    shutil.copytree(downloads, repo.path / "parts")
+    requests = api.requests
+    merged = run_action(repo.path, tmp_path, inputs={"max-drop": "5", "merge": "parts"}, event=event,
+                        event_name="pull_request", api=api, github=github)  # fmt: skip
+    assert merged.code == 1, merged.stderr + merged.stdout
+    assert api.requests == requests  # the merge asks nothing: the shards' answers are in their artifacts
+    [posted] = github.comments_on(7)
+    assert posted["body"] == expected
+    assert merged.outputs["passed"] == "false" and merged.outputs["accuracy-delta"] == single.outputs["accuracy-delta"]
+
+    fresh()
+    shutil.rmtree(repo.path / "parts" / "toolselect-part-2")
+    broken = run_action(repo.path, tmp_path, inputs={"merge": "parts"}, event=event, event_name="pull_request",
+                        api=api, github=github)  # fmt: skip
+    assert broken.code == 3 and "the head lacks shard 2/3" in broken.stdout + broken.stderr

@@ -85,8 +85,8 @@ def cache_prefix(tmp_path: Path, **inputs: str) -> str:
     out = tmp_path / "out"
     out.write_text("")
     subprocess.run(["bash", "-c", step["run"]], env=env | {"GITHUB_OUTPUT": str(out)}, check=True)
-    (line,) = out.read_text().splitlines()
-    return line.removeprefix("prefix=")
+    prefix, role = out.read_text().splitlines()
+    return prefix.removeprefix("prefix=") + role.removeprefix("role=")
 
 
 def test_the_cache_key_tells_apart_steps_with_other_models_or_configs(tmp_path):
@@ -98,9 +98,15 @@ def test_the_cache_key_tells_apart_steps_with_other_models_or_configs(tmp_path):
         "CONFIG": "${{ inputs.config }}",
         "WORKDIR": "${{ inputs.working-directory }}",
         "CACHE_DIR": "${{ inputs.cache-dir }}",
+        "SHARD": "${{ inputs.shard }}",
+        "MERGE": "${{ inputs.merge }}",
     }
     one = cache_prefix(tmp_path, MODEL="claude-haiku-4-5", CACHE_DIR=".toolselect-cache")
-    assert re.fullmatch(r"toolselect-v2-[0-9a-f]{16}-", one)
+    assert re.fullmatch(r"toolselect-v2-[0-9a-f]{16}-run", one)
+    # matrix jobs save under keys of their own, with the prefix every job restores from
+    shard, merge = (cache_prefix(tmp_path, MODEL="claude-haiku-4-5", CACHE_DIR=".toolselect-cache", **extra)
+                    for extra in ({"SHARD": "3"}, {"MERGE": "parts"}))  # fmt: skip
+    assert (shard, merge) == (one.replace("-run", "-shard3"), one.replace("-run", "-merge"))
     assert one == cache_prefix(tmp_path, MODEL="claude-haiku-4-5", CACHE_DIR=".toolselect-cache")
     others = {
         cache_prefix(tmp_path, MODEL="gpt-4.1-mini", CACHE_DIR=".toolselect-cache"),
@@ -110,8 +116,9 @@ def test_the_cache_key_tells_apart_steps_with_other_models_or_configs(tmp_path):
     }
     assert one not in others and len(others) == 4
     restore = next(s for s in ACTION["runs"]["steps"] if s.get("id") == "restore")
-    assert (
-        restore["with"]["key"] == "${{ steps.cache-key.outputs.prefix }}${{ github.run_id }}-${{ github.run_attempt }}"
+    assert restore["with"]["key"] == (
+        "${{ steps.cache-key.outputs.prefix }}${{ steps.cache-key.outputs.role }}-${{ github.run_id }}-"
+        "${{ github.run_attempt }}"
     )
     assert restore["with"]["restore-keys"].strip() == "${{ steps.cache-key.outputs.prefix }}"
 
