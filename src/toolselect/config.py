@@ -347,6 +347,8 @@ class Settings:
     models: tuple[ModelSpec, ...] = ()  # every model of the run, in order (one: this one)
     several: bool = False  # one model's settings in a run of several: its report carries its label
     shard: Shard | None = None  # --shard I/N: this run evaluates only its slice of the units
+    max_rpm: float | None = None  # per endpoint, by hand (gateways that announce no limit)
+    max_tpm: float | None = None
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -728,6 +730,8 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         cache_dir=Path(values["cache_dir"]),
         gate=structure["models"][0].gate if structure.get("models") else Gate.from_values(values),
         shard=parse_shard(values["shard"]) if values.get("shard") else None,
+        max_rpm=values.get("max_rpm"),
+        max_tpm=values.get("max_tpm"),
         **structure,
     )
 

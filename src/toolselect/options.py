@@ -264,6 +264,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("concurrency", "requests in flight", "int", "run", default=8, ge=1, metavar="N"),
     Option("shuffle", "each sample sees the tools in its own seeded order, recorded in the report", "bool", "run",
            input=None, shown_default="on when repeat > 1"),
+    Option("max_rpm",
+           "requests per minute at most, per endpoint, for gateways that announce no limit (the rate-limit headers "
+           "of OpenAI-compatible APIs and Anthropic are followed anyway)",
+           "float", "run", gt=0, metavar="N", shown_default="the endpoint's announced limit"),
+    Option("max_tpm", "tokens per minute at most, per endpoint (paced by the tokens answers take on average)",
+           "float", "run", gt=0, metavar="N", shown_default="the endpoint's announced limit"),
     Option("shard",
            "evaluate one slice of the run, I of N (e.g. 2/4): every sample of every model goes to one shard; "
            "`toolselect merge` puts the parts back together",

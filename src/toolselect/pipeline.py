@@ -29,7 +29,7 @@ from .judge import Verdict, judge_all, wants_judge
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .merging import Part
 from .pick import Pick
-from .pool import Pool
+from .pool import Pacer, Pool
 from .prices import cost_usd
 from .providers import Provider, Spend, make_provider
 from .providers.registry import PROVIDERS
@@ -131,7 +131,9 @@ async def prepare(
     `keep`: the jobs this run asks (a shard's); the others are not planned."""
     cases = load_cases(loaded, settings)  # golden set
     pools = {} if pools is None else pools
-    pool = pools.setdefault(endpoint_key(settings), Pool(settings.concurrency))
+    pool = pools.setdefault(
+        endpoint_key(settings), Pool(settings.concurrency, Pacer(settings.max_rpm, settings.max_tpm))
+    )
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
 
     async def listing() -> Surface:
@@ -549,7 +551,7 @@ async def run_stress(
     answer cache. `session`: the cache keys other runs of the same job used (the eval's), kept in
     the manifest with this run's so `cache prune` keeps them all."""
     cases = load_cases(loaded, settings)  # golden set
-    pool = Pool(settings.concurrency)
+    pool = Pool(settings.concurrency, Pacer(settings.max_rpm, settings.max_tpm))
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False

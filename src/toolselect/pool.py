@@ -1,25 +1,191 @@
-"""How many requests may be in flight: `concurrency`, halved while the API keeps rate-limiting.
+"""One endpoint's share of the run: how many requests may be in flight (`concurrency`), and how fast
+they may start — at the provider's rate limit, not below it and not into it.
 
-The SDKs retry a 429 themselves (honouring `retry-after`); this pool makes the *run* back off too:
-each 429/529 answer halves the number of requests allowed out at once (never below 1), and every
-`limit` successes in a row win one slot back, up to `concurrency` (additive increase,
-multiplicative decrease).
+The `Pacer` spaces every attempt (the SDKs' retries too) at the rate the endpoint allows:
+
+- **announced**: the rate-limit headers of every answer — `x-ratelimit-limit-requests` /
+  `-remaining-requests` / `-reset-requests` (and `-tokens`) from OpenAI-compatible APIs,
+  `anthropic-ratelimit-requests-limit` / `-remaining` / `-reset` (and `-tokens`) from Anthropic.
+  The limits are per minute; the pace is just under them, and when an answer says nothing remains,
+  the next request waits for the reset;
+- **by hand**: `max_rpm` / `max_tpm`, for gateways that announce nothing;
+- **found**: without either, a 429 (or 529) sets the pace just under the rate the endpoint was
+  answering at, and every second without one raises it by a step (additive increase,
+  multiplicative decrease), so the run sits at the limit instead of staying halved.
+
+Token limits become a request pace through the tokens an answer took on average so far.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
+import re
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+
+UNDER = 0.97  # of an announced limit: what is left for the clock's and the network's jitter
+DECREASE = 0.9  # a 429 without headers: the pace becomes this share of the rate that was answered
+STEP = 0.05  # then rises by this share of it per second (past the limit, the 429s cost little: the
+# endpoint still answers at its limit; below it, every second is lost throughput)
+
+
+class Pacer:
+    def __init__(
+        self, max_rpm: float | None = None, max_tpm: float | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.max_rpm, self.max_tpm = max_rpm, max_tpm
+        self.clock = clock
+        self.limit_rpm: float | None = None  # announced by the endpoint
+        self.limit_tpm: float | None = None
+        self.found: float | None = None  # requests/s after a 429 without headers; None: not throttled
+        self.step = 0.0
+        self.slowdowns = 0  # how often a 429 slowed the pace
+        self.tokens: float | None = None  # tokens an answer took, on average
+        self._answers = 0
+        self._next = 0.0  # the earliest start of the next request
+        self._hold = 0.0  # nothing remains: no request before this
+        self._epoch = float("-inf")  # the last slowdown (one per second: the 429s of one burst are one signal)
+        self._grown = 0.0
+        self._ok: deque[float] = deque()  # when answers came back in the last second, for the rate answered
+        self._first: float | None = None  # the first answer
+
+    def rate(self) -> float | None:
+        """Requests per second allowed now; None: as fast as the pool lets them out."""
+        now = self.clock()
+        if self.found is not None and now - self._epoch >= 1.0:  # additive increase, per second
+            self.found += self.step * (now - max(self._grown, self._epoch + 1.0))
+            self._grown = now
+        caps = [r for r in (self.max_rpm and self.max_rpm / 60, self.limit_rpm and self.limit_rpm / 60 * UNDER) if r]
+        tpm = [t for t in (self.max_tpm, self.limit_tpm and self.limit_tpm * UNDER) if t]
+        if tpm and self.tokens:
+            caps.append(min(tpm) / 60 / self.tokens)
+        if self.found is not None and self.limit_rpm is None:
+            caps.append(self.found)
+        return min(caps) if caps else None
+
+    async def wait(self) -> None:
+        """Before a request (every attempt) starts: its turn, at the pace."""
+        rate = self.rate()
+        now = self.clock()
+        start = max(now, self._hold, self._next if rate else now)
+        if rate:
+            self._next = start + 1 / rate
+        if start > now:
+            await asyncio.sleep(start - now)
+
+    def answered(self, status: int, headers: Mapping[str, str]) -> bool:
+        """An answer (every attempt's): the limits it announces; True when it said "slow down"."""
+        now = self.clock()
+        announced = read_limits(headers)
+        if announced.requests_limit:
+            self.limit_rpm = announced.requests_limit
+        if announced.tokens_limit:
+            self.limit_tpm = announced.tokens_limit
+        if announced.requests_remaining is not None and announced.requests_remaining < 1 and announced.reset_s:
+            self._hold = max(self._hold, now + announced.reset_s)
+        slow = status in (429, 529)
+        if not slow:
+            self._first = now if self._first is None else self._first
+            self._ok.append(now)
+            while self._ok and now - self._ok[0] > 1.0:
+                self._ok.popleft()
+            return False
+        if now - self._epoch >= 1.0:  # one slowdown per second: a burst's 429s are one signal
+            span = min(1.0, now - self._first) if self._first is not None else 0.0
+            answered = len(self._ok) / max(0.05, span) if self._ok else None
+            current = self.found if self.found is not None else answered
+            if current is not None:
+                self.found = max(0.5, DECREASE * min(current, answered or current))
+                self.step = STEP * self.found
+            self._epoch, self._grown = now, now
+            self.slowdowns += 1
+        return True
+
+    def spent(self, tokens: int) -> None:
+        """The tokens an answer took (input and output), for a token limit's pace."""
+        self._answers += 1
+        self.tokens = tokens if self.tokens is None else self.tokens + (tokens - self.tokens) / self._answers
+
+
+class Limits:
+    """What one answer's headers announce (None: not said)."""
+
+    def __init__(self) -> None:
+        self.requests_limit: float | None = None
+        self.requests_remaining: float | None = None
+        self.tokens_limit: float | None = None
+        self.reset_s: float | None = None
+
+
+def read_limits(headers: Mapping[str, str]) -> Limits:
+    """OpenAI-compatible (`x-ratelimit-*`) and Anthropic (`anthropic-ratelimit-*`) rate-limit headers."""
+    out = Limits()
+    get = {k.lower(): v for k, v in headers.items()}.get
+    out.requests_limit = _number(get("x-ratelimit-limit-requests") or get("anthropic-ratelimit-requests-limit"))
+    out.requests_remaining = _number(
+        get("x-ratelimit-remaining-requests") or get("anthropic-ratelimit-requests-remaining")
+    )
+    out.tokens_limit = _number(get("x-ratelimit-limit-tokens") or get("anthropic-ratelimit-tokens-limit"))
+    if (reset := get("x-ratelimit-reset-requests")) is not None:
+        out.reset_s = duration(reset)
+    elif (reset := get("anthropic-ratelimit-requests-reset")) is not None:
+        out.reset_s = _until(reset)
+    return out
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and value >= 0 else None
+
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def duration(text: str) -> float | None:
+    """OpenAI's reset: "1s", "6m0s", "20ms", "1h2m3.5s" → seconds."""
+    parts = _PART.findall(text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        return None
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+def _until(stamp: str) -> float | None:
+    """Anthropic's reset: an RFC 3339 time → seconds from now."""
+    from datetime import UTC, datetime
+
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(stamp) if stamp else None
+        if parsed is None:
+            return None
+        when = parsed
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 class Pool:
-    def __init__(self, size: int) -> None:
+    """`size` requests in flight at most, and the endpoint's pace (`pacer`)."""
+
+    def __init__(self, size: int, pacer: Pacer | None = None) -> None:
         self.size = size
         self.limit = size
         self.in_flight = 0
         self.peak = 0
-        self.shrinks = 0
-        self._streak = 0
+        self.pacer = pacer or Pacer()
         self._changed: asyncio.Condition | None = None
+
+    @property
+    def shrinks(self) -> int:
+        """How often a 429 (or 529) slowed the run."""
+        return self.pacer.slowdowns
 
     def _condition(self) -> asyncio.Condition:
         if self._changed is None:
@@ -41,15 +207,10 @@ class Pool:
             changed.notify_all()
 
     def rate_limited(self) -> None:
-        """The API said 'slow down' (429 or 529): fewer requests go out at once."""
-        self._streak = 0
-        if self.limit > 1:
-            self.limit = max(1, self.limit // 2)
-            self.shrinks += 1
+        """The API said 'slow down' with no headers to read (a test, a provider without them)."""
+        self.pacer.answered(429, {})
 
-    def succeeded(self) -> None:
-        """Called inside `async with pool`: the waiters re-check the limit when the slot is left."""
-        self._streak += 1
-        if self.limit < self.size and self._streak >= self.limit:
-            self._streak = 0
-            self.limit += 1
+    def succeeded(self, tokens: int | None = None) -> None:
+        """An answer came back: the tokens it took pace a token limit."""
+        if tokens:
+            self.pacer.spent(tokens)

@@ -247,7 +247,7 @@ class RunOut(Record):
     input_tokens: Count = 0
     output_tokens: Count = 0
     cost_usd: float | None = 0.0  # null: no price known for this model
-    pool_shrinks: Count = 0  # how often rate limits halved the requests in flight
+    pool_shrinks: Count = 0  # how often a 429 (or 529) slowed the run's pace
     judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
     label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
 

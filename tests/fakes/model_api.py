@@ -16,6 +16,9 @@ Script (JSON):
   faults:   [{"match": "<prompt>" | "*", "status": 429, "retry_after": 0.1, "delay": 2.0,
               "drop": true, "times": 2}]              applied in order while "times" lasts
   latency:  seconds before every answer (default 0)
+  rate_limit: {"rps": 20, "burst": 20, "headers": "openai" | "anthropic" | null, "retry_after": "1"}
+            a token bucket: beyond it a request is answered 429 (with retry-after); with "headers", every
+            answer announces the limit (per minute), what remains and when it is full again, as that API does
   key:      the API key to accept (default: any non-empty key)
   fatal_models: ["no-such-model"]                     answered 404 not_found
   seed:     for "random" answers
@@ -85,6 +88,10 @@ class FakeModelAPI:
         self.by_path: Counter[str] = Counter()
         self.in_flight = 0
         self.max_in_flight = 0
+        self._tokens: float | None = None  # the rate limit's bucket
+        self._refilled = 0.0
+        self.rate_limited = 0  # requests answered 429 by the bucket
+        self.admitted: list[float] = []  # when each request the bucket let through arrived
         self.first_start: float | None = None
         self.last_end: float | None = None
         self.log: list[dict[str, Any]] = []
@@ -151,6 +158,9 @@ class FakeModelAPI:
                 "first_start": self.first_start,
                 "last_end": self.last_end,
                 "eval_phase_s": (self.last_end - self.first_start) if self.first_start and self.last_end else None,
+                "rate_limited": self.rate_limited,
+                "admitted": len(self.admitted),
+                "admitted_span_s": (self.admitted[-1] - self.admitted[0]) if len(self.admitted) > 1 else None,
             }
 
     # ------------------------------------------------------------------ HTTP
@@ -249,6 +259,10 @@ class FakeModelAPI:
         if body.get("model") in self.script.get("fatal_models", []):
             self._error(writer, api, 404, f"model: {body.get('model')}")
             return True
+        limited, announced = self._bucket()
+        if limited:
+            self._error(writer, api, 429, "rate limit reached", announced)
+            return True
         fault = self._take_fault(prompt)
         if fault:
             if fault.get("delay"):
@@ -268,8 +282,44 @@ class FakeModelAPI:
                 f"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data
             )
             return True
-        self._write(writer, 200, _render(api, body, answer, next(self._ids)))
+        self._write(writer, 200, _render(api, body, answer, next(self._ids)), announced)
         return True
+
+    def _bucket(self) -> tuple[bool, dict[str, str]]:
+        """The script's rate limit: (refused, the headers to send)."""
+        limit = self.script.get("rate_limit")
+        if not limit:
+            return False, {}
+        rps, burst = float(limit["rps"]), float(limit.get("burst", limit["rps"]))
+        with self._lock:
+            now = time.monotonic()
+            if self._tokens is None:
+                self._tokens, self._refilled = burst, now
+            self._tokens = min(burst, self._tokens + (now - self._refilled) * rps)
+            self._refilled = now
+            refused = self._tokens < 1
+            if refused:
+                self.rate_limited += 1
+            else:
+                self._tokens -= 1
+                self.admitted.append(now)
+            left, full_in = int(self._tokens), (burst - self._tokens) / rps
+        headers = {"retry-after": str(limit.get("retry_after", "1"))} if refused else {}
+        style = limit.get("headers")
+        if style == "openai":
+            headers |= {
+                "x-ratelimit-limit-requests": f"{rps * 60:g}",
+                "x-ratelimit-remaining-requests": str(left),
+                "x-ratelimit-reset-requests": f"{full_in * 1000:.0f}ms",
+            }
+        elif style == "anthropic":
+            reset = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(time.time() + full_in)) + "Z"
+            headers |= {
+                "anthropic-ratelimit-requests-limit": f"{rps * 60:g}",
+                "anthropic-ratelimit-requests-remaining": str(left),
+                "anthropic-ratelimit-requests-reset": reset,
+            }
+        return refused, headers
 
     def _error(
         self, writer: asyncio.StreamWriter, api: str, status: int, message: str, headers: dict[str, str] | None = None

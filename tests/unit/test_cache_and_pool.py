@@ -6,9 +6,11 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from toolselect.cache import AnswerCache, cache_key
 from toolselect.pick import Pick, Usage
-from toolselect.pool import Pool
+from toolselect.pool import Pacer, Pool, duration, read_limits
 from toolselect.providers import Request, WireTool
 
 TOOLS = (WireTool("a", "A tool", {"type": "object"}), WireTool("b", "B tool", {"type": "object"}))
@@ -68,28 +70,54 @@ def test_entries_round_trip_and_damaged_ones_are_misses(tmp_path):
     assert not list(tmp_path.rglob(".tmp-*"))
 
 
-def test_pool_halves_on_rate_limits_and_recovers():
-    async def scenario():
-        pool = Pool(8)
-        pool.rate_limited()
-        pool.rate_limited()
-        assert pool.limit == 2 and pool.shrinks == 2
-        entered = 0
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
 
-        async def one():
-            nonlocal entered
-            async with pool:
-                entered += 1
-                await asyncio.sleep(0.01)
-                pool.succeeded()
+    def __call__(self) -> float:
+        return self.now
 
-        await asyncio.gather(*(one() for _ in range(20)))
-        assert entered == 20 and pool.peak <= 8
-        return pool
 
-    pool = asyncio.run(scenario())
-    assert pool.limit > 2  # successes won slots back
-    assert pool.limit <= 8
+def test_the_pace_follows_announced_limits():
+    clock = Clock()
+    pacer = Pacer(clock=clock)
+    assert pacer.rate() is None  # nothing known: as fast as the pool lets requests out
+    pacer.answered(200, {"x-ratelimit-limit-requests": "1200", "x-ratelimit-remaining-requests": "900"})
+    assert pacer.rate() == pytest.approx(20 * 0.97)
+    pacer.answered(200, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30s"})
+    assert pacer._hold == pytest.approx(clock.now + 90)  # nothing remains: the next waits for the reset
+    anthropic = Pacer(clock=clock)
+    anthropic.answered(200, {"anthropic-ratelimit-requests-limit": "600", "anthropic-ratelimit-tokens-limit": "6000"})
+    anthropic.spent(100)
+    assert anthropic.rate() == pytest.approx(1.0 * 0.97)  # 6,000 tokens a minute at 100 tokens an answer
+    assert Pacer(max_rpm=120, clock=clock).rate() == 2.0
+    capped = Pacer(max_rpm=6000, max_tpm=600, clock=clock)
+    capped.spent(50)
+    capped.spent(150)
+    assert capped.rate() == pytest.approx(0.1)  # tokens bind first: 10 tokens/s at 100 an answer
+
+
+def test_without_headers_a_429_sets_the_pace_which_then_rises():
+    clock = Clock()
+    pacer = Pacer(clock=clock)
+    for _ in range(41):  # 41 answers in half a second: 82 a second
+        pacer.answered(200, {})
+        clock.now += 0.0125
+    clock.now -= 0.0125
+    assert pacer.answered(429, {"retry-after": "1"}) and pacer.slowdowns == 1
+    assert pacer.rate() == pytest.approx(0.9 * 82)
+    pacer.answered(429, {})  # the same burst: one signal
+    assert pacer.slowdowns == 1
+    clock.now += 3.0  # three quiet seconds: up by 5% of the pace a second, after the first
+    assert pacer.rate() == pytest.approx(0.9 * 82 * (1 + 0.05 * 2.0))
+
+
+def test_read_limits():
+    assert duration("6m0s") == 360 and duration("20ms") == 0.02 and duration("1h2m3.5s") == 3723.5
+    assert duration("soon") is None
+    limits = read_limits({"X-RateLimit-Limit-Requests": "60", "x-ratelimit-reset-requests": "1s"})
+    assert (limits.requests_limit, limits.reset_s) == (60, 1.0)
+    assert read_limits({"x-ratelimit-limit-requests": "lots"}).requests_limit is None
 
 
 def test_pool_bounds_in_flight():

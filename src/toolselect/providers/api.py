@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_S = 60.0
 # Statuses after which no other request would fare better: stop the run at once.
 FATAL_STATUSES = {400, 401, 402, 403, 404, 413, 422}
-SLOW_DOWN = {429, 529}
 
 
 class SdkProvider(Provider):
@@ -82,9 +81,11 @@ class SdkProvider(Provider):
 
         limit = deadline(self.settings)
 
+        async def on_request(request: Any) -> None:
+            await self.pool.pacer.wait()  # every attempt, the SDK's retries too: at the endpoint's pace
+
         async def on_response(response: Any) -> None:
-            if response.status_code in SLOW_DOWN:
-                self.pool.rate_limited()
+            self.pool.pacer.answered(response.status_code, response.headers)
             wait = retry_after(response.headers)
             if wait is not None and wait > limit:
                 response.headers["retry-after"] = f"{limit:g}"
@@ -98,7 +99,8 @@ class SdkProvider(Provider):
 
         concurrency = self.settings.concurrency
         limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-        return client_class(limits=limits, timeout=timeout(self.settings), event_hooks={"response": [on_response]})
+        hooks = {"request": [on_request], "response": [on_response]}
+        return client_class(limits=limits, timeout=timeout(self.settings), event_hooks=hooks)
 
     def redact(self, text: str) -> str:
         """Belt and braces: no key value ever appears in a message we keep or print, nor the secret

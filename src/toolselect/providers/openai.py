@@ -69,13 +69,15 @@ class _OpenAIBase(SdkProvider):
             answer = await self._ask(request)
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise self.sort_error(exc) from None
-        self.pool.succeeded()
         try:
-            return self._read(answer, (time.perf_counter() - started) * 1000)
+            picked = self._read(answer, (time.perf_counter() - started) * 1000)
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
             raise SampleError(
                 f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
+        if picked.usage is not None:  # a token limit is paced by what answers take
+            self.pool.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
+        return picked
 
 
 def _call(name: str, arguments: Any) -> ToolCall:
