@@ -4,6 +4,7 @@
     python bench/run.py --quick    # smaller sizes, for a smoke run
     python bench/run.py --only models   # one benchmark: several models in one run
     python bench/run.py --only rate     # one benchmark: runs at a provider's rate limit
+    python bench/run.py --only shards   # one benchmark: 3 shards at once and their merge, vs one job
 
 Every number is measured in the same run on the same machine: ours against the ideal, ours
 against toolproof 0.3.1 (`pip install mcp-toolproof`, part of the test extras), with the same
@@ -367,6 +368,73 @@ def rate_rows(quick: bool) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def bench_shards(cases: int, latency: float, concurrency: int, shards: int) -> dict[str, float]:
+    """A suite in one job, then as `shards` shard jobs at once (a runner each) and their merge."""
+    folder = Path(tempfile.mkdtemp(prefix="tsshards-"))
+    tools = ROOT / "tests" / "data" / "outcomes" / "tools.json"
+    golden = "".join(
+        json.dumps({"id": f"c{i}", "question": f"weather in city {i} now", "expected_tool": "get_weather"}) + "\n"
+        for i in range(cases)
+    )
+    (folder / "g.jsonl").write_text(golden)
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: {json.dumps(str(tools))}\nevals:\n  provider: openai\n  model: fake-model\n"
+        f"  golden: g.jsonl\n  min_accuracy: 0\n  repeat: 3\n  concurrency: {concurrency}\n"
+    )
+    script = {"default": {"tool": "get_weather", "args": {}}, "latency": latency}
+    eval_ = [str(BIN / "toolselect"), "eval", "-q"]
+    with FakeModelAPI(script) as api:
+        whole, _ = timed([*eval_, "--json", "whole.json", "--cache-dir", "c-whole"], folder, env_for(api, folder))
+    # the shards' model servers: one fake API answers them all, each shard with its own `concurrency`
+    # in flight (a runner each); one URL, as each runner's own server would be at the same address
+    api = FakeModelAPI(script).start()
+    try:
+        start = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                [*eval_, "--shard", f"{i + 1}/{shards}", "--json", f"part-{i + 1}.json", "--cache-dir", f"c-{i + 1}"],
+                cwd=folder,
+                env=env_for(api, folder),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for i in range(shards)
+        ]
+        for proc in procs:
+            proc.wait()
+        parallel = time.perf_counter() - start
+    finally:
+        api.stop()
+    env = env_for(api, folder) | {"OPENAI_API_KEY": ""}
+    cache = [str(BIN / "toolselect"), "cache", "merge", *(f"c-{i + 1}" for i in range(shards)), "--cache-dir", "c-m"]
+    merged_cache, _ = timed(cache, folder, env)
+    parts = [f"part-{i + 1}.json" for i in range(shards)]
+    merge, proc = timed([str(BIN / "toolselect"), "merge", *parts, "--cache-dir", "c-m", "-o", "m.json"], folder, env)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"toolselect merge failed: {proc.stderr[-2000:]}")
+    same = (
+        json.loads((folder / "m.json").read_text())["metrics"]
+        == json.loads((folder / "whole.json").read_text())["metrics"]
+    )
+    shutil.rmtree(folder, ignore_errors=True)
+    return {"whole": whole, "parallel": parallel, "merge": merged_cache + merge, "same": same}
+
+
+def shard_rows(quick: bool) -> list[tuple[str, str, str, str]]:
+    """10. Shards: 600 samples, 3 shards at once (a model server each) + the merge, vs one job."""
+    cases, latency, conc = (50, 0.2, 8) if quick else (200, 0.2, 8)
+    r = bench_shards(cases, latency, conc, 3)
+    return [
+        (
+            f"{cases * 3} samples × {latency * 1000:.0f} ms, concurrency {conc}: 3 shards at once + merge vs one job",
+            f"one job {r['whole']:.1f} s; shards {r['parallel']:.1f} s + merge {r['merge']:.1f} s"
+            + ("; same metrics" if r["same"] else "; METRICS DIFFER"),
+            f"{r['whole'] / (r['parallel'] + r['merge']):.2f}× faster",
+            "— (3 processes on this machine's 2 cores; a matrix gives each its runner)",
+        )
+    ]
+
+
 def print_table(rows: list[tuple[str, str, str, str]]) -> None:
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -384,11 +452,11 @@ def print_table(rows: list[tuple[str, str, str, str]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
-    parser.add_argument("--only", choices=["models", "rate"], help="run one benchmark alone")
+    parser.add_argument("--only", choices=["models", "rate", "shards"], help="run one benchmark alone")
     args = parser.parse_args()
     quick = args.quick
     if args.only:
-        print_table({"models": models_rows, "rate": rate_rows}[args.only](quick))
+        print_table({"models": models_rows, "rate": rate_rows, "shards": shard_rows}[args.only](quick))
         return
     rows: list[tuple[str, str, str, str]] = []
 
@@ -521,6 +589,7 @@ def main() -> None:
 
     rows += models_rows(quick)
     rows += rate_rows(quick)
+    rows += shard_rows(quick)
     print_table(rows)
 
 
