@@ -400,8 +400,8 @@ def bench_shards(cases: int, latency: float, concurrency: int, shards: int) -> d
             )
             for i in range(shards)
         ]
-        for proc in procs:
-            proc.wait()
+        for shard_proc in procs:
+            shard_proc.wait()
         parallel = time.perf_counter() - start
     finally:
         api.stop()
@@ -409,9 +409,9 @@ def bench_shards(cases: int, latency: float, concurrency: int, shards: int) -> d
     cache = [str(BIN / "toolselect"), "cache", "merge", *(f"c-{i + 1}" for i in range(shards)), "--cache-dir", "c-m"]
     merged_cache, _ = timed(cache, folder, env)
     parts = [f"part-{i + 1}.json" for i in range(shards)]
-    merge, proc = timed([str(BIN / "toolselect"), "merge", *parts, "--cache-dir", "c-m", "-o", "m.json"], folder, env)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"toolselect merge failed: {proc.stderr[-2000:]}")
+    merge, merged = timed([str(BIN / "toolselect"), "merge", *parts, "--cache-dir", "c-m", "-o", "m.json"], folder, env)
+    if merged.returncode not in (0, 1):
+        raise SystemExit(f"toolselect merge failed: {merged.stderr[-2000:]}")
     same = (
         json.loads((folder / "m.json").read_text())["metrics"]
         == json.loads((folder / "whole.json").read_text())["metrics"]
