@@ -34,7 +34,7 @@ from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import ModelOutcome, Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
 from .pipeline import Against, run_eval, run_merge, stress_against
 from .policy import Event, Plan, Review, decide, read_event
-from .providers.registry import API_PROVIDERS
+from .providers.registry import API_PROVIDERS, PROVIDERS
 from .render.comment import fence
 from .report import read_reports
 from .runtime import run_async
@@ -126,7 +126,9 @@ def _endpoint_from_the_workflow(
     if given:
         return replace(over, values={**over.values, "base_url": given})
     configured = loaded.config_value("base_url")
-    if configured and loaded.doc is not None and provider in API_PROVIDERS:
+    providers = {provider, *(m.get("provider") for m in inputs.get("models") or ())}
+    providers |= {e.provider for e in loaded.config_value("models") or ()}
+    if configured and loaded.doc is not None and providers & set(API_PROVIDERS):
         place = where(loaded.doc.file, loaded.doc.line(("evals", "base_url")))
         raise ConfigError(
             f"{place}evals.base_url ({public_url(configured)}) would receive the API key, and the config may come "
@@ -192,7 +194,7 @@ def evaluate_event(
         wf.mask(secret)
     provider, _, _ = resolve_value(BY_KEY["provider"], loaded, over, env)
     over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
-    plan = decide(event, inputs, provider, env)
+    plan = decide(event, inputs, _plan_provider(loaded, inputs, provider, env), env)
     shard, merging = _matrix(inputs)
     if shard:
         over = replace(over, values={**over.values, "shard": shard})
@@ -296,6 +298,24 @@ def evaluate_event(
     return code
 
 
+def _plan_provider(
+    loaded: Loaded, inputs: Mapping[str, Any], provider: str | None, env: Mapping[str, str]
+) -> str | None:
+    """The provider the plan judges keys by: with several models, the first whose key is missing (the
+    run is then cache-only, and the warning names it), else the first."""
+    models = inputs.get("models") or [{"provider": e.provider} for e in loaded.config_value("models") or ()]
+    providers = [m.get("provider") or provider for m in models] or [provider]
+    missing = next(
+        (
+            p
+            for p in providers
+            if p in PROVIDERS and PROVIDERS[p].api and not any(env.get(k) for k in PROVIDERS[p].keys)
+        ),
+        None,
+    )
+    return missing or providers[0]
+
+
 def _matrix(inputs: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """(the shard as I/N, the merge job's parts folder), from the shard, shards and merge inputs."""
     index, count, merging = inputs.get("matrix_shard"), inputs.get("shards"), inputs.get("merge")
@@ -317,8 +337,6 @@ def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workfl
     """A shard's job: its part (and the base's) and every answer it used, in toolselect-report/ for
     the workflow to upload; no comment, no verdict (a slice can't be judged). 3 when its run failed."""
     from .cache import AnswerCache, export_entries
-    from .gate import run_failure
-
     out_dir = workspace / REPORT_DIR
     write_outputs(outcome, Targets(json=out_dir / PART, base_json=out_dir / BASE_PART))
     keys = AnswerCache(settings.cache_dir).manifest_keys() or set()
@@ -327,7 +345,8 @@ def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workfl
     print(f"shard {settings.shard}: {asked} samples; its part and {exported} answers are in {REPORT_DIR}/")
     chown_like([out_dir, settings.cache_dir, workspace / ".git"], workspace)
     wf.set_outputs({"report": f"{REPORT_DIR}/{PART}", "cache-dirty": "true" if exported else "false"})
-    failed = next((f for m in outcome.models for r in (m.head, m.base) if r and (f := run_failure(r))), None)
+    # only a run that stopped fails a shard: the share of provider errors is the merge's to judge, on the whole
+    failed = next((r.gate.stopped for m in outcome.models for r in (m.head, m.base) if r and r.gate.stopped), None)
     if failed:
         wf.annotate("error", f"shard {settings.shard}: the run failed: {failed}", title="toolselect")
         return EXIT_INFRA

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .converse import Conversation
@@ -66,9 +66,11 @@ async def ask_all(
     system: str | None,
     pool: Pool,
     on_done: Callable[[Job, Pick], None] | None = None,
+    preset: Mapping[tuple[str, int], Pick] | None = None,
 ) -> Asked:
-    """Ask every job; `pool.size` workers pull jobs in order, and the pool bounds (and, under rate
-    limits, shrinks) how many requests are in flight."""
+    """Ask every job; `pool.size` workers pull jobs in order, and the pool bounds how many requests
+    are in flight (its pacer, how fast they start). `preset`: picks already known by (case, sample),
+    not asked (a merge: the samples a shard recorded as provider errors)."""
     tools = wire_tools(surface)
     picks: list[Pick | None] = [None] * len(jobs)
     pending = iter(enumerate(jobs))
@@ -96,7 +98,10 @@ async def ask_all(
 
     async def worker() -> None:
         for index, job in pending:
-            if fatal:
+            known = preset.get((job.case.name, job.sample)) if preset else None
+            if known is not None:
+                pick = known
+            elif fatal:
                 pick = skipped(STOPPED)
             else:
                 async with pool:

@@ -89,7 +89,8 @@ class ServerModel(Authored):
 PORT = "{port}"  # in server.start, url, env and headers: a free port picked for each side
 
 
-LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,63}$"  # how a model is named in the views and outputs
+LABEL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:/@+~-]{0,63}$"  # how a model is named in the views and outputs
+MAX_MODELS = 16  # a report of several models holds at most this many (report.MAX_MODELS)
 
 
 def _bounds(option: Option) -> dict[str, Any]:
@@ -588,6 +589,11 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         )
     cache_dir = over.get("cache_dir")
     values["cache_dir"] = _path(cache_dir, cwd) if cache_dir else _path(loaded.config_value("cache_dir"), base)
+    if values.get("shard") and not values["cache"]:
+        raise ConfigError(
+            f"{at('evals', 'cache')}a shard's answers are how its part is merged: --shard needs the answer cache "
+            "(evals.cache: true)"
+        )
     return _build(
         values,
         base_dir=base,
@@ -650,7 +656,7 @@ def _model_specs(
                 label=entry.get("label") or "",
                 provider=provider,
                 model=model,
-                base_url=_base_url(entry, provider, values["base_url"], over.source, len(entries) > 1),
+                base_url=_base_url(entry, provider, values["base_url"], over.source),
                 params=dict(entry["params"]) if entry.get("params") else dict(values["params"]),
                 gate=Gate.from_values(dict(values) | gate_values),
             )
@@ -658,15 +664,25 @@ def _model_specs(
     return _labelled(specs, at if configured else None)
 
 
-def _base_url(entry: Mapping[str, Any], provider: str, run_wide: str | None, source: str, several: bool) -> str | None:
-    """A model's endpoint: its own, else the run's (evals.base_url, --base-url, OPENAI_BASE_URL). The
-    Action's openai-base-url input is for the OpenAI APIs: with several models, an anthropic one
-    keeps Anthropic's endpoint."""
+def _base_url(entry: Mapping[str, Any], provider: str, run_wide: str | None, source: str) -> str | None:
+    """A model's endpoint: its own, else the run's (evals.base_url, --base-url). In the Action the
+    run's is the openai-base-url input, for the OpenAI APIs: an Anthropic model keeps Anthropic's."""
     if entry.get("base_url"):
         return str(entry["base_url"])
-    if source == "input" and several and not provider.startswith("openai"):
-        return None
+    if source == "input" and not provider.startswith("openai"):
+        return None  # the Action's openai-base-url input is for the OpenAI APIs' models
     return run_wide
+
+
+def _as_label(name: str) -> str:
+    """A model's name as a label: what a label can't hold becomes '-', and a long name is cut (with a
+    short hash of the whole, so two long names stay apart)."""
+    import hashlib
+
+    label = re.sub(r"[^A-Za-z0-9._:/@+-]", "-", name).lstrip("._:/@+-") or "model"
+    if len(label) > 64:
+        label = label[:55] + "~" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return label
 
 
 def _labelled(specs: list[ModelSpec], at: Any) -> tuple[ModelSpec, ...]:
@@ -675,11 +691,19 @@ def _labelled(specs: list[ModelSpec], at: Any) -> tuple[ModelSpec, ...]:
     from collections import Counter
     from dataclasses import replace
 
+    if len(specs) > MAX_MODELS:
+        raise ConfigError(f"{len(specs)} models: a run takes at most {MAX_MODELS} (split them over several runs)")
     names = Counter(s.model or s.provider for s in specs if not s.label)
     out = []
-    for s in specs:
+    for i, s in enumerate(specs):
+        if s.label and not re.fullmatch(LABEL_PATTERN, s.label):
+            place = at("evals", "models", i, "label") if at else ""
+            raise ConfigError(
+                f"{place}the label {s.label!r} can't name a model: letters, digits and . _ : / @ + - only, up to 64, "
+                "starting with a letter or digit"
+            )
         name = s.model or s.provider
-        out.append(replace(s, label=s.label or (name if names[name] == 1 else f"{s.provider}:{name}")))
+        out.append(replace(s, label=s.label or _as_label(name if names[name] == 1 else f"{s.provider}:{name}")))
     seen: dict[str, int] = {}
     for i, s in enumerate(out):
         if s.label in seen:

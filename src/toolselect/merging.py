@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .pick import Pick, failed
 from .report import Report, RunOut, SampleOut
-from .shards import Given, Shard, Unit, assign, plan_units
+from .shards import Given, Shard, Unit, assign_sides, plan_units
 from .surface import LeftOut, Surface, build_surface
 
 
@@ -54,15 +55,39 @@ def labels_of(reports: Sequence[Report]) -> list[str]:
 
 
 def assigned(sides: Sequence[Sequence[Report]], count: int) -> dict[Unit, int]:
-    """Which shard each unit of a whole run belongs to, from the run's own reports (the head's, and
-    the base's: a unit is assigned over both, as the shards did)."""
-    units: dict[Unit, int] = {}
-    for reports in sides:
+    """Which shard each unit of a whole run belongs to, from the run's own reports: the head's decide,
+    the base's own units follow (as the shards assigned them)."""
+
+    def units_of(reports: Sequence[Report]) -> list[tuple[Unit, int]]:
         first = reports[0]
         costs = [(c.name, len(c.expect_calls) + 1 if c.expect_calls is not None else 1) for c in first.cases]
-        for unit, weight in plan_units(labels_of(reports), costs, first.run.repeat):
-            units[unit] = max(weight, units.get(unit, 0))
-    return assign(units.items(), count)
+        return plan_units(labels_of(reports), costs, first.run.repeat)
+
+    return assign_sides(units_of(sides[0]), units_of(sides[1]) if len(sides) > 1 else [], count)
+
+
+def answered(reports: Sequence[Report], labels: Sequence[str]) -> list[Unit]:
+    """The units a part has an answer for (not never-asked, not a provider error)."""
+    return [
+        (label, case.name, s.index)
+        for label, report in zip(labels, reports, strict=False)
+        for case in report.cases
+        for s in case.samples
+        if s.outcome not in ("NOT-EVALUATED", "ERROR")
+    ]
+
+
+def recorded_errors(parts: Sequence[Part], labels: Sequence[str]) -> dict[Unit, Pick]:
+    """The samples the shards recorded as provider errors, as they were: a replay from the cache
+    can't know them (failures are never cached)."""
+    return {
+        (label, case.name, s.index): failed(s.reasons[0] if s.reasons else "the provider failed")
+        for part in parts
+        for label, report in zip(labels, part.reports, strict=False)
+        for case in report.cases
+        for s in case.samples
+        if s.outcome == "ERROR"
+    }
 
 
 def surface_of(report: Report) -> Surface:

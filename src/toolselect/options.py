@@ -520,7 +520,9 @@ def pair_models(given: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-MODEL_LINE = re.compile(r"(?:(?P<label>[^=\s]+)=)?(?P<provider>[a-z][a-z0-9-]*):(?P<model>\S+)")
+MODEL_LINE = re.compile(
+    r"(?:(?P<label>[A-Za-z0-9][A-Za-z0-9._:/@+~-]{0,63})=)?(?P<provider>[a-z][a-z0-9-]*):(?P<model>\S+)"
+)
 
 
 def parse_models(text: str, label: str) -> tuple[dict[str, Any], ...]:

@@ -191,7 +191,7 @@ def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None,
 
 def exit_code(outcome: Outcome) -> int:
     """0 passed, 1 the gate failed (where it is enforced), 3 the run is no measurement."""
-    if run_failure(outcome.head):
+    if any(run_failure(m.head) for m in outcome.models):  # any model's run: the order of models doesn't matter
         return EXIT_INFRA
     if outcome.verdict.passed or not outcome.enforced:
         return EXIT_PASSED

@@ -36,7 +36,7 @@ from .providers.registry import PROVIDERS
 from .report import JudgeRunOut, PartOut, Report, RunOut, build_report
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from .scoring import Result, score_sample
-from .shards import Unit, assign, cost, fingerprint, plan_units
+from .shards import Unit, assign_sides, cost, fingerprint, plan_units
 from .stress import (
     Composed,
     StressGateOut,
@@ -104,6 +104,7 @@ class Prepared:
     budget: Budget
     judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
     part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
+    preset: Mapping[tuple[str, int], Pick] | None = None  # a merge: samples a shard recorded as errors
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -188,6 +189,7 @@ async def prepare_models(
     say: Say = lambda _: None,
     surface: Surface | None = None,
     assigned: Mapping[Unit, int] | None = None,
+    recorded: Mapping[Unit, Pick] | None = None,
 ) -> tuple[tuple[Prepared, ...], str | None]:
     """Every model of the run prepared (`prepare`): the tool surface listed once (or `surface`, frozen),
     one pool per endpoint. With `settings.shard`, each model asks only the units `assigned` to its
@@ -216,6 +218,11 @@ async def prepare_models(
         for prep in preps:
             await prep.aclose()
         raise
+    if recorded:
+        preps = [
+            replace(p, preset={(case, i): pick for (label, case, i), pick in recorded.items() if label == name})
+            for p, name in zip(preps, settings.labels, strict=True)
+        ]
     if shard is not None:
         part = PartOut(shard=shard.index or 1, shards=shard.count, fingerprint=plan_fingerprint(settings, preps[0]))
         preps = [replace(p, part=part if shard.index else None) for p in preps]
@@ -254,7 +261,13 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     session = cache_keys if cache_keys is not None else set()
     try:
         asked = await ask_all(
-            provider, surface, prep.jobs, system=settings.system, pool=prep.pool, on_done=hooks.on_sample
+            provider,
+            surface,
+            prep.jobs,
+            system=settings.system,
+            pool=prep.pool,
+            on_done=hooks.on_sample,
+            preset=prep.preset,
         )
         if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
             items = [
@@ -371,6 +384,7 @@ async def run_eval(
     base_hooks: Hooks = Hooks(),
     frozen: tuple[Surface | None, Surface | None] = (None, None),
     fingerprints: dict[str, str | None] | None = None,
+    recorded: Mapping[str, Mapping[Unit, Pick]] | None = None,
 ) -> tuple[Comparison, ...]:
     """Evaluate every model on the head and, `against` a base commit (in a git worktree), on the
     base too: all planned and budgeted before anything is asked, the models of a side asked at once
@@ -391,14 +405,20 @@ async def run_eval(
         on_secret=hooks.on_secret,
         frozen=frozen,
         fingerprints=fingerprints,
+        recorded=recorded,
     ) as (
         head_preps,
         base_preps,
         note,
     ):
         await _within_budget([*head_preps, *base_preps], settings.max_requests)
-        heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
-        bases = await asyncio.gather(*(execute(p, base_hooks, keys) for p in base_preps))
+        try:
+            heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
+            bases = await asyncio.gather(*(execute(p, base_hooks, keys) for p in base_preps))
+        except BaseException:  # every provider closed, the base's too (execute closes its own)
+            for prep in (*head_preps, *base_preps):
+                await prep.aclose()
+            raise
     by_label = {p.settings.labels[0]: b for p, b in zip(base_preps, bases, strict=True)}
     out = []
     for prep, head in zip(head_preps, heads, strict=True):
@@ -437,6 +457,7 @@ async def _sides(
     on_secret: Say = lambda _: None,
     frozen: tuple[Surface | None, Surface | None] = (None, None),
     fingerprints: dict[str, str | None] | None = None,
+    recorded: Mapping[str, Mapping[Unit, Pick]] | None = None,
 ) -> AsyncIterator[tuple[tuple[Prepared, ...], tuple[Prepared, ...], str | None]]:
     """Every model prepared on the head and, against a base, on the base in its worktree (removed
     again at the end): the base's models are the head's (its own settings, the head's labels). A
@@ -460,21 +481,19 @@ async def _sides(
                 base, note = None, f"no baseline: the base could not be evaluated: {exc.message}"
         assigned = None
         if settings.shard is not None and settings.shard.index:
-            units = dict(plan_units(settings.labels, _costs(load_cases(loaded, settings)), settings.repeat))
-            if base is not None:
-                for u, c in plan_units(base.labels, _costs(base_cases), base.repeat):
-                    units[u] = max(c, units.get(u, 0))
-            assigned = assign(units.items(), settings.shard.count)
+            head_units = plan_units(settings.labels, _costs(load_cases(loaded, settings)), settings.repeat)
+            base_units = plan_units(base.labels, _costs(base_cases), base.repeat) if base is not None else []
+            assigned = assign_sides(head_units, base_units, settings.shard.count)
         head_preps, prints["head"] = await prepare_models(
             loaded, settings, environ, connect=connect, planned=planned, say=says[0], surface=frozen[0],
-            assigned=assigned,
+            assigned=assigned, recorded=(recorded or {}).get("head"),
         )  # fmt: skip
         base_preps: tuple[Prepared, ...] = ()
         if base is not None and base_loaded is not None:
             try:
                 base_preps, prints["base"] = await prepare_models(
                     base_loaded, base, environ, connect=connect, planned=planned, say=says[1], surface=frozen[1],
-                    assigned=assigned,
+                    assigned=assigned, recorded=(recorded or {}).get("base"),
                 )  # fmt: skip
             except NoBaseline as exc:
                 note = f"no baseline: {exc.message}"
@@ -706,7 +725,7 @@ async def run_merge(
     plan replayed from the answer cache on the parts' own tool surfaces (no server, no request), each
     part's samples checked to be exactly its shard's, and the bookkeeping put back. The answer of a
     unit not in the cache is the run's failure (exit 3), naming the shard that should have asked it."""
-    from .merging import assigned, labels_of, put_back, surface_of
+    from .merging import answered, assigned, labels_of, put_back, recorded_errors, surface_of
     from .shards import Shard, check_plan, check_shards
 
     labels = list(settings.labels)
@@ -721,7 +740,10 @@ async def run_merge(
         against = replace(against, over=replace(against.over, cache_mode="only"))
     frozen = (surface_of(heads[0].reports[0]), surface_of(bases[0].reports[0]) if bases else None)
     prints: dict[str, str | None] = {}
-    runs = await run_eval(loaded, whole, environ, hooks, against=against, frozen=frozen, fingerprints=prints)
+    recorded = {name: recorded_errors(parts, labels) for name, parts in sides}
+    runs = await run_eval(
+        loaded, whole, environ, hooks, against=against, frozen=frozen, fingerprints=prints, recorded=recorded
+    )
     merged_sides = [("head", heads, [r.head for r in runs])]
     if bases:
         replayed = [r.base for r in runs]
@@ -733,15 +755,22 @@ async def run_merge(
     whose = assigned([reports for _, _, reports in merged_sides], count["head"])
     for name, parts, reports in merged_sides:
         check_plan([p.given(labels) for p in parts], prints.get(name), whose, name)
+        asked = {u for p in parts for u in answered(p.reports, labels)}  # what the shards had an answer for
         for m, report in enumerate(reports):
-            unasked = [(c.name, s.index) for c in report.cases for s in c.samples if s.outcome == "NOT-EVALUATED"]
-            if unasked:
-                case, index = unasked[0]
-                shard = whose[(labels_of(reports)[m], case, index)]
+            label = labels_of(reports)[m]
+            lost = [
+                (c.name, s.index)
+                for c in report.cases
+                for s in c.samples
+                if s.outcome == "NOT-EVALUATED" and (label, c.name, s.index) in asked
+            ]
+            if lost:
+                shards = sorted({whose[(label, case, index)] for case, index in lost})
+                case, index = lost[0]
                 raise InfraError(
-                    f"the {name}'s shard {shard}/{count[name]}: {len(unasked)} samples have no answer in the answer "
-                    f"cache (e.g. case {case!r} sample {index})",
-                    hint="merge the shards' answers first: toolselect cache merge PART_CACHE… (the Action does it)",
+                    f"the {name}'s shard {', '.join(f'{s}/{count[name]}' for s in shards)}: {len(lost)} answered "
+                    f"samples are not in the answer cache (e.g. case {case!r} sample {index})",
+                    hint="merge the shards' answers first: toolselect cache merge CACHE_DIR… (the Action does it)",
                 )
         put[name] = [put_back(r, [p.reports[m] for p in parts]) for m, r in enumerate(reports)]
     out = []

@@ -50,6 +50,7 @@ class Pacer:
         self._grown = 0.0
         self._ok: deque[float] = deque()  # when answers came back in the last second, for the rate answered
         self._first: float | None = None  # the first answer
+        self._sent: deque[float] = deque()  # when requests started in the last second
 
     def rate(self) -> float | None:
         """Requests per second allowed now; None: as fast as the pool lets them out."""
@@ -72,6 +73,9 @@ class Pacer:
         start = max(now, self._hold, self._next if rate else now)
         if rate:
             self._next = start + 1 / rate
+        self._sent.append(start)
+        while self._sent and start - self._sent[0] > 1.0:
+            self._sent.popleft()
         if start > now:
             await asyncio.sleep(start - now)
 
@@ -96,8 +100,10 @@ class Pacer:
             span = min(1.0, now - self._first) if self._first is not None else 0.0
             answered = len(self._ok) / max(0.05, span) if self._ok else None
             current = self.found if self.found is not None else answered
+            sent = len(self._sent) / max(0.05, min(1.0, now - self._sent[0])) if self._sent else None
+            current = current if current is not None else sent  # nothing answered yet: what was sent
             if current is not None:
-                self.found = max(0.5, DECREASE * min(current, answered or current))
+                self.found = max(0.02, DECREASE * min(current, answered or current))  # 0.02/s: 1.2 a minute
                 self.step = STEP * self.found
             self._epoch, self._grown = now, now
             self.slowdowns += 1
@@ -162,10 +168,12 @@ def _until(stamp: str) -> float | None:
     try:
         when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(stamp) if stamp else None
-        if parsed is None:
+        try:
+            when = email.utils.parsedate_to_datetime(stamp)
+        except (TypeError, ValueError, IndexError):
+            return None  # a header we can't read is not announced
+        if when is None:
             return None
-        when = parsed
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - datetime.now(UTC)).total_seconds())

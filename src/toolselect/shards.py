@@ -63,14 +63,31 @@ def _rank(unit: Unit) -> str:
 def assign(units: Iterable[tuple[Unit, int]], count: int) -> dict[Unit, int]:
     """Each unit's shard (1-based): costliest first, ties by a stable hash, each to the shard with
     the least cost so far (the lowest index on a tie)."""
+    return _spread(units, [0] * count)
+
+
+def assign_sides(head: Sequence[tuple[Unit, int]], base: Sequence[tuple[Unit, int]], count: int) -> dict[Unit, int]:
+    """Head and base together: the head's units decide (so a run without its base splits the same),
+    a unit on both sides keeps the head's shard, and the base's own units are spread after them."""
+    first = assign(head, count)
+    rest = [(u, w) for u, w in base if u not in first]
+    if not rest:
+        return first
+    loads = [0] * count
+    for unit, weight in head:
+        loads[first[unit] - 1] += weight
+    return first | _spread(rest, loads)
+
+
+def _spread(units: Iterable[tuple[Unit, int]], loads: list[int]) -> dict[Unit, int]:
     ordered = sorted(units, key=lambda u: (-u[1], _rank(u[0])))
-    loads = [(0, i) for i in range(1, count + 1)]
-    heapq.heapify(loads)
+    heap = [(load, i + 1) for i, load in enumerate(loads)]
+    heapq.heapify(heap)
     out: dict[Unit, int] = {}
     for unit, weight in ordered:
-        load, index = heapq.heappop(loads)
+        load, index = heapq.heappop(heap)
         out[unit] = index
-        heapq.heappush(loads, (load + weight, index))
+        heapq.heappush(heap, (load + weight, index))
     return out
 
 
@@ -80,9 +97,30 @@ def plan_units(labels: Sequence[str], cases: Sequence[tuple[str, int]], repeat: 
 
 
 def fingerprint(parts: Mapping[str, Any]) -> str:
-    """A short stable hash of what decides a run's answers."""
-    text = json.dumps(parts, sort_keys=True, default=repr, ensure_ascii=False)
+    """A short stable hash of what decides a run's answers: the same on every machine (sets sorted,
+    dataclasses as their fields, nothing left to `repr`'s or hashing's order)."""
+    text = json.dumps(canonical(parts), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def canonical(value: Any) -> Any:
+    """A value as plain JSON: dataclasses as dicts of their fields, sets sorted, enums by value."""
+    import dataclasses
+    import enum
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return canonical(value.value)
+    if isinstance(value, Mapping):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, (set, frozenset)):
+        return sorted((canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 @dataclass(frozen=True)

@@ -141,6 +141,19 @@ def test_a_models_entry_cannot_send_the_key_elsewhere(world, tmp_path):
         assert attacker.requests == 0 and api.requests == 0
 
 
+def test_the_models_input_does_not_open_the_config_endpoint(world, tmp_path):
+    """With the `models` input, a PR's `evals.base_url` is still refused when the workflow names none."""
+    api, github = world
+    repo = make_repo(tmp_path, extra_config="  base_url: https://evil.example/v1\n")
+    refused = run_action(
+        repo.path, tmp_path, inputs={"openai-base-url": "", "models": "openai:gpt-4.1-mini\nanthropic:claude-x"},
+        event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+    )  # fmt: skip
+    assert refused.code == 2, refused.stderr + refused.stdout
+    assert "evals.base_url (https://evil.example/v1) would receive the API key" in refused.stdout
+    assert api.requests == 0
+
+
 def test_the_command_provider_gets_no_key(world, tmp_path):
     """Finding 3: the `command` provider is PR code too; its environment has no key or token."""
     api, github = world

@@ -135,10 +135,8 @@ def test_parts_that_are_not_one_whole_are_refused(sharded):
     assert mixed.code == 2 and "stranger.json (shard 2/3, plan" in mixed.err and "is not of the same plan" in mixed.err
     # every part, but an answer the merged cache lacks: the shard that should have asked is named
     unmerged = merge(sharded, "part-1.json", "part-2.json", "part-3.json", extra=("--cache-dir", "c-1"))
-    assert (
-        unmerged.code == 3
-        and "the head's shard " in unmerged.err
-        and "have no answer in the answer cache" in unmerged.err
+    assert unmerged.code == 3 and "the head's shard 2/3, 3/3: 20 answered samples are not in the answer cache" in (
+        unmerged.err
     )
 
 
@@ -191,3 +189,32 @@ def test_the_action_as_a_matrix_of_shards_and_a_merge_job(world, tmp_path):
     broken = run_action(repo.path, tmp_path, inputs={"merge": "parts"}, event=event, event_name="pull_request",
                         api=api, github=github)  # fmt: skip
     assert broken.code == 3 and "the head lacks shard 2/3" in broken.stdout + broken.stderr
+
+
+def test_provider_errors_in_a_shard_merge_as_they_were(tmp_path):
+    """A sample that failed at the provider (within max_error_rate) is never cached: the merge takes
+    it from its part, so the merged report is still the unsharded one — not a missing answer."""
+    script = dict(shuffled_script(), faults=[{"match": "Thanks, that's all!", "status": 500}])
+    with FakeModelAPI(script) as api:
+        env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1"}
+        repo = make_repo(tmp_path)
+        folder = repo.path / "evals"
+        flags = ["--max-retries", "0", "--max-error-rate", "0.2", "--min-accuracy", "0"]
+        whole = toolselect("eval", *flags, "--json", "whole.json", "--cache-dir", "c-whole", cwd=folder, env=env)
+        assert whole.code == 0, whole.err
+        for i in (1, 2):
+            shard = toolselect(
+                "eval", *flags, "--shard", f"{i}/2", "--json", f"part-{i}.json", "--cache-dir", f"c-{i}", cwd=folder,
+                env=env,
+            )  # fmt: skip
+            assert shard.code == 0, shard.err
+        merged_cache = toolselect("cache", "merge", "c-1", "c-2", "--cache-dir", "c-m", cwd=folder)
+        assert merged_cache.code == 0
+        run = toolselect(
+            "merge", "part-1.json", "part-2.json", *flags, "--cache-dir", "c-m", "-o", "merged.json", cwd=folder,
+            env=env | {"OPENAI_API_KEY": ""},
+        )  # fmt: skip
+    assert run.code == 0, run.err
+    merged = without_timings((folder / "merged.json").read_text())
+    assert merged == without_timings((folder / "whole.json").read_text())
+    assert merged["counts"]["outcomes"]["ERROR"] == 1

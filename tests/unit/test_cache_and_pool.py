@@ -118,6 +118,8 @@ def test_read_limits():
     limits = read_limits({"X-RateLimit-Limit-Requests": "60", "x-ratelimit-reset-requests": "1s"})
     assert (limits.requests_limit, limits.reset_s) == (60, 1.0)
     assert read_limits({"x-ratelimit-limit-requests": "lots"}).requests_limit is None
+    assert read_limits({"anthropic-ratelimit-requests-reset": "soon"}).reset_s is None  # not announced, not a crash
+    assert read_limits({"anthropic-ratelimit-requests-reset": "2020-01-01T00:00:00Z"}).reset_s == 0
 
 
 def test_pool_bounds_in_flight():

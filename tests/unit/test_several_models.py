@@ -207,3 +207,26 @@ def test_the_html_report_shows_portability():
     assert "Portability: the change helped one model and hurt another" in page
     assert "<td>rain tomorrow<div class='src'>" in page and "<td>b 0% → 100%</td><td>a 100% → 0%</td>" in page
     assert "wanted <code>get_forecast</code>, got <code>get_weather</code>: less often for b (−1)" in page
+
+
+def test_labels_are_checked_before_the_run(tmp_path):
+    flags = read_flags({"provider": ["openai"], "model": ["x y", "org/" + "m" * 80]})
+    _, s = settings(tmp_path, Overrides(flags), text=MODELS)
+    assert s.models[0].label == "x-y"
+    assert len(s.models[1].label) == 64 and s.models[1].label.startswith("org/mmm")
+    with pytest.raises(ConfigError, match="the label 'bad label' can't name a model"):
+        settings(
+            tmp_path, Overrides({"models": ({"provider": "openai", "model": "a", "label": "bad label"},)}), text=MODELS
+        )
+    with pytest.raises(ConfigError, match=r"expected \[label=\]provider:model"):
+        option("models").parse("fast!=openai:gpt-4.1", "input models")
+    many = tuple({"provider": "openai", "model": f"m{i}"} for i in range(17))
+    with pytest.raises(ConfigError, match="17 models: a run takes at most 16"):
+        settings(tmp_path, Overrides({"models": many}), text=MODELS)
+
+
+def test_any_models_failed_run_is_an_infrastructure_failure():
+    good, broken = labelled(GOOD, "a"), labelled(GOOD, "b")
+    broken = broken.model_copy(update={"gate": broken.gate.model_copy(update={"stopped": "401 from the API"})})
+    assert exit_code(compare_saved(None, (good, broken), {}, base_label="m")) == 3
+    assert exit_code(compare_saved(None, (broken, good), {}, base_label="m")) == 3

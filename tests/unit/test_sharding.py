@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from toolselect.errors import ConfigError, InfraError
-from toolselect.shards import Given, Shard, assign, check_plan, check_shards, parse_shard, plan_units
+from toolselect.shards import Given, Shard, assign, assign_sides, check_plan, check_shards, parse_shard, plan_units
 
 
 def test_parse_shard():
@@ -58,3 +58,30 @@ def test_a_part_must_hold_exactly_its_units():
         check_plan([given("p1", 1, 2, units=mine[1:])], None, assigned, "head")
     with pytest.raises(ConfigError, match="samples are not its own"):
         check_plan([given("p1", 1, 2, units=[*mine, others[0]])], None, assigned, "head")
+
+
+def test_the_fingerprint_is_the_same_whatever_the_hash_seed():
+    """Sets (a trajectory case's `acceptable`) iterate in an order that depends on PYTHONHASHSEED."""
+    import subprocess
+    import sys
+
+    code = (
+        "from toolselect.shards import fingerprint;"
+        "print(fingerprint({'acceptable': frozenset(['get_weather', 'get_forecast', 'search_web', 'convert'])}))"
+    )
+
+    def run(seed: str) -> str:
+        env = {"PYTHONHASHSEED": seed}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+    prints = {run(seed) for seed in ("1", "2", "3")}
+    assert len(prints) == 1
+
+
+def test_the_base_follows_the_head():
+    head = plan_units(["m"], [("x", 1), ("y", 4), ("z", 1)], 2)
+    base = plan_units(["m"], [("x", 1), ("y", 2), ("old", 3)], 2)
+    alone = assign(head, 3)
+    both = assign_sides(head, base, 3)
+    assert {u: both[u] for u in alone} == alone  # the head splits the same with or without its base
+    assert both[("m", "old", 0)] in (1, 2, 3) and len(both) == len(alone) + 2

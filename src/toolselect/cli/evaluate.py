@@ -25,6 +25,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     against = Against(base_ref, over, Path.cwd()) if base_ref else None
     if args.dry_run:
         return _dry_run(loaded, settings, against)
+    if settings.shard is not None and args.json is None:
+        raise ConfigError("--shard writes a part for `toolselect merge`: add --json PART.json")
     if against is None and any(over.get(k) is not None for k in COMPARISON):
         raise ConfigError(
             "--max-drop, --significance and --fail-on-certain-flips compare against a base: "
@@ -54,14 +56,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _shard_done(outcome: Outcome, shard: Shard, json_path: Path | None, view: ConsoleView) -> int:
     """A shard's run: its part written, no verdict (a slice can't be judged): 0, or 3 when the run
     itself failed."""
-    from ..gate import run_failure
-
     if json_path is None:
         raise ConfigError("--shard writes a part for `toolselect merge`: add --json PART.json")
     _write(outcome, Targets(json=json_path), view)
     asked = sum(m.head.counts.samples for m in outcome.models)
     print(f"shard {shard}: {asked} samples asked; merge every shard's part with `toolselect merge PART.json…`")
-    failed = next((f for m in outcome.models for r in (m.head, m.base) if r and (f := run_failure(r))), None)
+    # only a run that stopped fails a shard: the share of provider errors is the merge's to judge, on the whole
+    failed = next((r.gate.stopped for m in outcome.models for r in (m.head, m.base) if r and r.gate.stopped), None)
     if failed:
         print(f"the shard's run failed: {failed}")
         return EXIT_INFRA
