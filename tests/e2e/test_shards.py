@@ -18,6 +18,9 @@ from tests.conftest import toolselect
 from tests.e2e.test_action import KEY, SCRIPT, make_repo, pull_request_event, register_pull, run_action
 from tests.fakes.model_api import FakeModelAPI
 
+# one worker runs this module: the unsharded run and its three shards (a module fixture) are made once
+pytestmark = pytest.mark.xdist_group("shards")
+
 MODELS = """  models:
     - {provider: openai, model: fake-a, label: a}
     - {provider: openai, model: fake-b, label: b}
