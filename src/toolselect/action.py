@@ -337,6 +337,7 @@ def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workfl
     """A shard's job: its part (and the base's) and every answer it used, in toolselect-report/ for
     the workflow to upload; no comment, no verdict (a slice can't be judged). 3 when its run failed."""
     from .cache import AnswerCache, export_entries
+
     out_dir = workspace / REPORT_DIR
     write_outputs(outcome, Targets(json=out_dir / PART, base_json=out_dir / BASE_PART))
     keys = AnswerCache(settings.cache_dir).manifest_keys() or set()

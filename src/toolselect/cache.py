@@ -273,14 +273,22 @@ class CachedProvider(Provider):
     def ensure_connected(self) -> None:
         self.inner.ensure_connected()
 
-    async def write(self, system: str, prompt: str) -> str:
-        return await self.inner.write(system, prompt)
+    async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
+        return await self.inner.write(system, prompt, schema)
 
-    async def write_cached(self, system: str, prompt: str) -> tuple[str | None, bool]:
-        """Plain text (a judge's verdict) kept like a pick: the key covers the identity, the system
-        prompt and the prompt, marked as text so it never meets a tool request's key."""
+    @property
+    def author(self) -> str:
+        return self.inner.author
+
+    async def write_cached(
+        self, system: str, prompt: str, schema: dict[str, Any] | None = None
+    ) -> tuple[str | None, bool]:
+        """Text (a judge's verdict, a drafted prompt) kept like a pick: the key covers the identity, the
+        system prompt, the prompt and the schema asked for, marked as text so it never meets a tool
+        request's key."""
         request = Request(prompt=prompt, system=system, tools=())
-        key = cache_key({**self.inner.identity(), "answer": "text"}, request) if self.cache else None
+        kind = {"answer": "text"} | ({"schema": schema} if schema else {})
+        key = cache_key({**self.inner.identity(), **kind}, request) if self.cache else None
         if key and self.cache:
             self.touched.add(key)
             if self.mode in ("use", "only") and (hit := self.cache.get(key)) is not None:
@@ -290,7 +298,7 @@ class CachedProvider(Provider):
             return None, False
         self.inner.ensure_connected()
         self.spend.api_calls += 1
-        text = await self.inner.write(system, prompt)
+        text = await self.inner.write(system, prompt, schema)
         if key:
             self._keep(key, request, Pick(text=text))
         return text, False

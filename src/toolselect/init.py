@@ -58,11 +58,28 @@ evals:
 
 @dataclass
 class Drafts:
-    """Prompts a model wrote: per tool {direct, paraphrase, arguments}, per pair {prompt, tool}, negatives."""
+    """Prompts a model wrote: per tool {direct, paraphrase, arguments}, per pair {prompt, tool}, negatives;
+    who wrote them, and each prompt it could not draft with why."""
 
     tools: dict[str, dict[str, str]] = field(default_factory=dict)
     pairs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     negatives: list[str] = field(default_factory=list)
+    by: str = ""  # "openai gpt-4.1-mini": said in a comment on each drafted case
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (case name, why it is still TODO)
+    total: int = 0  # prompts asked for
+
+    @property
+    def drafted(self) -> int:
+        return self.total - len(self.missing)
+
+    def summary(self) -> str:
+        """ "drafted 9 of 12 prompts; 3 kept as TODO (get_current_time-arguments: the answer was not JSON …)"."""
+        said = f"drafted {self.drafted} of {self.total} prompts"
+        if not self.missing:
+            return said
+        shown = "; ".join(f"{name}: {why}" for name, why in self.missing[:3])
+        more = f"; and {len(self.missing) - 3} more" if len(self.missing) > 3 else ""
+        return f"{said}; {len(self.missing)} kept as TODO ({shown}{more})"
 
 
 def _q(text: str) -> str:
@@ -104,7 +121,7 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
             ("paraphrase", f"TODO: what {tool.name} is for, in a user's own words (not the description's)"),
             ("arguments", f"TODO: a request that spells out the arguments {tool.name} needs"),
         ):
-            out.append(f"- name: {_q(f'{tool.name}-{kind}')}")
+            out.append(f"- name: {_q(f'{tool.name}-{kind}')}" + _by(drafts, written.get(kind)))
             out.append(f"  prompt: {_q(written.get(kind) or placeholder)}")
             out.append(f"  expect_tool: {_q(tool.name)}")
             out.append("  status: needs_review")
@@ -115,7 +132,7 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
         written = drafts.pairs.get((a, b), {})
         right = written["tool"] if written.get("tool") in (a, b) else a
         out.append(f"# --- the boundary between {a} and {b} (likely confusable, similarity {score:.2f})")
-        out.append(f"- name: {_q(f'boundary-{a}-{b}')}")
+        out.append(f"- name: {_q(f'boundary-{a}-{b}')}" + _by(drafts, written.get("prompt")))
         out.append(
             f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}"
         )
@@ -126,11 +143,16 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
     out.append("# --- negatives: no tool should be called")
     for i, (kind, placeholder) in enumerate(NEGATIVES, 1):
         prompt = drafts.negatives[i - 1] if i <= len(drafts.negatives) else placeholder
-        out.append(f"- name: no-tool-{i}  # {kind}")
+        drafted = i <= len(drafts.negatives)
+        out.append(f"- name: no-tool-{i}  # {kind}" + (f"; drafted by {drafts.by}" if drafted and drafts.by else ""))
         out.append(f"  prompt: {_q(prompt)}")
         out.append("  expect_tool: null")
         out.append("  status: needs_review")
     return "\n".join(out) + "\n"
+
+
+def _by(drafts: Drafts, prompt: str | None) -> str:
+    return f"  # drafted by {drafts.by}" if prompt and drafts.by else ""
 
 
 def render_config(source: str, golden: str) -> str:
@@ -172,40 +194,136 @@ def negatives_request(names: list[str]) -> str:
     )
 
 
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+TEXT = {"type": "string"}
+TOOL_SCHEMA = _object({"direct": TEXT, "paraphrase": TEXT, "arguments": TEXT})
+PAIR_SCHEMA = _object({"prompt": TEXT, "tool": TEXT})
+NEGATIVES_SCHEMA = _object({"prompts": {"type": "array", "items": TEXT}})
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.S)
+
+
+def read_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A model's answer as one JSON object, read leniently — the whole answer, a code fence, the first
+    balanced {…} inside prose, single quotes (a Python dict) — or (None, why not)."""
+    candidates = [text.strip(), *(m.group(1).strip() for m in _FENCE.finditer(text))]
+    candidates += _braced(text)
+    for candidate in candidates:
+        value = _loads(candidate)
+        if isinstance(value, dict):
+            return value, None
+    if not text.strip():
+        return None, "the answer was empty"
+    shown = " ".join(text.split())[:60]
+    return None, f"the answer was not JSON ({shown!r}{'…' if len(' '.join(text.split())) > 60 else ''})"
+
+
 def parse_json_object(text: str) -> dict[str, Any]:
     """The first JSON object in a model's answer ({} when there is none)."""
-    match = re.search(r"\{.*\}", text, re.S)
-    if not match:
-        return {}
+    return read_json_object(text)[0] or {}
+
+
+def _loads(text: str) -> Any:
+    import ast
+
     try:
-        value = json.loads(match.group(0))
-    except json.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)  # {'a': 'b'}: a model that writes Python's quotes
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
 
 
-async def draft(provider: Any, surface: Surface) -> Drafts:
-    """Ask the model for prompts: one request per tool, per confusable pair, and one for negatives."""
+def _braced(text: str) -> list[str]:
+    """Each balanced {…} in the text, outermost first (quotes respected)."""
+    out, depth, start, quote, escaped = [], 0, -1, "", False
+    for i, ch in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'" and depth:
+            quote = ch
+        elif ch == "{":
+            depth, start = depth + 1, (i if depth == 0 else start)
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                out.append(text[start : i + 1])
+    return out
+
+
+async def draft(provider: Any, surface: Surface, pool: Any) -> Drafts:
+    """Ask the model for prompts — one request per tool, per confusable pair, and one for the
+    negatives — through `pool` (its concurrency and pace, as `eval`), the provider's retries and the
+    answer cache. Each answer is read leniently; a prompt that could not be drafted stays TODO, with why."""
     import asyncio
+
+    from .providers import SampleError
 
     tools = list(surface.tools)
     pairs = [(a, b) for _, a, b in confusable_pairs(surface)]
     by_name = {t.name: t for t in tools}
-    requests = [tool_request(t.name, t.description, t.input_schema) for t in tools]
-    requests += [pair_request((a, by_name[a].description), (b, by_name[b].description)) for a, b in pairs]
-    requests.append(negatives_request([t.name for t in tools]))
-    answers = await asyncio.gather(*(provider.write(SYSTEM, r) for r in requests))
-    drafts = Drafts()
-    for tool, text in zip(tools, answers[: len(tools)], strict=True):
-        value = parse_json_object(text)
+    requests = [(tool_request(t.name, t.description, t.input_schema), TOOL_SCHEMA) for t in tools]
+    requests += [
+        (pair_request((a, by_name[a].description), (b, by_name[b].description)), PAIR_SCHEMA) for a, b in pairs
+    ]
+    requests.append((negatives_request([t.name for t in tools]), NEGATIVES_SCHEMA))
+
+    async def ask(prompt: str, schema: dict[str, Any]) -> tuple[str, str | None]:
+        async with pool:
+            try:
+                text, _ = await provider.write_cached(SYSTEM, prompt, schema)
+            except SampleError as exc:
+                return "", f"the request failed ({exc})"
+        return text or "", None
+
+    answers = await asyncio.gather(*(ask(prompt, schema) for prompt, schema in requests))
+    drafts = Drafts(by=provider.author, total=3 * len(tools) + len(pairs) + len(NEGATIVES))
+
+    def read(answer: tuple[str, str | None], names: list[str]) -> dict[str, Any]:
+        text, failed = answer
+        value, problem = (None, failed) if failed else read_json_object(text)
+        if value is None:
+            drafts.missing += [(name, str(problem)) for name in names]
+            return {}
+        return value
+
+    for tool, answer in zip(tools, answers[: len(tools)], strict=True):
+        kinds = ("direct", "paraphrase", "arguments")
+        value = read(answer, [f"{tool.name}-{k}" for k in kinds])
         drafts.tools[tool.name] = {
-            k: v for k, v in value.items() if k in ("direct", "paraphrase", "arguments") and isinstance(v, str)
+            k: v.strip() for k, v in value.items() if k in kinds and isinstance(v, str) and v.strip()
         }
-    for pair, text in zip(pairs, answers[len(tools) : len(tools) + len(pairs)], strict=True):
-        value = parse_json_object(text)
+        if value:
+            drafts.missing += [
+                (f"{tool.name}-{k}", f"the answer had no {k!r}") for k in kinds if k not in drafts.tools[tool.name]
+            ]
+    for pair, answer in zip(pairs, answers[len(tools) : len(tools) + len(pairs)], strict=True):
+        value = read(answer, [f"boundary-{pair[0]}-{pair[1]}"])
         drafts.pairs[pair] = {k: v for k, v in value.items() if k in ("prompt", "tool") and isinstance(v, str)}
-    prompts = parse_json_object(answers[-1]).get("prompts")
-    drafts.negatives = [p for p in prompts if isinstance(p, str)][:5] if isinstance(prompts, list) else []
+        if value and not drafts.pairs[pair].get("prompt"):
+            drafts.missing.append((f"boundary-{pair[0]}-{pair[1]}", "the answer had no 'prompt'"))
+    value = read(answers[-1], [f"no-tool-{i}" for i in range(1, len(NEGATIVES) + 1)])
+    prompts = value.get("prompts")
+    drafts.negatives = (
+        [p.strip() for p in prompts if isinstance(p, str) and p.strip()][: len(NEGATIVES)]
+        if isinstance(prompts, list)
+        else []
+    )
+    if value:
+        drafts.missing += [
+            (f"no-tool-{i}", "the answer had fewer prompts")
+            for i in range(len(drafts.negatives) + 1, len(NEGATIVES) + 1)
+        ]
     return drafts
 
 

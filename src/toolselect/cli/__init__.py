@@ -160,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         "init",
         help="write a starter toolselect.yaml and golden set for a server (seed 001's recipe)",
         usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] "
-        "[--draft --provider P --model M] [--trajectory]",
+        "[--draft --provider P --model M [--concurrency N] [--no-cache] [--strict]] [--trajectory]",
     )
     add_flags(init, [option("tools_file"), option("provider"), option("model"), option("base_url")])
     _url(init)
@@ -168,6 +168,13 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--force", action="store_true", help="overwrite existing files")
     init.add_argument(
         "--draft", action="store_true", help="ask the model to write the prompts (they still need review)"
+    )
+    add_flags(init, [option("concurrency")])
+    init.add_argument(
+        "--no-cache", action="store_true", help="--draft: ask again (the answers are cached beside the written files)"
+    )
+    init.add_argument(
+        "--strict", action="store_true", help="--draft: a prompt the model could not draft fails (exit 1)"
     )
     init.add_argument(
         "--trajectory",

@@ -147,7 +147,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from ..errors import EXIT_INTERRUPTED, ConfigError
+    from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, ConfigError
     from ..init import render_config, render_golden, render_trajectories
     from ..pipeline import load_surface
 
@@ -179,7 +179,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     drafts = None
     if args.draft:
-        drafts = run_async(_draft(args, surface))
+        drafts = run_async(_draft(args, surface, out))
         if drafts is None:
             return EXIT_INTERRUPTED
     out.mkdir(parents=True, exist_ok=True)
@@ -202,6 +202,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"
     )
+    if drafts is not None:
+        print(f"{drafts.summary()} — by {drafts.by}")
+        if args.strict and drafts.missing:
+            print("--strict: every prompt must be drafted", file=sys.stderr)
+            return EXIT_GATE_FAILED
     print(
         "next: replace the TODO prompts, have a domain owner confirm each label (status: reviewed), then `toolselect "
         "eval`"
@@ -217,22 +222,40 @@ def _ignore_the_cache(gitignore: Path) -> None:
         gitignore.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
 
 
-async def _draft(args: argparse.Namespace, surface: Surface) -> Any:
+async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
+    """The model's drafts, through the pool (--concurrency, the endpoint's pace), its retries and the
+    answer cache in the output folder (--no-cache asks again), as `eval` asks."""
     from ..config import default_settings
     from ..errors import ConfigError
     from ..init import draft
+    from ..options import option
     from ..pool import Pool
     from ..providers import make_provider
 
     if not args.model:
         raise ConfigError("--draft needs --model: the model that writes the prompts")
-    settings: Settings = default_settings(args.provider, args.model, base_url=args.base_url)
-    provider = make_provider(settings, Pool(4), os.environ)
+    settings: Settings = default_settings(
+        args.provider,
+        args.model,
+        base_url=args.base_url,
+        concurrency=option("concurrency").parse(args.concurrency, "--concurrency") if args.concurrency else 4,
+        cache_dir=str(out / ".toolselect-cache"),
+    )
+    if args.no_cache:
+        from dataclasses import replace
+
+        settings = replace(settings, cache_mode="refresh")
+    pool = Pool(settings.concurrency)
+    provider = make_provider(settings, pool, os.environ)
     provider.connect()
+    finished = False
     try:
-        return await draft(provider, surface)
+        drafted = await draft(provider, surface, pool)
+        finished = True
+        return drafted
     finally:
         await provider.aclose()
+        provider.finish(None, interrupted=not finished)
 
 
 def _init_source(args: argparse.Namespace, out: Path) -> str:

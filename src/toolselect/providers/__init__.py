@@ -137,14 +137,23 @@ class Provider(ABC):
         """Connect now if `connect` was skipped because every answer seemed to be cached."""
         return None
 
-    async def write(self, system: str, prompt: str) -> str:
-        """Plain text from the model (no tools): `toolselect init --draft` writes prompts with it."""
+    async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
+        """Text from the model (no tools): `toolselect init --draft` writes prompts with it, the judge
+        reads answers. With `schema`, a JSON object of that shape, asked the API's structured way
+        where it has one (falling back, and remembering, when the endpoint refuses it)."""
         raise ConfigError(f"provider {self.name} cannot write prompts: use anthropic, openai or openai-responses")
 
-    async def write_cached(self, system: str, prompt: str) -> tuple[str | None, bool]:
+    async def write_cached(
+        self, system: str, prompt: str, schema: dict[str, Any] | None = None
+    ) -> tuple[str | None, bool]:
         """`write` through the answer cache when the provider has one: (the text, or None when it is
         not cached and may not be asked (--cache-only); whether it came from the cache)."""
-        return await self.write(system, prompt), False
+        return await self.write(system, prompt, schema), False
+
+    @property
+    def author(self) -> str:
+        """Who writes: "openai gpt-4.1-mini"."""
+        return f"{self.name} {self.model}".strip()
 
     async def aclose(self) -> None:
         """Close the client, if there is one."""

@@ -10,6 +10,7 @@ trajectory's earlier turns go back as the assistant's `tool_use` blocks and one 
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -116,18 +117,33 @@ class AnthropicProvider(SdkProvider):
             stop_reason=message.stop_reason,
         )
 
-    async def write(self, system: str, prompt: str) -> str:
-        """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
-        try:
-            message = await self.client.messages.create(
-                model=self.model,
-                max_tokens=self.settings.max_tokens,
-                system=system,
-                messages=[{"role": "user", "content": prompt}],
-            )
-        except Exception as exc:  # noqa: BLE001
-            raise self.sort_error(exc) from None
-        return "".join(getattr(b, "text", "") for b in message.content or [] if getattr(b, "type", None) == "text")
+    async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
+        """Text from the model (no tools); with `schema`, a JSON object: the input of a forced tool
+        whose input schema is that shape (Anthropic's structured output)."""
+        while True:
+            forced = schema is not None and self._format == "json_schema"
+            kwargs: dict[str, Any] = {}
+            if forced:
+                kwargs["tools"] = [{"name": "answer", "description": "Give the answer.", "input_schema": schema}]
+                kwargs["tool_choice"] = {"type": "tool", "name": "answer"}
+            try:
+                message = await self.client.messages.create(
+                    model=self.model,
+                    max_tokens=self.settings.max_tokens,
+                    system=system,
+                    messages=[{"role": "user", "content": prompt}],
+                    **kwargs,
+                )
+            except Exception as exc:  # noqa: BLE001
+                if forced and getattr(exc, "status_code", None) in (400, 422):
+                    self._format = "text"  # an Anthropic-compatible endpoint without forced tools
+                    continue
+                raise self.sort_error(exc) from None
+            blocks = list(message.content or [])
+            used = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
+            if forced and used is not None:
+                return json.dumps(getattr(used, "input", {}) or {})
+            return "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
 
 
 def messages(request: Request) -> list[dict[str, Any]]:

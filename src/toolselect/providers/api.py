@@ -43,6 +43,7 @@ class SdkProvider(Provider):
         self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
         self.shown_endpoint = public_url(self.endpoint)  # in messages: no user info, query or path token
         self._capped: set[float] = set()
+        self._format = "json_schema"  # structured output: the most structured the endpoint accepted
 
     def identity(self) -> dict[str, Any]:
         """What every API provider's answer depends on; each adds its own request fields."""
@@ -150,6 +151,16 @@ def timeout(settings: Settings) -> Any:
 
     seconds = deadline(settings)
     return httpx2.Timeout(seconds, connect=min(10.0, seconds))
+
+
+def refused_format(exc: Exception) -> bool:
+    """The endpoint refused the request's structured-output field (400/422 naming it): ask again in a
+    plainer form. Other 400s are the request's own fault and stay fatal."""
+    status = getattr(exc, "status_code", None)
+    if status not in (400, 422):
+        return False
+    text = str(getattr(exc, "message", "") or exc).lower()
+    return any(word in text for word in ("response_format", "json_schema", "json_object", "text.format", "format"))
 
 
 def retry_after(headers: Any) -> float | None:

@@ -20,7 +20,7 @@ from ..errors import InfraError
 from ..pick import Pick, ToolCall, Usage
 from ..scoring import parse_args
 from . import Request, SampleError, arguments_text
-from .api import SdkProvider, timeout
+from .api import SdkProvider, refused_format, timeout
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -100,16 +100,34 @@ def _from_calls(calls: list[ToolCall], **fields: Any) -> Pick:
 class ChatProvider(_OpenAIBase):
     name = "openai"
 
-    async def write(self, system: str, prompt: str) -> str:
-        """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
-        try:
-            completion = await self.client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
-            )
-        except Exception as exc:  # noqa: BLE001
-            raise self.sort_error(exc) from None
-        return (completion.choices[0].message.content or "") if completion.choices else ""
+    # response_format, most structured first: a JSON schema (OpenAI, vLLM, llama.cpp), any JSON object,
+    # or plain text (read leniently) — the first the endpoint accepts is kept for the rest of the run
+    FORMATS = ("json_schema", "json_object", "text")
+
+    async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
+        """Text from the model (no tools); with `schema`, a JSON object asked through response_format."""
+        while True:
+            mode = self._format if schema else "text"
+            kwargs: dict[str, Any] = {}
+            if mode == "json_schema":
+                kwargs["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": "draft", "schema": schema, "strict": True},
+                }
+            elif mode == "json_object":
+                kwargs["response_format"] = {"type": "json_object"}
+            try:
+                completion = await self.client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
+                    **kwargs,
+                )
+            except Exception as exc:  # noqa: BLE001
+                if mode != "text" and refused_format(exc):
+                    self._format = self.FORMATS[self.FORMATS.index(mode) + 1]
+                    continue
+                raise self.sort_error(exc) from None
+            return (completion.choices[0].message.content or "") if completion.choices else ""
 
     async def _ask(self, request: Request) -> Any:
         s = self.settings
@@ -180,15 +198,25 @@ class ChatProvider(_OpenAIBase):
 class ResponsesProvider(_OpenAIBase):
     name = "openai-responses"
 
-    async def write(self, system: str, prompt: str) -> str:
-        """Plain text from the model (no tools): `toolselect init --draft` uses it to write prompts."""
-        try:
-            response = await self.client.responses.create(
-                model=self.model, instructions=system, input=prompt, store=False
-            )
-        except Exception as exc:  # noqa: BLE001
-            raise self.sort_error(exc) from None
-        return response.output_text or ""
+    FORMATS = ("json_schema", "text")
+
+    async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
+        """Text from the model (no tools); with `schema`, a JSON object asked through text.format."""
+        while True:
+            mode = self._format if schema else "text"
+            kwargs: dict[str, Any] = {}
+            if mode == "json_schema":
+                kwargs["text"] = {"format": {"type": "json_schema", "name": "draft", "schema": schema, "strict": True}}
+            try:
+                response = await self.client.responses.create(
+                    model=self.model, instructions=system, input=prompt, store=False, **kwargs
+                )
+            except Exception as exc:  # noqa: BLE001
+                if mode != "text" and refused_format(exc):
+                    self._format = "text"
+                    continue
+                raise self.sort_error(exc) from None
+            return response.output_text or ""
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "store": False}
