@@ -199,6 +199,7 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 
 
 TEXT = {"type": "string"}
+MAX_PROMPT = 500  # characters: a drafted prompt longer than this is a model rambling, not a user asking
 TOOL_SCHEMA = _object({"direct": TEXT, "paraphrase": TEXT, "arguments": TEXT})
 PAIR_SCHEMA = _object({"prompt": TEXT, "tool": TEXT})
 NEGATIVES_SCHEMA = _object({"prompts": {"type": "array", "items": TEXT}})
@@ -218,6 +219,12 @@ def read_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
         return None, "the answer was empty"
     shown = " ".join(text.split())[:60]
     return None, f"the answer was not JSON ({shown!r}{'…' if len(' '.join(text.split())) > 60 else ''})"
+
+
+def _keys(value: dict[str, Any]) -> str:
+    """What an answer held instead, for the message: " (it had: title, description)"."""
+    keys = [str(k) for k in value][:4]
+    return f" (it had: {', '.join(keys)})" if keys else " (it was {})"
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
@@ -289,41 +296,45 @@ async def draft(provider: Any, surface: Surface, pool: Any) -> Drafts:
     answers = await asyncio.gather(*(ask(prompt, schema) for prompt, schema in requests))
     drafts = Drafts(by=provider.author, total=3 * len(tools) + len(pairs) + len(NEGATIVES))
 
-    def read(answer: tuple[str, str | None], names: list[str]) -> dict[str, Any]:
+    def read(answer: tuple[str, str | None], names: list[str]) -> dict[str, Any] | None:
         text, failed = answer
         value, problem = (None, failed) if failed else read_json_object(text)
         if value is None:
             drafts.missing += [(name, str(problem)) for name in names]
-            return {}
         return value
 
+    def text(value: Any) -> str | None:
+        """A prompt, or None: some words (three letters at least), not a page."""
+        said = value.strip() if isinstance(value, str) else ""
+        return said if len(re.findall(r"[^\W\d_]", said)) >= 3 and len(said) <= MAX_PROMPT else None
+
+    def why(value: dict[str, Any], key: str) -> str:
+        if key not in value:
+            return f"the answer had no {key!r}" + _keys(value)
+        shown = " ".join(str(value[key]).split())
+        return f"the answer's {key!r} is not a prompt ({shown[:40]!r}{'…' if len(shown) > 40 else ''})"
+
+    kinds = ("direct", "paraphrase", "arguments")
     for tool, answer in zip(tools, answers[: len(tools)], strict=True):
-        kinds = ("direct", "paraphrase", "arguments")
         value = read(answer, [f"{tool.name}-{k}" for k in kinds])
-        drafts.tools[tool.name] = {
-            k: v.strip() for k, v in value.items() if k in kinds and isinstance(v, str) and v.strip()
-        }
-        if value:
-            drafts.missing += [
-                (f"{tool.name}-{k}", f"the answer had no {k!r}") for k in kinds if k not in drafts.tools[tool.name]
-            ]
-    for pair, answer in zip(pairs, answers[len(tools) : len(tools) + len(pairs)], strict=True):
-        value = read(answer, [f"boundary-{pair[0]}-{pair[1]}"])
-        drafts.pairs[pair] = {k: v for k, v in value.items() if k in ("prompt", "tool") and isinstance(v, str)}
-        if value and not drafts.pairs[pair].get("prompt"):
-            drafts.missing.append((f"boundary-{pair[0]}-{pair[1]}", "the answer had no 'prompt'"))
+        if value is None:
+            continue
+        drafts.tools[tool.name] = {k: t for k in kinds if (t := text(value.get(k)))}
+        drafts.missing += [(f"{tool.name}-{k}", why(value, k)) for k in kinds if k not in drafts.tools[tool.name]]
+    for (a, b), answer in zip(pairs, answers[len(tools) : len(tools) + len(pairs)], strict=True):
+        value = read(answer, [f"boundary-{a}-{b}"])
+        if value is None:
+            continue
+        drafts.pairs[(a, b)] = {k: t for k in ("prompt", "tool") if (t := text(value.get(k)))}
+        if "prompt" not in drafts.pairs[(a, b)]:
+            drafts.missing.append((f"boundary-{a}-{b}", why(value, "prompt")))
     value = read(answers[-1], [f"no-tool-{i}" for i in range(1, len(NEGATIVES) + 1)])
-    prompts = value.get("prompts")
-    drafts.negatives = (
-        [p.strip() for p in prompts if isinstance(p, str) and p.strip()][: len(NEGATIVES)]
-        if isinstance(prompts, list)
-        else []
-    )
-    if value:
-        drafts.missing += [
-            (f"no-tool-{i}", "the answer had fewer prompts")
-            for i in range(len(drafts.negatives) + 1, len(NEGATIVES) + 1)
-        ]
+    if value is not None:
+        prompts = value.get("prompts")
+        listed = [t for p in prompts if (t := text(p))] if isinstance(prompts, list) else []
+        drafts.negatives = listed[: len(NEGATIVES)]
+        short = "the answer had fewer prompts" if isinstance(prompts, list) else why(value, "prompts")
+        drafts.missing += [(f"no-tool-{i}", short) for i in range(len(drafts.negatives) + 1, len(NEGATIVES) + 1)]
     return drafts
 
 

@@ -21,8 +21,10 @@ Script (JSON):
             answer announces the limit (per minute), what remains and when it is full again, as that API does
   key:      the API key to accept (default: any non-empty key)
   fatal_models: ["no-such-model"]                     answered 404 not_found
-  reject_formats: ["json_schema", "json_object"]     structured output refused with a 400 naming it, as a
-                                                      server without it does (log[i]["format"] says what came)
+  reject_formats: ["json_schema", "json_object_schema", "json_object"]
+                                                      structured output refused with a 400 naming it, as a
+                                                      server without it does (log[i]["format"] says what came);
+  reject_status: 500                                  … or with this status (llama.cpp's Python server: 500)
   seed:     for "random" answers
 ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"text": "..."}
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
@@ -258,12 +260,14 @@ class FakeModelAPI:
         if not given or (key and given != key):
             self._error(writer, api, 401, "invalid x-api-key")
             return True
-        fmt = (body.get("response_format") or {}).get("type") or ((body.get("text") or {}).get("format") or {}).get(
-            "type"
-        )
+        response_format = body.get("response_format") or {}
+        fmt = response_format.get("type") or ((body.get("text") or {}).get("format") or {}).get("type")
+        if fmt == "json_object" and "schema" in response_format:
+            fmt = "json_object_schema"  # llama-cpp-python's server: a JSON object held to a schema
         self.log[-1]["format"] = fmt
         if fmt and fmt in self.script.get("reject_formats", []):
-            self._error(writer, api, 400, f"response_format type {fmt} is not supported by this server")
+            status = self.script.get("reject_status", 400)  # llama.cpp's Python server answers 500
+            self._error(writer, api, status, f"1 validation error: body.response_format.type: {fmt} is not allowed")
             return True
         if body.get("model") in self.script.get("fatal_models", []):
             self._error(writer, api, 404, f"model: {body.get('model')}")

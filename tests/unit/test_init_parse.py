@@ -33,3 +33,34 @@ def test_answers_that_hold_an_object(answer, value):
 )
 def test_answers_that_do_not(answer, why):
     assert read_json_object(answer) == (None, why)
+
+
+def test_a_drafted_prompt_must_read_like_one():
+    """A small model fills the shape with junk: punctuation, a letter, a page of dates."""
+    import asyncio
+
+    from toolselect.init import draft
+    from toolselect.pool import Pool
+    from toolselect.surface import build_surface
+
+    class Writer:
+        author = "fake junk"
+
+        async def write_cached(self, system, prompt, schema):
+            if "five user messages" in prompt:
+                return '{"prompts": ["thanks!", ",", "A"]}', False
+            return (
+                '{"direct": "},", "paraphrase": "do I need a coat in Oslo", "arguments": "' + "2018-09-30 " * 60 + '"}',
+                False,
+            )
+
+    surface = build_surface(
+        [{"name": "get_weather", "description": "Weather now.", "inputSchema": {"type": "object"}}], "t"
+    )
+    drafts = asyncio.run(draft(Writer(), surface, Pool(2)))
+    assert drafts.tools["get_weather"] == {"paraphrase": "do I need a coat in Oslo"}
+    assert drafts.negatives == ["thanks!"]
+    reasons = dict(drafts.missing)
+    assert reasons["get_weather-direct"] == "the answer's 'direct' is not a prompt ('},')"
+    assert reasons["get_weather-arguments"].startswith("the answer's 'arguments' is not a prompt ('2018-09-30")
+    assert drafts.summary().startswith("drafted 2 of 8 prompts; 6 kept as TODO")

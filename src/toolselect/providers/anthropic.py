@@ -120,6 +120,7 @@ class AnthropicProvider(SdkProvider):
     async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
         """Text from the model (no tools); with `schema`, a JSON object: the input of a forced tool
         whose input schema is that shape (Anthropic's structured output)."""
+        probe = True
         while True:
             forced = schema is not None and self._format == "json_schema"
             kwargs: dict[str, Any] = {}
@@ -127,7 +128,7 @@ class AnthropicProvider(SdkProvider):
                 kwargs["tools"] = [{"name": "answer", "description": "Give the answer.", "input_schema": schema}]
                 kwargs["tool_choice"] = {"type": "tool", "name": "answer"}
             try:
-                message = await self.client.messages.create(
+                message = await self.probing("json_schema" if forced else "text", probe).messages.create(
                     model=self.model,
                     max_tokens=self.settings.max_tokens,
                     system=system,
@@ -138,7 +139,11 @@ class AnthropicProvider(SdkProvider):
                 if forced and getattr(exc, "status_code", None) in (400, 422):
                     self._format = "text"  # an Anthropic-compatible endpoint without forced tools
                     continue
+                if probe and forced:  # a probe's other failure (a 429, a timeout): ask with the retries
+                    probe = False
+                    continue
                 raise self.sort_error(exc) from None
+            self._format_known = self._format_known or forced
             blocks = list(message.content or [])
             used = next((b for b in blocks if getattr(b, "type", None) == "tool_use"), None)
             if forced and used is not None:

@@ -44,6 +44,7 @@ class SdkProvider(Provider):
         self.shown_endpoint = public_url(self.endpoint)  # in messages: no user info, query or path token
         self._capped: set[float] = set()
         self._format = "json_schema"  # structured output: the most structured the endpoint accepted
+        self._format_known = False  # until a structured answer came back, a refusal is not retried
 
     def identity(self) -> dict[str, Any]:
         """What every API provider's answer depends on; each adds its own request fields."""
@@ -73,6 +74,14 @@ class SdkProvider(Provider):
         value = self.environ.get(variable) or None
         check_key(value, variable)
         return value
+
+    def probing(self, mode: str, probe: bool) -> Any:
+        """The client for a structured request: until a format has worked, one without the SDK's
+        retries (`probe`), so a server that refuses the format (with a 500, as some do) is not asked
+        five times; a probe that fails otherwise is asked again with them."""
+        if mode == "text" or self._format_known or not probe:
+            return self.client
+        return self.client.with_options(max_retries=0)
 
     def http_client(self, client_class: Any) -> Any:
         """The run's one HTTP client: a pool sized to `concurrency`, and a hook on every answer
@@ -154,13 +163,15 @@ def timeout(settings: Settings) -> Any:
 
 
 def refused_format(exc: Exception) -> bool:
-    """The endpoint refused the request's structured-output field (400/422 naming it): ask again in a
-    plainer form. Other 400s are the request's own fault and stay fatal."""
+    """The endpoint refused the request's structured-output field: ask again in a plainer form. Not
+    every server says so with a 400 — llama.cpp's Python server answers 500 with a validation error
+    naming `response_format` — so any 4xx or 500 that names the field counts; other errors stay
+    errors."""
     status = getattr(exc, "status_code", None)
-    if status not in (400, 422):
+    if not isinstance(status, int) or not (400 <= status < 500 or status == 500):
         return False
     text = str(getattr(exc, "message", "") or exc).lower()
-    return any(word in text for word in ("response_format", "json_schema", "json_object", "text.format", "format"))
+    return any(word in text for word in ("response_format", "json_schema", "json_object", "text.format"))
 
 
 def retry_after(headers: Any) -> float | None:

@@ -100,12 +100,14 @@ def _from_calls(calls: list[ToolCall], **fields: Any) -> Pick:
 class ChatProvider(_OpenAIBase):
     name = "openai"
 
-    # response_format, most structured first: a JSON schema (OpenAI, vLLM, llama.cpp), any JSON object,
-    # or plain text (read leniently) — the first the endpoint accepts is kept for the rest of the run
-    FORMATS = ("json_schema", "json_object", "text")
+    # response_format, most structured first: a JSON schema (OpenAI, vLLM, llama.cpp's server), a JSON
+    # object held to the schema (llama-cpp-python's server: its grammar), any JSON object, or plain text
+    # (read leniently) — the first the endpoint accepts is kept for the rest of the run
+    FORMATS = ("json_schema", "json_object_schema", "json_object", "text")
 
     async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
         """Text from the model (no tools); with `schema`, a JSON object asked through response_format."""
+        probe = True
         while True:
             mode = self._format if schema else "text"
             kwargs: dict[str, Any] = {}
@@ -114,10 +116,12 @@ class ChatProvider(_OpenAIBase):
                     "type": "json_schema",
                     "json_schema": {"name": "draft", "schema": schema, "strict": True},
                 }
+            elif mode == "json_object_schema":
+                kwargs["response_format"] = {"type": "json_object", "schema": schema}
             elif mode == "json_object":
                 kwargs["response_format"] = {"type": "json_object"}
             try:
-                completion = await self.client.chat.completions.create(
+                completion = await self.probing(mode, probe).chat.completions.create(
                     model=self.model,
                     messages=[{"role": "system", "content": system}, {"role": "user", "content": prompt}],
                     **kwargs,
@@ -126,7 +130,11 @@ class ChatProvider(_OpenAIBase):
                 if mode != "text" and refused_format(exc):
                     self._format = self.FORMATS[self.FORMATS.index(mode) + 1]
                     continue
+                if probe and mode != "text":  # a probe's other failure (a 429, a timeout): ask with the retries
+                    probe = False
+                    continue
                 raise self.sort_error(exc) from None
+            self._format_known = self._format_known or mode != "text"
             return (completion.choices[0].message.content or "") if completion.choices else ""
 
     async def _ask(self, request: Request) -> Any:
@@ -202,20 +210,25 @@ class ResponsesProvider(_OpenAIBase):
 
     async def write(self, system: str, prompt: str, schema: dict[str, Any] | None = None) -> str:
         """Text from the model (no tools); with `schema`, a JSON object asked through text.format."""
+        probe = True
         while True:
             mode = self._format if schema else "text"
             kwargs: dict[str, Any] = {}
             if mode == "json_schema":
                 kwargs["text"] = {"format": {"type": "json_schema", "name": "draft", "schema": schema, "strict": True}}
             try:
-                response = await self.client.responses.create(
+                response = await self.probing(mode, probe).responses.create(
                     model=self.model, instructions=system, input=prompt, store=False, **kwargs
                 )
             except Exception as exc:  # noqa: BLE001
                 if mode != "text" and refused_format(exc):
                     self._format = "text"
                     continue
+                if probe and mode != "text":  # a probe's other failure (a 429, a timeout): ask with the retries
+                    probe = False
+                    continue
                 raise self.sort_error(exc) from None
+            self._format_known = self._format_known or mode != "text"
             return response.output_text or ""
 
     def identity(self) -> dict[str, Any]:
