@@ -127,8 +127,9 @@ class ChatProvider(_OpenAIBase):
                     **kwargs,
                 )
             except Exception as exc:  # noqa: BLE001
-                if mode != "text" and refused_format(exc):
-                    self._format = self.FORMATS[self.FORMATS.index(mode) + 1]
+                if mode != "text" and refused_format(exc):  # the next shape (never back: probes run at once)
+                    plainer = self.FORMATS[self.FORMATS.index(mode) + 1]
+                    self._format = max(self._format, plainer, key=self.FORMATS.index)
                     continue
                 if probe and mode != "text":  # a probe's other failure (a 429, a timeout): ask with the retries
                     probe = False
