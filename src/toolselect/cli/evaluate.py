@@ -39,6 +39,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
     outcome = evaluate(run, base_label=base_ref)
     if settings.shard is not None:
         return _shard_done(outcome, settings.shard, args.json, view)
+    return _finish(outcome, over, args, view)
+
+
+def _finish(outcome: Outcome, over: Overrides, args: argparse.Namespace, view: ConsoleView) -> int:
+    """A run's end, for eval and merge alike: the views, the files asked for, the exit code."""
     view.finish_outcome(outcome)
     if outcome.compared:
         view.print_outcome(outcome)
@@ -91,18 +96,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if run is None:
         return EXIT_INTERRUPTED
     outcome = evaluate(run, base_label=base_ref)
-    view.finish_outcome(outcome)
-    if outcome.compared:
-        view.print_outcome(outcome)
-    junit, html = over.get("junit"), over.get("html")
-    targets = Targets(
-        json=args.json,
-        markdown=args.markdown,
-        junit=Path(junit) if junit else None,
-        html=Path(html) if html else None,
-    )
-    _write(outcome, targets, view)
-    return exit_code(outcome)
+    return _finish(outcome, over, args, view)
 
 
 def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int:

@@ -18,6 +18,7 @@ from .common import (
     DIMENSION_LABELS,
     METRIC_LABELS,
     case_row,
+    cases_moved,
     codes_text,
     dimension_rows,
     frac,
@@ -395,18 +396,9 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
             if len(confusions) > 15:
                 text += f"\n- … {len(confusions) - 15} more cells changed (full matrix below)"
             add("", "**Confusion cells that changed** (base → head)\n\n" + text, 90, folded=False)
-        flips = diff.to_failing + diff.to_passing
-        if flips or diff.new_cases or diff.removed_cases:
-            said = []
-            if diff.to_failing:
-                said.append(f"**{len(diff.to_failing)} flipped to failing**")
-            if diff.to_passing:
-                said.append(f"{len(diff.to_passing)} flipped to passing")
-            if diff.new_cases:
-                said.append(f"{len(diff.new_cases)} new")
-            if diff.removed_cases:
-                said.append(f"{len(diff.removed_cases)} removed")
-            add("", "Cases: " + ", ".join(said), 95, folded=False)
+        moved = cases_moved(diff)
+        if moved:
+            add("", "Cases: " + ", ".join(f"**{p}**" if stressed else p for p, stressed in moved), 95, folded=False)
         if diff.to_failing:
             certain = sum(c.certain for c in diff.to_failing)
             title = f"Flipped to failing ({len(diff.to_failing)}" + (f", {certain} certain)" if certain else ")")

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..diff import Diff
 from ..lint import Finding
 from ..report import (
     DIMENSIONS,
@@ -252,3 +253,16 @@ def scores_text(scores: ScoresOut) -> str:
     """`selection 3 · arguments 2 · recovery — · restraint 1 · RES-OVERCALL`"""
     parts = [f"{d} {'—' if (v := getattr(scores, d)) is None else v}" for d in DIMENSIONS]
     return " · ".join(parts + list(scores.codes))
+
+
+def cases_moved(diff: Diff) -> list[tuple[str, bool]]:
+    """What moved between base and head, as phrases — ("3 flipped to failing", stressed), ("1 new", …) —
+    for every view to set in its own type."""
+    said = [
+        (f"{len(diff.to_failing)} flipped to failing", True),
+        (f"{len(diff.to_passing)} flipped to passing", False),
+        (f"{len(diff.new_cases)} new", False),
+        (f"{len(diff.removed_cases)} removed", False),
+    ]
+    counts = (diff.to_failing, diff.to_passing, diff.new_cases, diff.removed_cases)
+    return [phrase for phrase, items in zip(said, counts, strict=True) if items]

@@ -32,6 +32,7 @@ from .common import (
     METRIC_LABELS,
     args_text,
     case_row,
+    cases_moved,
     codes_text,
     dimension_rows,
     frac,
@@ -691,15 +692,7 @@ def changes(diff: Diff, base: Report | None, head: Report, mid: str) -> str:
 
 def cases_said(diff: Diff, mid: str) -> str:
     """`Cases: 3 flipped to failing, 1 flipped to passing`, linked to the changes ('' when none moved)."""
-    said = []
-    if diff.to_failing:
-        said.append(f"<strong>{len(diff.to_failing)} flipped to failing</strong>")
-    if diff.to_passing:
-        said.append(f"{len(diff.to_passing)} flipped to passing")
-    if diff.new_cases:
-        said.append(f"{len(diff.new_cases)} new")
-    if diff.removed_cases:
-        said.append(f"{len(diff.removed_cases)} removed")
+    said = [f"<strong>{p}</strong>" if stressed else p for p, stressed in cases_moved(diff)]
     if not said:
         return ""
     return f'<p class="meta">Cases: {", ".join(said)} — <a href="#{mid}-changes">what changed</a></p>'
