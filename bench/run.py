@@ -311,22 +311,27 @@ def models_rows(quick: bool) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def bench_rate_limit(rps: float, requests: int, headers: str | None, flags: tuple[str, ...] = ()) -> dict[str, float]:
-    """`requests` samples against the fake API enforcing a token bucket of `rps` (burst 20, 429 with
-    retry-after 1 s beyond it), with the limit announced in `headers` (or not): what the run achieved."""
-    folder = Path(tempfile.mkdtemp(prefix="tsrate-"))
+def frozen_suite(prefix: str, cases: int, provider: str, concurrency: int) -> Path:
+    """A folder with `cases` cases × 3 samples on a frozen tool surface (no server to start)."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
     tools = ROOT / "tests" / "data" / "outcomes" / "tools.json"
-    cases = requests // 3
     golden = "".join(
         json.dumps({"id": f"c{i}", "question": f"weather in city {i} now", "expected_tool": "get_weather"}) + "\n"
         for i in range(cases)
     )
     (folder / "g.jsonl").write_text(golden)
-    provider = "anthropic" if headers == "anthropic" else "openai"
     (folder / "toolselect.yaml").write_text(
         f"tools_file: {json.dumps(str(tools))}\nevals:\n  provider: {provider}\n  model: fake-model\n"
-        "  golden: g.jsonl\n  min_accuracy: 0\n  repeat: 3\n  concurrency: 16\n"
+        f"  golden: g.jsonl\n  min_accuracy: 0\n  repeat: 3\n  concurrency: {concurrency}\n"
     )
+    return folder
+
+
+def bench_rate_limit(rps: float, requests: int, headers: str | None, flags: tuple[str, ...] = ()) -> dict[str, float]:
+    """`requests` samples against the fake API enforcing a token bucket of `rps` (burst 20, 429 with
+    retry-after 1 s beyond it), with the limit announced in `headers` (or not): what the run achieved."""
+    provider = "anthropic" if headers == "anthropic" else "openai"
+    folder = frozen_suite("tsrate-", requests // 3, provider, 16)
     limit = {"rps": rps, "burst": 20, "headers": headers, "retry_after": "1"}
     script = {"default": {"tool": "get_weather", "args": {}}, "latency": 0.2, "rate_limit": limit}
     with FakeModelAPI(script) as api:
@@ -370,17 +375,7 @@ def rate_rows(quick: bool) -> list[tuple[str, str, str, str]]:
 
 def bench_shards(cases: int, latency: float, concurrency: int, shards: int) -> dict[str, float]:
     """A suite in one job, then as `shards` shard jobs at once (a runner each) and their merge."""
-    folder = Path(tempfile.mkdtemp(prefix="tsshards-"))
-    tools = ROOT / "tests" / "data" / "outcomes" / "tools.json"
-    golden = "".join(
-        json.dumps({"id": f"c{i}", "question": f"weather in city {i} now", "expected_tool": "get_weather"}) + "\n"
-        for i in range(cases)
-    )
-    (folder / "g.jsonl").write_text(golden)
-    (folder / "toolselect.yaml").write_text(
-        f"tools_file: {json.dumps(str(tools))}\nevals:\n  provider: openai\n  model: fake-model\n"
-        f"  golden: g.jsonl\n  min_accuracy: 0\n  repeat: 3\n  concurrency: {concurrency}\n"
-    )
+    folder = frozen_suite("tsshards-", cases, "openai", concurrency)
     script = {"default": {"tool": "get_weather", "args": {}}, "latency": latency}
     eval_ = [str(BIN / "toolselect"), "eval", "-q"]
     with FakeModelAPI(script) as api:
