@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .config import Loaded, Overrides, Settings, find_config, load_config, public_url, resolve_settings, resolve_value
+from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
 from .errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -39,6 +39,7 @@ from .render.comment import fence
 from .report import read_reports
 from .runtime import run_async
 from .strict import Record
+from .urls import public_url
 
 REPORT_DIR = "toolselect-report"
 MAX_LOCATED = 200  # changed tools searched for in the PR's diff

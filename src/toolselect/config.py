@@ -24,6 +24,7 @@ from .options import BY_KEY, OPTIONS, Option, Source
 from .providers.registry import PROVIDERS
 from .shards import Shard, parse_shard
 from .strict import Authored
+from .urls import public_url
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
 TOOLPROOF_IGNORED = ("checks", "tests", "fuzz", "bench", "timeout_ms", "retries")
@@ -243,44 +244,6 @@ def describe_server(command: Any, url: str | None, transport: str | None) -> str
     url = url or ""
     kind = transport or ("sse" if url.split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
     return f"{kind}: {public_url(url)}"
-
-
-def public_url(url: str) -> str:
-    """A URL as it may be shown: scheme, host, port and a path whose secret-looking segments (long
-    random-looking tokens: https://hooks.example/s/<token>/mcp) are `…`; no user info, no query."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-    except ValueError:  # e.g. a port that is not a number ({port} before it is filled in)
-        return url.split("://", 1)[0] + "://…" if "://" in url else "…"
-    path = "/".join("…" if _looks_secret(segment) else segment for segment in parts.path.split("/"))
-    shown = urlunsplit((parts.scheme, host, path, "", ""))
-    return shown + ("?…" if parts.query else "")
-
-
-def secret_parts(url: str) -> list[str]:
-    """What `public_url` hides: user info, the query, secret-looking path segments (to scrub from text)."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return []
-    hidden = [parts.netloc.rpartition("@")[0], parts.query]
-    hidden += [segment for segment in parts.path.split("/") if _looks_secret(segment)]
-    return sorted((h for h in hidden if len(h) >= 4), key=len, reverse=True)
-
-
-def _looks_secret(segment: str) -> bool:
-    """A path segment that reads like a key: 16+ characters mixing letters and digits, or 24+ of any."""
-    if len(segment) < 16 or not re.fullmatch(r"[A-Za-z0-9_\-.~%+=]+", segment):
-        return False
-    mixed = any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment)
-    return mixed or len(segment) >= 24
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from .ask import Job, ask_all, plan, wire_tools
 from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
 from .budget import Budget, check_budget, combined, estimate
 from .cache import AnswerCache
-from .config import Loaded, Overrides, Settings, load_cases, public_url
+from .config import Loaded, Overrides, Settings, load_cases
+from .contain import sweep
 from .diff import Diff, diff_reports
 from .errors import ConfigError, InfraError, ToolselectError
 from .gate import failed_base
@@ -50,6 +51,7 @@ from .stress import (
 from .surface import Surface, build_surface
 from .surface.launch import Say
 from .surface.neighbours import Source, gather
+from .urls import public_url
 
 
 @dataclass(frozen=True)
@@ -419,6 +421,8 @@ async def run_eval(
             for prep in (*head_preps, *base_preps):
                 await prep.aclose()
             raise
+        finally:
+            sweep(environ)  # nothing a `command` picker started outlives the picks
     by_label = {p.settings.labels[0]: b for p, b in zip(base_preps, bases, strict=True)}
     out = []
     for prep, head in zip(head_preps, heads, strict=True):
@@ -614,6 +618,7 @@ async def run_stress(
     finally:
         await provider.aclose()
         provider.finish(session, interrupted=not finished)
+        sweep(environ)
     stopped = next((a.stopped for a in asked if a.stopped), None)
     if stopped:
         raise InfraError(f"the stress run stopped: {stopped}")

@@ -6,7 +6,8 @@ as the bm25 provider), `command` (your program ranks: it reads `{"prompt", "k", 
 description, input_schema}]}` on stdin and prints `{"tools": [names, best first]}`), and
 `embeddings-command` (your program embeds: it reads `{"texts": [...]}` and prints `{"embeddings":
 [[...], ...]}`, one vector per text; tools are ranked by cosine similarity to the prompt). Both
-commands run in the config's folder with a small environment, like the command provider.
+commands are code from the pull request: they run in the config's folder as contain.py says (never
+as root, a small environment), like the command provider.
 
 recall@k is the share of cases (those that expect a tool) with an expected tool among the top k.
 """
@@ -20,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .contain import child_environment, confinement, stop_group, sweep, unstartable
 from .errors import InfraError
 from .explain import show
 from .golden import Case
-from .runtime import child_environment
 from .surface import Surface, Tool
 from .text import BM25, tokenize, tool_text
 
@@ -53,23 +54,28 @@ def bm25_rankings(cases: Sequence[Case], pool: Surface) -> list[Ranking]:
 
 
 async def _run(command: Sequence[str], payload: object, cwd: Path, environ: Mapping[str, str]) -> object:
+    env = child_environment({}, environ)
+    if why := unstartable(command[0], env, cwd):
+        raise InfraError(f"cannot start the retriever {show(' '.join(command), 80)}: {why}")
     try:
         proc = await asyncio.create_subprocess_exec(
-            *command,
+            *confinement(environ).command(command),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd,
-            env=child_environment({}, environ),
+            env=env,
+            start_new_session=True,
         )
     except OSError as exc:
         raise InfraError(f"cannot start the retriever {show(' '.join(command), 80)}: {exc.strerror or exc}") from None
     try:
         out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), TIMEOUT_S)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
         raise InfraError(f"the retriever {show(' '.join(command), 80)} took more than {TIMEOUT_S:g} s") from None
+    finally:
+        await stop_group(proc)
+        sweep(environ)  # nothing it started outlives its answer
     if proc.returncode != 0:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
         raise InfraError(f"the retriever exited {proc.returncode}: {' | '.join(tail)}")

@@ -191,14 +191,21 @@ def run_action(
     env: dict[str, str] | None = None,
     timeout: float = 240,
     argv: list[str] | None = None,
+    owner: int | None = None,
 ) -> ActionRun:
     """`env`: more of the job's environment (e.g. what earlier steps exported); `argv`: the step's
-    command (the container's entrypoint unless given)."""
+    command (the container's entrypoint unless given); `owner`: the runner's uid, which owns the
+    file commands' folder and files, HOME and RUNNER_TEMP, as on a real runner."""
     files = tmp / "runner"
     files.mkdir(exist_ok=True)
     (files / "event.json").write_text(json.dumps(event or {}))
-    for name in ("output", "summary"):
+    for name in ("output", "summary", "env", "path", "state"):
         (files / name).write_text("")
+    if owner is not None:
+        for folder in (files, tmp / "github-home", tmp / "runner-temp"):
+            folder.mkdir(exist_ok=True)
+            for path in (folder, *folder.rglob("*")):
+                os.chown(path, owner, owner, follow_symlinks=False)
     extra = env or {}
     env = {
         k: v
@@ -221,6 +228,9 @@ def run_action(
             "GITHUB_WORKSPACE": str(repo),
             "GITHUB_OUTPUT": str(files / "output"),
             "GITHUB_STEP_SUMMARY": str(files / "summary"),
+            "GITHUB_ENV": str(files / "env"),
+            "GITHUB_PATH": str(files / "path"),
+            "GITHUB_STATE": str(files / "state"),
             "GITHUB_API_URL": github.url,
             "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_REPOSITORY": "acme/weather-mcp",
@@ -235,7 +245,7 @@ def run_action(
     )
     env.update(extra)
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "entrypoint.py")],
+        argv or [sys.executable, str(ROOT / "entrypoint.py")],
         cwd=repo,
         env=env,
         capture_output=True,

@@ -139,7 +139,7 @@ def test_an_empty_config_says_so(tmp_path):
 
 
 def test_a_url_is_shown_without_its_secrets():
-    from toolselect.config import public_url, secret_parts
+    from toolselect.urls import public_url, secret_parts
 
     url = "https://bot:pw@hooks.example:8443/s/sk0123456789abcdef0123/mcp?api-key=q-998877"
     assert public_url(url) == "https://hooks.example:8443/s/…/mcp?…"

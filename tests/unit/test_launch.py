@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from toolselect.config import ServerSpec
-from toolselect.runtime import child_environment as server_environment
+from toolselect.contain import child_environment as server_environment
 from toolselect.surface.launch import with_port
 
 JOB = {
@@ -41,6 +41,11 @@ JOB = {
     "SOME_TOOL_SETTING": "not a toolchain variable",
     "GOOGLE_CLOUD_PROJECT": "not Go's",
     "PIP_INDEX_URL": "https://user:s3cret@pypi.internal/simple",
+    "UV_INDEX_URL": "https://idx.corp/simple?private_token=t0k",
+    "PIP_EXTRA_INDEX_URL": "https://idx.corp/t/a1b2c3d4e5f6a7b8c9d0/simple",
+    "NPM_CONFIG_REGISTRY": "https://npm.corp/_t/9f8e7d6c5b4a39281706/",
+    "GOPRIVATE": "https://proxy.corp,https://u:p@mirror.corp,direct",
+    "NPM_CONFIG_USERCONFIG": "/home/runner/.npmrc",  # a path, not a URL: inherited
 }
 
 
@@ -50,7 +55,7 @@ def test_the_server_gets_the_machine_the_locale_the_network_and_the_toolchains_o
         k: JOB[k]
         for k in (
             "PATH", "HOME", "LANG", "LC_ALL", "HTTPS_PROXY", "SSL_CERT_FILE", "CI", "NODE_OPTIONS",
-            "npm_config_cache", "UV_CACHE_DIR", "JAVA_HOME", "GOPROXY",
+            "npm_config_cache", "UV_CACHE_DIR", "JAVA_HOME", "GOPROXY", "NPM_CONFIG_USERCONFIG",
         )
     }  # fmt: skip
 

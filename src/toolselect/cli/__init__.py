@@ -218,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     if len(given) > 1:
         parser.error("give only one of --tools, --url, or -- SERVER COMMAND")
     args.server_command = server_command
+    from ..contain import become_subreaper, sweep
+
+    become_subreaper()  # what the pull request's programs detach stays below this process, and is swept
     try:
         code: int = args.func(args)
         return code
@@ -235,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
             "  hint: please report it with the command you ran; TOOLSELECT_DEBUG=1 shows the traceback", file=sys.stderr
         )
         return EXIT_INFRA
+    finally:
+        sweep(os.environ)  # at the end at the latest, nothing any of them started is still running
 
 
 def _print_error(exc: ToolselectError) -> None:
@@ -248,7 +253,7 @@ def _cmd_action(args: argparse.Namespace) -> int:
     from ..action import run_action
     from ..runtime import secrets_apart
 
-    # keys and tokens out of this process's environment before any code from the PR runs
+    # inputs, keys and tokens out of this process's environment before any code from the PR runs
     return run_action(secrets_apart(dict(os.environ), ["-m", "toolselect", "action"]))
 
 

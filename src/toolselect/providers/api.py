@@ -10,8 +10,8 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..config import public_url, secret_parts
 from ..errors import InfraError
+from ..urls import public_url, secret_parts
 from . import Provider, SampleError
 from .registry import PROVIDERS
 

@@ -8,7 +8,9 @@ In a trajectory case the request also carries `turns`: the calls so far, each `{
 "result"}` or `{"tool", "args", "error"}`, in order. The program answers the next call the same
 way, several at once as `{"calls": [{"tool", "args"}, …]}`, or finishes with `{"tool": null,
 "text": "…"}`. Its failures become that sample's ERROR in its own
-words; a program that cannot be started stops the run.
+words; a program that cannot be started stops the run. It is code from the pull request: it runs
+as contain.py says (never as root, a small environment), in a process group of its own that is
+stopped once it has answered.
 """
 
 from __future__ import annotations
@@ -21,10 +23,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..contain import Confinement, child_environment, confinement, stop_group, unstartable
 from ..errors import InfraError
 from ..explain import show
 from ..pick import Pick, ToolCall
-from ..runtime import child_environment
 from . import Provider, Request, SampleError
 
 if TYPE_CHECKING:
@@ -39,13 +41,21 @@ class CommandProvider(Provider):
     cacheable = False  # the cache key can't see changes to your script (toolproof's rule)
 
     def __init__(
-        self, command: tuple[str, ...], model: str, cwd: Path, timeout_s: float, env: Mapping[str, str] | None = None
+        self,
+        command: tuple[str, ...],
+        model: str,
+        cwd: Path,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        confined: Confinement | None = None,
     ) -> None:
         super().__init__(model)
         self.command = command
         self.cwd = cwd
         self.timeout_s = timeout_s
         self.env = dict(env) if env is not None else None  # a small one: no keys, no tokens
+        self.confined = confined or Confinement(None, None)
+        self._startable = False  # checked before the first start
 
     async def pick(self, request: Request) -> Pick:
         payload = {
@@ -64,14 +74,23 @@ class CommandProvider(Provider):
                 for call, stub in zip(turn.calls, turn.stubs, strict=True)
             ]
         started = time.perf_counter()
+        if not self._startable:
+            if why := unstartable(self.command[0], self.env or os.environ, self.cwd):
+                raise InfraError(
+                    f"cannot start the command provider {show(' '.join(self.command), 80)} in {self.cwd}: {why}",
+                    hint="check evals.command (it runs in the config file's folder); a script needs a #! line, or "
+                    "use [python, pick.py]",
+                )
+            self._startable = True
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.command,
+                *self.confined.command(self.command),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.cwd,
                 env=self.env,
+                start_new_session=True,
             )
         except OSError as exc:  # not found, not executable, no shebang (ENOEXEC), out of file handles…
             raise InfraError(
@@ -85,9 +104,9 @@ class CommandProvider(Provider):
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), self.timeout_s)
         except TimeoutError:
-            proc.kill()
-            await proc.wait()
             raise SampleError(f"command timed out after {self.timeout_s:g} s") from None
+        finally:
+            await stop_group(proc)  # with whatever it started in its group
         latency_ms = (time.perf_counter() - started) * 1000
         if proc.returncode != 0:
             tail = _tail(err) or _tail(out)
@@ -144,4 +163,5 @@ def make(settings: Settings, pool: object = None, environ: Mapping[str, str] | N
         cwd=settings.base_dir,
         timeout_s=settings.timeout_s or DEFAULT_TIMEOUT_S,
         env=child_environment({}, os.environ if environ is None else environ),
+        confined=confinement(os.environ if environ is None else environ),
     )

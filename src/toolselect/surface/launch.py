@@ -2,11 +2,10 @@
 environment they run in. Every process started here runs in its own process group and is stopped
 with all of its children when the listing ends — also on an error, Ctrl-C or SIGTERM.
 
-The server is code from the pull request, so setup, start and the server get a small inherited
-environment (PATH, HOME, locale, proxies, the toolchains' own variables) plus the config's `env:`,
-and never the model API keys, the GitHub token, `ACTIONS_*` / `INPUT_*` variables or anything else
-the user did not pass explicitly. (That keeps secrets out of their environment; it is not a sandbox:
-they run as the same user as toolselect.) `setup` and `start` are shell lines: `$VAR` in them is
+The server is code from the pull request: setup, start and the server run as contain.py says
+(as the checkout's owner when toolselect is root, with no new privileges, a small environment plus
+the config's `env:`), and whatever they leave running — detached or not — is stopped after each
+setup command and once the tools are listed. `setup` and `start` are shell lines: `$VAR` in them is
 expanded by the shell from that environment, never by toolselect from its own.
 """
 
@@ -14,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -28,13 +26,12 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..config import PORT, ServerSpec
+from ..contain import IN_IMAGE, Confinement, child_environment, confinement, sweep, unstartable
 from ..errors import InfraError, MissingProgram
-from ..runtime import child_environment
 from .mcp import list_tools
 
 Say = Callable[[str], None]
 
-IN_IMAGE = "TOOLSELECT_IMAGE"  # set in the Action's image: a missing program gets the two fixes
 IMAGE_HINT = (
     "  hint: the Action's image has Python, Node.js (node, npm, npx), uv (uv, uvx) and git, nothing else: "
     "run the eval on the job's machine with `runner: host` (after your own setup steps), or commit a "
@@ -78,51 +75,55 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
     if spec.start is not None:
         spec = with_port(spec, free_port())
     spec = replace(spec, env=child_environment(spec.env, environ))
-    owner = unprivileged(environ)
-    if owner and spec.command:  # the SDK starts a stdio server: setpriv changes its user
-        spec = replace(spec, command=as_user(spec.command, owner), shown_command=spec.shown_command or spec.command)
+    confined = confinement(environ)
+    program = spec.command[0] if spec.command else None
+    if spec.command:  # the SDK starts a stdio server: it is started confined too
+        spec = replace(
+            spec, command=tuple(confined.command(spec.command)), shown_command=spec.shown_command or spec.command
+        )
     try:
         for command in spec.setup:
-            await run_setup(command, spec, say, owner)
+            await run_setup(command, spec, say, confined)
+            _swept(environ, say, f"server setup `{command}`")
         if spec.start is None:
+            if program is not None:
+                check_program(program, spec.env, spec.cwd, spec.place)
             return Captured(await list_tools(spec), spec.describe())
-        async with started(spec, say, owner) as server:
+        async with started(spec, say, confined) as server:
             return Captured(await _list_when_ready(spec, server), spec.describe())
     except MissingProgram as exc:
         if environ.get(IN_IMAGE):
             raise MissingProgram(f"{exc.message}\n{IMAGE_HINT}") from None
         raise
+    finally:
+        _swept(environ, say, "the server")
 
 
-Owner = tuple[int, int]  # uid, gid
+def check_program(program: str, env: Mapping[str, str], cwd: Path | None, place: str = "") -> None:
+    """A stdio server's program, found as its start would find it."""
+    why = unstartable(program, env, cwd or Path.cwd())
+    if why == "not found":
+        where = f" in {cwd}" if cwd else ""
+        raise MissingProgram(
+            f"{place}cannot start the MCP server: {program} not found{where} (check server.command and server.cwd)"
+        )
+    if why:
+        raise InfraError(f"{place}cannot start the MCP server {program}: {why}")
 
 
-def unprivileged(environ: Mapping[str, str]) -> Owner | None:
-    """Who runs the PR's code when toolselect is root (the Action's container): the workspace's
-    owner, the runner's user. None when toolselect is not root, or the workspace is root's too."""
-    workspace = environ.get("GITHUB_WORKSPACE")
-    if not workspace or not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("setpriv"):
-        return None
-    try:
-        st = os.stat(workspace)
-    except OSError:
-        return None
-    return (st.st_uid, st.st_gid) if st.st_uid != 0 else None
+def _swept(environ: Mapping[str, str], say: Say, who: str) -> None:
+    if stopped := sweep(environ):
+        say(f"{who} left {stopped} process{'es' if stopped > 1 else ''} running in the background: stopped")
 
 
-def as_user(command: tuple[str, ...], owner: Owner) -> tuple[str, ...]:
-    uid, gid = owner
-    return ("setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--", *command)
-
-
-async def run_setup(command: str, spec: ServerSpec, say: Say, owner: Owner | None = None) -> None:
+async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinement | None = None) -> None:
     """One setup command through /bin/sh in the server's folder; its output is kept apart and shown
     (the last lines) when it fails or runs out of time."""
     folder = spec.cwd or Path.cwd()
     say(f"server setup: {command}")
     clock = time.monotonic()
     with tempfile.TemporaryFile() as output:
-        proc = _spawn(["/bin/sh", "-c", command], folder, spec.env, output, spec.place, owner)
+        proc = _spawn(["/bin/sh", "-c", command], folder, spec.env, output, spec.place, confined)
         try:
             code = await _wait(proc, spec.setup_timeout_s, lambda s: say(f"server setup running for {s:.0f} s"))
         finally:
@@ -143,14 +144,14 @@ async def run_setup(command: str, spec: ServerSpec, say: Say, owner: Owner | Non
 
 
 @asynccontextmanager
-async def started(spec: ServerSpec, say: Say, owner: Owner | None = None) -> AsyncIterator[_Started]:
+async def started(spec: ServerSpec, say: Say, confined: Confinement | None = None) -> AsyncIterator[_Started]:
     """The HTTP server `start` starts, in the background, stopped (its whole group) at the end."""
     assert spec.start is not None
     argv = ["/bin/sh", "-c", spec.start] if isinstance(spec.start, str) else list(spec.start)
     shown = spec.start if isinstance(spec.start, str) else " ".join(spec.start)
     say(f"server start: {shown}")
     with tempfile.TemporaryFile() as output:
-        proc = _spawn(argv, spec.cwd or Path.cwd(), spec.env, output, spec.place, owner)
+        proc = _spawn(argv, spec.cwd or Path.cwd(), spec.env, output, spec.place, confined)
         try:
             yield _Started(proc, output, shown)
         finally:
@@ -218,22 +219,25 @@ async def _accepts(host: str, port: int) -> bool:
 
 
 def _spawn(
-    argv: list[str], cwd: Path, env: Mapping[str, str], output: IO[bytes], place: str, owner: Owner | None = None
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    output: IO[bytes],
+    place: str,
+    confined: Confinement | None = None,
 ) -> subprocess.Popen[bytes]:
     if not cwd.is_dir():
         raise InfraError(f"{place}the server's folder {cwd} does not exist (check server.cwd)")
+    command = confined.command(argv) if confined else argv
     try:
         return subprocess.Popen(
-            argv,
+            command,
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stopped with every child it starts
-            user=owner[0] if owner else None,  # the PR's code never runs as root
-            group=owner[1] if owner else None,
-            extra_groups=[] if owner else None,
         )
     except FileNotFoundError:
         raise MissingProgram(f"{place}cannot run {argv[0]}: not found (in {cwd})") from None

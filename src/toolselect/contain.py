@@ -1,0 +1,249 @@
+"""Programs from the pull request: who they run as, what they inherit, and that none outlives its turn.
+
+A config names programs — a server's `setup`, `start` and the server itself, the `command` picker,
+the stress test's retriever and embeddings commands, a neighbour server — and every one of them is
+code from the pull request (or from its base). Each is started with `command()` and
+`child_environment()` from here:
+
+- **as whom**: when toolselect is root (the Action's container), as the checkout's owner (the
+  runner's user), never as root: `nobody` when the checkout is root's own; everywhere with no new
+  privileges, so a setuid program (sudo, su) can't raise them (Linux, through util-linux's setpriv);
+- **with what**: a small inherited environment plus what the config passes — never a key, a token,
+  an `INPUT_*`, a `GITHUB_*` or a URL that carries a secret;
+- **for how long**: `sweep()` stops every process they started, however it detached (a new session,
+  a double fork), when their turn ends. toolselect's command is the subreaper of everything below
+  it (`become_subreaper`), so an orphan stays in its tree; in the image, every process of the
+  owner's uid is theirs too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import os
+import re
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InfraError
+from .urls import holds_secret_url
+
+Owner = tuple[int, int]  # uid, gid
+NOBODY: Owner = (65534, 65534)
+ENV = "/usr/bin/env"
+IN_IMAGE = "TOOLSELECT_IMAGE"  # set in the Action's image
+
+# What the PR's programs inherit from toolselect's environment: the machine, the locale, the
+# network, and the toolchains a server is built or started with (setup-node, setup-python, uv, …).
+# fmt: off
+INHERITED = frozenset((
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "CI",
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+    "RUNNER_OS", "RUNNER_ARCH", "RUNNER_TOOL_CACHE", "AGENT_TOOLSDIRECTORY",
+    "JAVA_HOME", "RUSTFLAGS", "DOCKER_HOST", "DOCKER_CONFIG", "PKG_CONFIG_PATH", "LD_LIBRARY_PATH",
+    "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOPROXY", "GOFLAGS", "GOPRIVATE", "GONOSUMDB", "GOTOOLCHAIN",
+    "NVM_DIR", "VOLTA_HOME", "PYENV_ROOT", "pythonLocation",
+))
+INHERITED_PREFIXES = (
+    "LC_", "XDG_", "NODE_", "NPM_CONFIG_", "npm_config_", "YARN_", "PNPM_", "BUN_", "DENO_", "COREPACK_",
+    "UV_", "PIP_", "PYTHON", "Python", "CARGO_", "RUSTUP_", "DOTNET_", "GRADLE_", "MAVEN_",
+)
+# fmt: on
+# Never inherited, whatever the name or prefix above says: the keys and tokens of the run, and any
+# value with a URL that shows more than `public_url` would (user info, a query, a key-like segment).
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|KEY|PRIVATE|CREDENTIAL|AUTH|SESSION|COOKIE", re.IGNORECASE)
+DENIED_PREFIXES = ("GITHUB_", "ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_", "TOOLSELECT_", "TOOLPROOF_")
+
+
+def secret(name: str, value: str) -> bool:
+    """A variable no program from the pull request may see: by its name, or by a URL in its value."""
+    return bool(SECRET_NAME.search(name)) or holds_secret_url(value)
+
+
+def child_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of a program from the pull request: the inherited few, then what the config
+    passes (`extra`), which is theirs to give."""
+    env = {
+        name: value
+        for name, value in environ.items()
+        if (name in INHERITED or name.startswith(INHERITED_PREFIXES))
+        and not name.startswith(DENIED_PREFIXES)
+        and not secret(name, value)
+    }
+    return env | dict(extra)
+
+
+# ----------------------------------------------------------------------------------- as whom
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """How this process starts the PR's programs: as `owner` (None: as itself), through `setpriv`."""
+
+    owner: Owner | None
+    setpriv: str | None  # util-linux's setpriv; None where there is none (macOS)
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """`argv` as it is started: as the owner, with no new privileges, killed if toolselect dies."""
+        if self.setpriv is None:
+            if self.owner is not None:
+                raise InfraError(
+                    "toolselect runs as root and starts the pull request's programs as the checkout's owner "
+                    f"(uid {self.owner[0]}) with setpriv, which is not installed",
+                    hint="install util-linux (it has setpriv), or run toolselect as an unprivileged user",
+                )
+            return list(argv)
+        user = [f"--reuid={self.owner[0]}", f"--regid={self.owner[1]}", "--clear-groups"] if self.owner else []
+        # setpriv looks its program up while it still holds root's capabilities (they go at execve):
+        # `env` is that program, and finds theirs with nothing but their own rights
+        return [self.setpriv, *user, "--no-new-privs", "--pdeathsig=KILL", "--", ENV, "--", *argv]
+
+
+def unstartable(program: str, env: Mapping[str, str], cwd: Path) -> str | None:
+    """Why `program` can't be started as a process started in `cwd` with `env` would find it (None:
+    it can). Asked first, because setpriv in front of it would only say that it failed to execute."""
+    path = str(cwd / program) if "/" in program else shutil.which(program, mode=os.F_OK, path=env.get("PATH"))
+    if path is None or not os.path.exists(path):
+        return "not found"
+    if os.path.isdir(path) or not os.access(path, os.X_OK):
+        return "permission denied (not an executable file)"
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        return exc.strerror or "cannot be read"
+    if not magic.startswith(b"#!") and magic != b"\x7fELF" and magic[:4] not in MACHO:
+        return "no #! line (a script needs one, or name its interpreter first)"
+    return None
+
+
+MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")  # macOS executables
+
+
+def confinement(environ: Mapping[str, str]) -> Confinement:
+    """As root, the PR's programs run as whoever owns the checkout (the runner's user), or as nobody
+    when that is root too and toolselect runs in its image; otherwise as toolselect itself."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return Confinement(owner_of_checkout(environ), setpriv)
+
+
+def owner_of_checkout(environ: Mapping[str, str]) -> Owner | None:
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    workspace = environ.get("GITHUB_WORKSPACE")
+    try:
+        st = os.stat(workspace) if workspace else None
+    except OSError:
+        st = None
+    if st is not None and st.st_uid != 0:
+        return st.st_uid, st.st_gid
+    return NOBODY if environ.get(IN_IMAGE) else None
+
+
+# --------------------------------------------------------------------------------- for how long
+
+
+async def stop_group(proc: asyncio.subprocess.Process) -> None:
+    """A program started with `start_new_session` has answered (or timed out): SIGKILL to its process
+    group, which holds whatever it started and left there."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:
+        await proc.wait()
+
+
+PR_SET_CHILD_SUBREAPER = 36
+_subreaper = False
+
+
+def become_subreaper() -> bool:
+    """Every orphan below this process becomes its child instead of init's, so `sweep` finds what
+    a program detached (setsid, a double fork). Linux only; called once by the command's entry."""
+    global _subreaper
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+@dataclass(frozen=True)
+class _Process:
+    pid: int
+    ppid: int
+    uids: frozenset[int]
+    dead: bool  # a zombie: exited, not yet reaped
+
+
+def _processes() -> list[_Process]:
+    out = []
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return []
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/status", encoding="utf-8", errors="replace") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+            ppid = int(fields["PPid"].strip())
+            uids = frozenset(int(u) for u in fields["Uid"].split())
+            dead = fields.get("State", "").strip()[:1] in ("Z", "X")
+        except (OSError, KeyError, ValueError):
+            continue  # gone meanwhile, or not ours to read
+        out.append(_Process(int(name), ppid, uids, dead))
+    return out
+
+
+def strays(owner: Owner | None) -> list[int]:
+    """The processes a sweep stops: every living process below this one (when it is the subreaper),
+    and every process of `owner`'s uid (given only in the image, whose PID namespace holds nothing
+    else of that uid)."""
+    me = os.getpid()
+    procs = _processes()
+    found: set[int] = set()
+    if _subreaper:
+        children: dict[int, list[int]] = {}
+        for p in procs:
+            children.setdefault(p.ppid, []).append(p.pid)
+        todo = list(children.get(me, ()))
+        while todo:
+            pid = todo.pop()
+            if pid not in found:
+                found.add(pid)
+                todo.extend(children.get(pid, ()))
+    if owner is not None:
+        found |= {p.pid for p in procs if owner[0] in p.uids}
+    living = {p.pid for p in procs if not p.dead}
+    return sorted((found & living) - {me})
+
+
+def sweep(environ: Mapping[str, str], passes: int = 200) -> int:
+    """Stop (SIGKILL) every process the PR's programs started that is still running; the count.
+    Call it when none of them should be running: after a setup command, after the tools are listed,
+    after the picks, and at the end."""
+    owner = owner_of_checkout(environ) if environ.get(IN_IMAGE) else None
+    if not _subreaper and owner is None:
+        return 0  # a library call: the process groups it started were stopped, there is nothing to find
+    stopped: set[int] = set()
+    for _ in range(passes):  # what forks while it is being stopped is found on the next pass
+        found = strays(owner)
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                stopped.add(pid)
+            except (ProcessLookupError, PermissionError):
+                pass
+        time.sleep(0.005)
+    return len(stopped)
