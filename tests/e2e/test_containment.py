@@ -6,12 +6,16 @@ shows the probe works and the secret was in reach of the arrangement the fix rem
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+
+import pytest
 
 from tests.e2e.contained import (
     PROBE,
@@ -249,3 +253,47 @@ def test_urls_with_a_secret_stay_out_of_the_prs_programs(tmp_path):
         assert {p["role"] for p in seen} == {"setup", "server"}
         for p in seen:
             assert {name for _, name in p["found"]} == {"PIP_EXTRA_INDEX_URL"}, p
+
+
+@pytest.mark.parametrize("runner", ["container", "host"])
+def test_nothing_the_pr_detaches_outlives_the_listing(world, runner, tmp_path):
+    """Finding 6: a setsid, double-forked daemon from the setup and from the server — the one found kept
+    rewriting toolselect-report/report.html after toolselect exited — is stopped once its command
+    ends (setup) or the tools are listed (server), and nothing of it runs after the step."""
+    from tests.e2e.contained import Job
+
+    with job() if runner == "container" else nullcontext(Job(tmp_path, os.getuid())) as j:
+        out = j.out()
+        secrets_file = j.secrets({"nothing": secrets.token_hex(16)})
+        repo = host_repo(j.root, secrets_file, out)
+        config = repo.path / "toolselect.yaml"
+        config.write_text(
+            config.read_text().replace("evals:", "  env:\n    PROBE_DAEMON: toolselect-report/report.html\nevals:")
+        )
+        if runner == "container":
+            run = run_in_container(world, j, repo, inputs={"provider": "bm25"})
+        else:
+            api, github = world
+            inputs = {"working-directory": ".", "runner": "host", "provider": "bm25"}
+            argv, env = host_step(inputs, Path(sys.prefix), j.root)
+            run = run_action(
+                repo.path, j.root, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
+                github=github, argv=argv, env=env,
+            )  # fmt: skip
+        ended = time.time()
+        assert run.code in (0, 1), run.stdout + run.stderr
+        time.sleep(0.5)  # a daemon still alive would beat again, and write the page again
+        beats = {p.name.split("-")[1]: p.read_text().split() for p in out.glob("daemon-*.beats")}
+        assert set(beats) == {"setup", "server"}, beats  # the control: both daemons did start
+        for role, times in beats.items():
+            assert float(times[-1]) < ended, role
+        assert "pwned" not in (repo.path / "toolselect-report" / "report.html").read_text()
+        assert "left 1 process running in the background: stopped" in run.stdout
+        assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _runs_probe(pid, out)]
+
+
+def _runs_probe(pid: str, out: Path) -> bool:
+    try:
+        return str(out).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
