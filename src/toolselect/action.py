@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
+from .contain import PR_HOME, hold, owner_of_checkout
 from .errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -24,6 +29,7 @@ from .errors import (
     EXIT_USAGE,
     ConfigError,
     InfraError,
+    Refused,
     ToolselectError,
     where,
 )
@@ -176,8 +182,36 @@ def _in(path: Path, workspace: Path) -> str:
         return str(path)
 
 
+@contextmanager
+def contained(env: dict[str, str], workspace: Path) -> Iterator[None]:
+    """In the container (toolselect root, the pull request's programs the checkout's owner): while
+    they run, the repository's git data (its hooks and config), the runner's file commands (GITHUB_ENV,
+    GITHUB_PATH, GITHUB_OUTPUT, the summary: their folder and files) and HOME are root's, so nothing
+    they write there reaches toolselect's git or a later step of the job; their own HOME is a folder
+    of theirs. Everything is given back as it was at the end."""
+    owner = owner_of_checkout(env)
+    if owner is None:
+        yield
+        return
+    files = {Path(env[name]).parent for name in FILE_COMMANDS if env.get(name)}
+    home = Path(env["HOME"]) if env.get("HOME") else None
+    homes = [home] if home and home.is_dir() and home.stat().st_uid == owner[0] else []
+    theirs = Path(tempfile.mkdtemp(prefix="toolselect-home-"))
+    os.chown(theirs, *owner)
+    env[PR_HOME] = str(theirs)
+    held = hold([workspace / ".git", *sorted(files), *homes])
+    try:
+        yield
+    finally:
+        held.release()
+        shutil.rmtree(theirs, ignore_errors=True)
+
+
+FILE_COMMANDS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
+
+
 def evaluate_event(
-    inputs: Mapping[str, Any], event: Event, env: Mapping[str, str], wf: Workflow, workspace: Path, workdir: Path
+    inputs: Mapping[str, Any], event: Event, env: dict[str, str], wf: Workflow, workspace: Path, workdir: Path
 ) -> int:
     from .cache import prune_after_run
     from .render.console import ConsoleView
@@ -206,54 +240,63 @@ def evaluate_event(
     for warning in plan.warnings:
         wf.annotate("warning", warning, title="toolselect")
 
-    view = ConsoleView()
-    against = Against(plan.base_ref, over, workdir) if plan.base_ref else None
-    title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
-    if shard:
-        title = f"toolselect: shard {shard}" + (f", head and base {plan.base_ref[:12]}" if plan.base_ref else "")
-    with wf.group(title if merging is None else "toolselect: merging the shards' parts"):
-        hooks = replace(view.hooks(), on_secret=wf.mask)
-        if merging is not None:
-            heads, bases = _parts(workspace / merging, settings.cache_dir, wf, settings.labels)
-            if not bases:
-                against = None
-            run = run_async(run_merge(loaded, settings, env, heads, bases, hooks, against=against), view.stop)
-        else:
-            run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
-        if run is None:
-            return EXIT_INTERRUPTED
-        outcome = evaluate(
-            run,
-            base_label=plan.base_ref,
-            base_note=plan.base_note,
-            notes=plan.notes,
-            enforced=plan.enforced,
-        )
-        view.finish_outcome(outcome)
-    if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
-        return _shard_job(outcome, settings, workspace, wf)
-    if outcome.base_note and plan.base_ref:
-        wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
-    if (
-        loaded.has_stress and plan.stress and merging is None
-    ):  # the config's stress: section: the curve on the head and the base too
-        with wf.group("toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")):
+    with ExitStack() as stack:  # what the pull request's programs may not write, the base checked out: once
+        stack.enter_context(contained(env, workspace))
+        against = None
+        if plan.base_ref:  # before any program of the pull request runs (the stress test's base too)
+            checkout = stack.enter_context(checked_out(workdir, plan.base_ref, env))
+            against = Against(plan.base_ref, over, workdir, checkout)
+        view = ConsoleView()
+        title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
+        if shard:
+            title = f"toolselect: shard {shard}" + (f", head and base {plan.base_ref[:12]}" if plan.base_ref else "")
+        with wf.group(title if merging is None else "toolselect: merging the shards' parts"):
             hooks = replace(view.hooks(), on_secret=wf.mask)
-            failed = None
-            try:
-                stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
-            except ToolselectError as exc:  # the eval stands: the stress test's failure is said, not fatal
-                stressed, failed = None, f"the stress test could not run: {exc.message}"
-            view.stop()
-            if failed:
-                wf.annotate("warning", failed, title="toolselect: stress test")
-                outcome = replace(outcome, notes=(*outcome.notes, failed))
-            elif stressed is None:
-                return EXIT_INTERRUPTED
+            if merging is not None:
+                heads, bases = _parts(workspace / merging, settings.cache_dir, wf, settings.labels)
+                if not bases:
+                    against = None
+                run = run_async(run_merge(loaded, settings, env, heads, bases, hooks, against=against), view.stop)
             else:
-                head_stress, base_stress, stress_note = stressed
-                view.print_stress(head_stress)
-                outcome = with_stress(outcome, head_stress, base_stress, stress_note)
+                run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
+            if run is None:
+                return EXIT_INTERRUPTED
+            outcome = evaluate(
+                run,
+                base_label=plan.base_ref,
+                base_note=plan.base_note,
+                notes=plan.notes,
+                enforced=plan.enforced,
+            )
+            view.finish_outcome(outcome)
+        if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
+            return _shard_job(outcome, settings, workspace, wf)
+        if outcome.base_note and plan.base_ref:
+            wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
+        if (
+            loaded.has_stress and plan.stress and merging is None
+        ):  # the config's stress: section: the curve on the head and the base too
+            with wf.group(
+                "toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")
+            ):
+                hooks = replace(view.hooks(), on_secret=wf.mask)
+                failed = None
+                try:
+                    stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
+                except Refused:
+                    raise
+                except ToolselectError as exc:  # the eval stands: the stress test's failure is said, not fatal
+                    stressed, failed = None, f"the stress test could not run: {exc.message}"
+                view.stop()
+                if failed:
+                    wf.annotate("warning", failed, title="toolselect: stress test")
+                    outcome = replace(outcome, notes=(*outcome.notes, failed))
+                elif stressed is None:
+                    return EXIT_INTERRUPTED
+                else:
+                    head_stress, base_stress, stress_note = stressed
+                    view.print_stress(head_stress)
+                    outcome = with_stress(outcome, head_stress, base_stress, stress_note)
 
     out_dir = workspace / REPORT_DIR
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
@@ -284,9 +327,8 @@ def evaluate_event(
     for notice in plan.notices:
         wf.annotate("notice", notice, title="toolselect")
     wf.set_outputs(outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
-    # the base commit's fetch and worktree write to .git; a server's setup writes node_modules, build/, .venv
-    built = [settings.server.cwd] if settings.server and settings.server.setup and settings.server.cwd else []
-    chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git", *built], workspace)
+    # the base commit's fetch and worktree write to .git (the PR's programs write as its owner already)
+    chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git"], workspace)
 
     code = exit_code(outcome)
     if code == EXIT_PASSED and not outcome.verdict.passed:

@@ -1,18 +1,25 @@
 """The base side of a comparison: the base commit checked out in a git worktree, evaluated with the
-head's provider, model and settings, but its own config, server and golden set."""
+head's provider, model and settings, but its own config, server and golden set.
+
+Every git command here runs with hooks and the fsmonitor off whatever the repository's config
+says, and the worktree is made before any program of the pull request runs: after one has run,
+toolselect's git only removes the worktree again."""
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
-from contextlib import suppress
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
+from .contain import give, hold, owner_of_checkout, programs_started, sweep
 from .errors import InfraError
 
 
@@ -20,9 +27,29 @@ class NoBaseline(InfraError):
     """The base can't be evaluated; the message says why, for the comment ("no baseline: …")."""
 
 
-def git(*args: str, cwd: Path) -> str:
+# What toolselect's own git never takes from a repository the pull request's code could have
+# written (its hooks, core.hooksPath, core.fsmonitor): these win over any config file.
+HARDENED = ("-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false")
+_GIT: list[str] = []  # git's full path, found once: before any program of the pull request ran
+
+
+def git(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> str:
+    """A git command, hook- and config-safe. Once a program of the pull request has run, the user's
+    global config (HOME is theirs to write) is not read either; `env`: more of git's environment (a
+    credential for one fetch), never on its command line."""
+    if not _GIT:
+        _GIT.append(shutil.which("git") or "git")
+    extra = dict(env or {}) | {"GIT_TERMINAL_PROMPT": "0"}
+    if programs_started():
+        extra |= {"GIT_CONFIG_GLOBAL": os.devnull}
     proc = subprocess.run(
-        ["git", "-c", "safe.directory=*", *args], cwd=cwd, capture_output=True, text=True, timeout=300
+        [_GIT[0], *HARDENED, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ | extra,
+        stdin=subprocess.DEVNULL,
     )
     if proc.returncode != 0:
         said = (proc.stderr or proc.stdout).strip().splitlines()
@@ -37,20 +64,62 @@ def repo_root(path: Path) -> Path:
         raise NoBaseline(f"{path} is not in a git checkout (run actions/checkout first): {exc}") from None
 
 
-def resolve_commit(root: Path, ref: str) -> str:
-    """The commit behind `ref`, fetched from origin when a shallow checkout lacks it."""
+def resolve_commit(root: Path, ref: str, environ: Mapping[str, str] | None = None) -> str:
+    """The commit behind `ref`, fetched from origin when a shallow checkout lacks it (with the
+    workflow's token, for a private repository, when `environ` has one)."""
     try:
         return git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=root)
     except NoBaseline:
         pass
     try:
-        git("fetch", "--no-tags", "--depth=1", "origin", ref, cwd=root)
+        git("fetch", "--no-tags", "--depth=1", "origin", ref, cwd=root, env=fetch_credential(environ or {}))
         return git("rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}", cwd=root)
     except NoBaseline as exc:
         raise NoBaseline(
             f"the base commit {ref} is not in this checkout and could not be fetched ({exc}); "
             "use actions/checkout with fetch-depth: 2 (or 0)"
         ) from None
+
+
+def fetch_credential(environ: Mapping[str, str]) -> dict[str, str]:
+    """The workflow's github-token as an HTTP header for one fetch from the GitHub server (what
+    actions/checkout does when it persists it; toolselect asks for `persist-credentials: false`).
+    Handed to git in its environment (GIT_CONFIG_*), which only root or the same user can read, and
+    before any program of the pull request runs."""
+    token, server = environ.get("INPUT_GITHUB-TOKEN"), environ.get("GITHUB_SERVER_URL")
+    if not token or not server or not server.startswith("https://"):
+        return {}
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": f"http.{server.rstrip('/')}/.extraheader",
+        "GIT_CONFIG_VALUE_0": f"AUTHORIZATION: basic {basic}",
+    }
+
+
+@dataclass
+class Checkout:
+    """The base commit in a worktree of its own, made before any program of the pull request ran.
+    As root it stays root's — readable, not writable — except during the base's own turn, so the
+    head's programs can't change what the base is measured on."""
+
+    root: Path
+    tree: Path
+    commit: str
+
+    @contextmanager
+    def turn(self, environ: Mapping[str, str]) -> Iterator[None]:
+        """The base's programs run (its setup builds in the tree): the tree is theirs, then, once
+        nothing of theirs runs any more, root's again."""
+        owner = owner_of_checkout(environ)
+        if owner is not None:
+            give([self.tree], owner)
+        try:
+            yield
+        finally:
+            if owner is not None:
+                sweep(environ)
+                hold([self.tree])
 
 
 def add_worktree(root: Path, commit: str) -> Path:
@@ -61,19 +130,8 @@ def add_worktree(root: Path, commit: str) -> Path:
     except NoBaseline:
         remove_worktree(root, folder)
         raise
-    _give_to_the_checkouts_owner(folder, root)
+    folder.chmod(0o755)  # the base's programs read it (a picker, a retriever) once it is held
     return folder
-
-
-def _give_to_the_checkouts_owner(folder: Path, root: Path) -> None:
-    """As root (the Action's container), the base worktree goes to whoever owns the checkout: the
-    PR's server and its setup run as that user, and must be able to build in it."""
-    owner = root.stat()
-    if not hasattr(os, "geteuid") or os.geteuid() != 0 or owner.st_uid == 0:
-        return
-    for path in (folder, *folder.rglob("*")):
-        with suppress(OSError):
-            os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
 
 
 def remove_worktree(root: Path, folder: Path) -> None:
@@ -82,6 +140,22 @@ def remove_worktree(root: Path, folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     with suppress(NoBaseline):
         git("worktree", "prune", cwd=root)
+
+
+@contextmanager
+def checked_out(cwd: Path, ref: str, environ: Mapping[str, str]) -> Iterator[Checkout | NoBaseline]:
+    """The base commit checked out (or why it can't be) for a whole run — the eval and the stress
+    test share it — and removed at the end."""
+    try:
+        root = repo_root(cwd)
+        checkout = Checkout(root, add_worktree(root, commit := resolve_commit(root, ref, environ)), commit)
+    except NoBaseline as exc:
+        yield exc
+        return
+    try:
+        yield checkout
+    finally:
+        remove_worktree(checkout.root, checkout.tree)
 
 
 def _inside(path: Path, root: Path, other: Path) -> Path | None:

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import functools
 import os
 import re
 import shutil
 import signal
+import stat
+import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -31,7 +34,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InfraError
+from .errors import InfraError, Refused
 from .urls import holds_secret_url
 
 Owner = tuple[int, int]  # uid, gid
@@ -67,6 +70,9 @@ def secret(name: str, value: str) -> bool:
     return bool(SECRET_NAME.search(name)) or holds_secret_url(value)
 
 
+PR_HOME = "TOOLSELECT_PR_HOME"  # a HOME of their own, where the job's HOME is held from them
+
+
 def child_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
     """The environment of a program from the pull request: the inherited few, then what the config
     passes (`extra`), which is theirs to give."""
@@ -77,6 +83,8 @@ def child_environment(extra: Mapping[str, str], environ: Mapping[str, str]) -> d
         and not name.startswith(DENIED_PREFIXES)
         and not secret(name, value)
     }
+    if environ.get(PR_HOME):
+        env["HOME"] = environ[PR_HOME]
     return env | dict(extra)
 
 
@@ -89,9 +97,15 @@ class Confinement:
 
     owner: Owner | None
     setpriv: str | None  # util-linux's setpriv; None where there is none (macOS)
+    refusal: str | None = None  # why no program of the pull request may start at all
 
     def command(self, argv: Sequence[str]) -> list[str]:
-        """`argv` as it is started: as the owner, with no new privileges, killed if toolselect dies."""
+        """`argv` as it is started: as the owner, with no new privileges, killed if toolselect dies.
+        Refused while a credential the job persisted is where the program could read it."""
+        if self.refusal:
+            raise Refused(self.refusal, hint=PERSISTED_HINT)
+        global _started
+        _started = True
         if self.setpriv is None:
             if self.owner is not None:
                 raise InfraError(
@@ -127,11 +141,59 @@ def unstartable(program: str, env: Mapping[str, str], cwd: Path) -> str | None:
 MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")  # macOS executables
 
 
+_started = False  # a program of the pull request was started in this process
+
+
+def programs_started() -> bool:
+    """Whether a program of the pull request has been started here: from then on, nothing it could
+    have written (a git hook, HOME's config) is trusted."""
+    return _started
+
+
 def confinement(environ: Mapping[str, str]) -> Confinement:
     """As root, the PR's programs run as whoever owns the checkout (the runner's user), or as nobody
-    when that is root too and toolselect runs in its image; otherwise as toolselect itself."""
+    when that is root too and toolselect runs in its image; otherwise as toolselect itself. In the
+    Action, none starts while the checkout's git config holds a credential (persist-credentials)."""
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
-    return Confinement(owner_of_checkout(environ), setpriv)
+    workspace = environ.get("GITHUB_WORKSPACE")
+    refusal = persisted(workspace) if workspace and environ.get("GITHUB_ACTIONS") == "true" else None
+    return Confinement(owner_of_checkout(environ), setpriv, refusal)
+
+
+PERSISTED_HINT = (
+    "set `persist-credentials: false` on actions/checkout (toolselect fetches the base commit with its own "
+    "github-token when it has to)"
+)
+CREDENTIAL_IN_URL = re.compile(r"://[^/@\s:]*:[^/@\s]+@")
+
+
+@functools.cache
+def persisted(workspace: str) -> str | None:
+    """What a program of the pull request would read with `git config --list` in the checkout: the
+    job's token, as actions/checkout persists it (an extraheader in .git/config, or since v6 in a file
+    under RUNNER_TEMP that an includeIf brings in, for worktrees too), or a URL with a password. The
+    config key, never its value; None when there is none (or no git)."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        proc = subprocess.run(
+            [git, "-c", "safe.directory=*", "config", "--includes", "--list"],
+            cwd=workspace, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition("=")
+        header = key.lower().startswith("http.") and key.lower().endswith(".extraheader")
+        if (header and "authorization" in value.lower()) or CREDENTIAL_IN_URL.search(line):
+            shown = CREDENTIAL_IN_URL.sub("://…@", key)
+            return (
+                f"the checkout's git config holds the job's token ({shown}, left by actions/checkout's "
+                "persist-credentials), and the pull request's programs could read it with `git config --list`: "
+                "toolselect starts none of them"
+            )
+    return None
 
 
 def owner_of_checkout(environ: Mapping[str, str]) -> Owner | None:
@@ -145,6 +207,62 @@ def owner_of_checkout(environ: Mapping[str, str]) -> Owner | None:
     if st is not None and st.st_uid != 0:
         return st.st_uid, st.st_gid
     return NOBODY if environ.get(IN_IMAGE) else None
+
+
+# --------------------------------------------------------------------------------- what they may write
+
+
+@dataclass
+class Held:
+    """Paths taken from the PR's programs while they run (as root): each entry's owner and mode as
+    they were, given back by `release()`."""
+
+    entries: list[tuple[str, int, int, int]]  # path, uid, gid, mode
+
+    def release(self) -> None:
+        for path, uid, gid, mode in reversed(self.entries):
+            with suppress(OSError):
+                os.chown(path, uid, gid, follow_symlinks=False)
+                if not stat.S_ISLNK(mode):
+                    os.chmod(path, stat.S_IMODE(mode))
+        self.entries = []
+
+
+def hold(paths: Sequence[Path]) -> Held:
+    """As root: `paths` and everything under them (never through a link) become root's, writable by
+    root alone, until `release()`. The PR's programs can still read them. Not root: nothing to do."""
+    held = Held([])
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return held
+    for top in paths:
+        for path in _tree(top):
+            try:
+                st = os.lstat(path)
+                os.chown(path, 0, 0, follow_symlinks=False)
+                if not stat.S_ISLNK(st.st_mode):
+                    os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o022)
+            except OSError:
+                continue
+            held.entries.append((path, st.st_uid, st.st_gid, st.st_mode))
+    return held
+
+
+def give(paths: Sequence[Path], owner: Owner) -> None:
+    """As root: `paths` and everything under them (never through a link) to `owner`."""
+    for top in paths:
+        for path in _tree(top):
+            with suppress(OSError):
+                os.chown(path, owner[0], owner[1], follow_symlinks=False)
+
+
+def _tree(top: Path) -> list[str]:
+    if not os.path.lexists(top):
+        return []
+    found = [str(top)]
+    if os.path.isdir(top) and not os.path.islink(top):
+        for folder, dirs, files in os.walk(top):  # never follows a link
+            found += [os.path.join(folder, name) for name in (*dirs, *files)]
+    return found
 
 
 # --------------------------------------------------------------------------------- for how long

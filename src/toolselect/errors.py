@@ -44,6 +44,11 @@ class ConfigErrors(ConfigError):
         self.messages = messages
 
 
+class Refused(ConfigError):
+    """Something would hand a program of the pull request what it must not have: the run stops (exit
+    2) on either side, never "no baseline"."""
+
+
 class InfraError(ToolselectError):
     """The MCP server, the provider or GitHub failed: exit 3."""
 

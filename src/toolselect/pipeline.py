@@ -9,20 +9,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
-from .baseline import NoBaseline, add_worktree, base_settings, remove_worktree, repo_root, resolve_commit
+from .baseline import Checkout, NoBaseline, base_settings, checked_out
 from .budget import Budget, check_budget, combined, estimate
 from .cache import AnswerCache
 from .config import Loaded, Overrides, Settings, load_cases
 from .contain import sweep
 from .diff import Diff, diff_reports
-from .errors import ConfigError, InfraError, ToolselectError
+from .errors import ConfigError, InfraError, Refused, ToolselectError
 from .gate import failed_base
 from .golden import Case
 from .golden import Source as CaseSource
@@ -79,7 +79,7 @@ async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say 
     try:
         captured = await capture(server, environ, say)
     except ToolselectError as exc:  # the server's last words may repeat a secret it was given
-        raise type(exc)(server.scrub(exc.message)) from None
+        raise type(exc)(server.scrub(exc.message), hint=exc.hint) from None
     return build_surface(captured.tools, captured.origin)
 
 
@@ -348,11 +348,26 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
 
 @dataclass(frozen=True)
 class Against:
-    """The base to compare with: a git ref, evaluated with the head's overrides, from `cwd`."""
+    """The base to compare with: a git ref, evaluated with the head's overrides, from `cwd`.
+    `checkout`: the base already checked out (or why it can't be) before any program of the pull
+    request ran, shared by the eval and the stress test (the Action's); None: each checks it out."""
 
     ref: str
     over: Overrides
     cwd: Path
+    checkout: Checkout | NoBaseline | None = None
+
+    @asynccontextmanager
+    async def checked_out(self, environ: Mapping[str, str]) -> AsyncIterator[Checkout]:
+        if isinstance(self.checkout, NoBaseline):
+            raise self.checkout
+        if self.checkout is not None:
+            yield self.checkout
+            return
+        with checked_out(self.cwd, self.ref, environ) as made:
+            if isinstance(made, NoBaseline):
+                raise made
+            yield made
 
 
 @dataclass(frozen=True)
@@ -468,12 +483,12 @@ async def _sides(
     shard's units are assigned over both sides at once, so a unit is in the same shard on each."""
     planned: set[str] = set()  # requests the head will make: the base then finds them cached
     prints: dict[str, str | None] = {} if fingerprints is None else fingerprints
-    base_loaded, base, note, root, tree = None, None, None, None, None
-    try:
+    base_loaded, base, note, checkout = None, None, None, None
+    async with AsyncExitStack() as stack:
         if against is not None:
             try:
-                root = repo_root(against.cwd)
-                tree = add_worktree(root, resolve_commit(root, against.ref))
+                checkout = await stack.enter_async_context(against.checked_out(environ))
+                root, tree = checkout.root, checkout.tree
                 base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
                 base = replace(base, shard=settings.shard)  # the base splits (or merges) as the head does
                 for secret in base_loaded.secrets:
@@ -493,20 +508,20 @@ async def _sides(
             assigned=assigned, recorded=(recorded or {}).get("head"),
         )  # fmt: skip
         base_preps: tuple[Prepared, ...] = ()
-        if base is not None and base_loaded is not None:
+        if base is not None and base_loaded is not None and checkout is not None:
             try:
-                base_preps, prints["base"] = await prepare_models(
-                    base_loaded, base, environ, connect=connect, planned=planned, say=says[1], surface=frozen[1],
-                    assigned=assigned, recorded=(recorded or {}).get("base"),
-                )  # fmt: skip
+                with checkout.turn(environ):  # the base's programs: the head's are all stopped by now
+                    base_preps, prints["base"] = await prepare_models(
+                        base_loaded, base, environ, connect=connect, planned=planned, say=says[1],
+                        surface=frozen[1], assigned=assigned, recorded=(recorded or {}).get("base"),
+                    )  # fmt: skip
+            except Refused:
+                raise  # the run stops, on either side
             except NoBaseline as exc:
                 note = f"no baseline: {exc.message}"
             except ToolselectError as exc:
                 note = f"no baseline: the base could not be evaluated: {exc.message}"
         yield head_preps, base_preps, note
-    finally:
-        if root is not None and tree is not None:
-            remove_worktree(root, tree)
 
 
 def _costs(cases: Sequence[Case]) -> list[tuple[str, int]]:
@@ -694,26 +709,26 @@ async def stress_against(
     head = stress_report_of(await run_stress(loaded, settings, environ, hooks, session=session), settings)
     if against is None:
         return head, None, None
-    root = tree = None
     try:
-        root = repo_root(against.cwd)
-        tree = add_worktree(root, resolve_commit(root, against.ref))
-        base_loaded, base = base_settings(loaded, settings, against.over, root, tree, against.cwd, environ)
-        if base_loaded.doc is None or ("stress",) not in base_loaded.doc.keys:
-            return head, None, "no stress baseline: the base's config has no stress: section"
-        for secret in base_loaded.secrets:
-            hooks.on_secret(secret)
-        said = replace(hooks, on_note=lambda text: hooks.on_note(f"base: {text}"))
-        base = replace(base, stress=settings.stress)  # the head's sizes, seeds and distractors: comparable curves
-        base_report = stress_report_of(await run_stress(base_loaded, base, environ, said, session=session), base)
-        return head, base_report, None
+        async with against.checked_out(environ) as checkout:
+            base_loaded, base = base_settings(
+                loaded, settings, against.over, checkout.root, checkout.tree, against.cwd, environ
+            )
+            if base_loaded.doc is None or ("stress",) not in base_loaded.doc.keys:
+                return head, None, "no stress baseline: the base's config has no stress: section"
+            for secret in base_loaded.secrets:
+                hooks.on_secret(secret)
+            said = replace(hooks, on_note=lambda text: hooks.on_note(f"base: {text}"))
+            base = replace(base, stress=settings.stress)  # the head's sizes, seeds and distractors: comparable curves
+            with checkout.turn(environ):
+                base_run = await run_stress(base_loaded, base, environ, said, session=session)
+            return head, stress_report_of(base_run, base), None
+    except Refused:
+        raise
     except NoBaseline as exc:
         return head, None, f"no stress baseline: {exc.message}"
     except ToolselectError as exc:
         return head, None, f"no stress baseline: the base could not be stressed: {exc.message}"
-    finally:
-        if root is not None and tree is not None:
-            remove_worktree(root, tree)
 
 
 async def run_merge(

@@ -614,3 +614,21 @@ def test_github_5xx_after_retries_is_a_warning_not_an_exit_code(world, tmp_path)
         if method == "GET" and path.startswith("/repos/acme/weather-mcp/issues/7/comments")
     ]
     assert len(listings) == 4  # PyGithub's retries (3), then a warning
+
+
+def test_a_shallow_checkout_fetches_the_base_commit(world, tmp_path):
+    """actions/checkout with fetch-depth 1: the base commit is not there and is fetched from origin,
+    before any program of the pull request runs."""
+    api, github = world
+    origin = make_repo(tmp_path)
+    clone = tmp_path / "clone"
+    git("clone", "-q", "--depth", "1", f"file://{origin.path}", str(clone), cwd=tmp_path)
+    with pytest.raises(subprocess.CalledProcessError):
+        git("cat-file", "-e", f"{origin.base}^{{commit}}", cwd=clone)  # not in the shallow clone
+    repo = Repo(clone, origin.base, origin.head)
+    run = run_action(
+        repo.path, tmp_path, inputs={}, event=pull_request_event(repo), event_name="pull_request", api=api,
+        github=github,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.report("base.json")["metrics"]["accuracy"]["numerator"] == 8

@@ -5,9 +5,11 @@ shows the probe works and the secret was in reach of the arrangement the fix rem
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -28,7 +30,7 @@ from tests.e2e.contained import (
     probes,
     run_in_container,
 )
-from tests.e2e.test_action import CASES, SCRIPT, Repo, pull_request_event, run_action
+from tests.e2e.test_action import CASES, SCRIPT, Repo, git, pull_request_event, run_action
 from tests.e2e.test_action import TOOLS as ACTION_TOOLS
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
@@ -297,3 +299,168 @@ def _runs_probe(pid: str, out: Path) -> bool:
         return str(out).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
+
+
+PLANT = r"""#!/bin/sh
+# What a PR's setup plants for a later git command of toolselect's (or of a later step): a hook,
+# hooksPath, fsmonitor, a smudge filter, HOME's git config; and what it writes into the runner's file
+# commands. Each attempt that worked is recorded in $1/planted.
+out="$1"; home="$2"; shift 2
+common="$(git rev-parse --git-common-dir)"
+mkdir -p "$out/evil-hooks"
+hook="#!/bin/sh
+echo \"\$0 \$(id -u)\" >> $out/ran"
+try() { if sh -c "$2" 2>/dev/null; then echo "$1" >> "$out/planted"; fi; }
+try hook "printf '%s\n' '$hook' > '$common/hooks/post-checkout' && chmod +x '$common/hooks/post-checkout'"
+printf '%s\n' "$hook" > "$out/evil-hooks/post-checkout"; chmod +x "$out/evil-hooks/post-checkout"
+try hooksPath "git config core.hooksPath '$out/evil-hooks'"
+try fsmonitor "git config core.fsmonitor '$out/evil-hooks/post-checkout'"
+evil="$out/evil-hooks/post-checkout"
+try filter "echo '* filter=evil' >> '$common/info/attributes' && git config filter.evil.smudge '$evil'"
+try home "printf '[core]\n\tfsmonitor = $out/evil-hooks/post-checkout\n' >> '$home/.gitconfig'"
+for f in "$@"; do
+  try "file:$(basename "$f")" "echo BASH_ENV=$out/evil-hooks/post-checkout >> '$f'"
+done
+[ $# -gt 0 ] && try "new-file" "touch '$(dirname "$1")/set_env_planted'"
+exit 0
+"""
+
+
+def planting_repo(root: Path, out: Path, targets: list[Path]) -> Repo:
+    """`targets`: the job's HOME, then the file commands."""
+    """A PR whose setup (head and base) runs PLANT, and a stress section, so that the base is used by
+    the stress test too (its worktree used to be made after the head's code had run)."""
+    args = " ".join(str(t) for t in targets)
+    config = (
+        f"server:\n  command: [{PYTHON}, probe.py, server, {out}/../secrets.json, {out}, tools.json, stdio]\n"
+        f"  setup: sh plant.sh {out} {args}\n"
+        "evals:\n  provider: bm25\n  golden: golden.jsonl\n  min_accuracy: 0\n"
+        "stress:\n  sizes: [0, 1]\n  seeds: 1\n  bundled_pool: false\n  distractors: [neighbours.json]\n"
+    )
+    files = {
+        "probe.py": PROBE.read_text(),
+        "plant.sh": PLANT,
+        "tools.json": json.dumps({"tools": TOOLS}),
+        "neighbours.json": json.dumps({"tools": NEIGHBOURS}),
+        "golden.jsonl": GOLDEN,
+        "toolselect.yaml": config,
+    }
+    return commit(root, files, {"README.md": "head\n"})
+
+
+def test_the_prs_programs_plant_nothing_for_toolselects_git_or_a_later_step(world):
+    """Findings 3 and 7 (container): the PR's setup could plant .git/hooks/post-checkout (it owned .git)
+    and the stress test's base `git worktree add`, made later as root, ran it; and it could append to
+    GITHUB_ENV (BASH_ENV=…) for every later step. Now the repository's git data, the file commands and
+    HOME are root's while the PR's programs run, the base is checked out before they start, and
+    everything is given back afterwards."""
+    with job() as j:
+        out = j.out("plant")
+        j.secrets({})
+        runner = j.root / "runner"
+        files = [runner / name for name in ("env", "path", "output", "summary")]
+        runner.mkdir()
+        for target in files:
+            target.write_text("")
+        targets = [j.root / "github-home", *files]
+        repo = planting_repo(j.root, out, targets)
+        j.give(repo.path, runner)
+        (j.root / "github-home").mkdir(exist_ok=True)
+        j.give(j.root / "github-home")
+        # the control: as the checkout's owner, with nothing held, every plant works, and root's git
+        # runs the hook it finds
+        plant = ["setpriv", f"--reuid={j.uid}", f"--regid={j.uid}", "--clear-groups", "sh", "plant.sh", str(out)]
+        home = {"HOME": str(j.root / "github-home"), "PATH": "/usr/bin:/bin"}
+        subprocess.run([*plant, *map(str, targets)], cwd=repo.path, env=home, check=True)
+        planted = set((out / "planted").read_text().split())
+        assert planted >= {"hook", "hooksPath", "fsmonitor", "filter", "home", "file:env", "new-file"}, planted
+        tree = j.root / "control-tree"
+        git("-c", "safe.directory=*", "worktree", "add", "--detach", str(tree), repo.base, cwd=repo.path)
+        assert (out / "ran").exists()
+        for path in (out / "ran", out / "planted", runner / "set_env_planted", j.root / "github-home" / ".gitconfig"):
+            path.unlink(missing_ok=True)
+        repo = _recommit(j, repo, out, targets)  # a fresh checkout: the planted hook and config gone
+
+        run = run_in_container(world, j, repo, inputs={"provider": "bm25"})
+        assert run.code in (0, 1), run.stdout + run.stderr
+        assert run.report("stress.base.json")  # the stress test's base ran, in the worktree made first
+        assert not (out / "planted").exists(), (out / "planted").read_text()  # setup ran (head and base)...
+        assert len(probes(out, "server")) >= 2  # ... and so did the servers
+        assert not (out / "ran").exists()
+        assert "BASH_ENV" not in (runner / "env").read_text() and not (runner / "set_env_planted").exists()
+        for path in (repo.path / ".git", repo.path / ".git" / "config", runner, runner / "env", j.root / "github-home"):
+            assert path.stat().st_uid == j.uid, path  # given back: the runner's later steps use them
+        assert run.outputs["passed"]  # toolselect's own file commands still arrived
+
+
+def _recommit(j, repo: Repo, out: Path, targets: list[Path]) -> Repo:
+    shutil.rmtree(repo.path)
+    return planting_repo(j.root, out, targets)
+
+
+def test_no_program_of_the_pr_starts_while_the_job_token_is_persisted(world):
+    """Finding 5: actions/checkout's persist-credentials leaves the token where a setup reads it with
+    `git config --list` (v4/v5: an extraheader in .git/config; v6: a file under RUNNER_TEMP that an
+    includeIf brings in). Then no program of the PR starts: the run stops, naming the fix. A run that
+    starts none (a tools.json and bm25) goes on."""
+    token = "ghs_" + secrets.token_hex(12)
+    header = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    for style in ("v5", "v6"):
+        with job() as j:
+            out = j.out()
+            secrets_file = j.secrets({"token": header.split()[-1]})
+            repo = host_repo(j.root, secrets_file, out)
+            if style == "v5":
+                git("config", "http.https://github.com/.extraheader", header, cwd=repo.path)
+            else:
+                stored = j.root / "runner-temp" / f"git-credentials-{secrets.token_hex(4)}.config"
+                stored.parent.mkdir()
+                stored.write_text(f'[http "https://github.com/"]\n\textraheader = {header}\n')
+                git("config", f"includeIf.gitdir:{repo.path}/.git.path", str(stored), cwd=repo.path)
+                git("config", f"includeIf.gitdir:{repo.path}/.git/worktrees/*.path", str(stored), cwd=repo.path)
+                j.give(stored.parent)
+            j.give(repo.path)
+            # the control: the checkout's owner reads the token with git config --list
+            listed = subprocess.run(
+                ["setpriv", f"--reuid={j.uid}", f"--regid={j.uid}", "--clear-groups", "git", "-c",
+                 "safe.directory=*", "config", "--list"],
+                cwd=repo.path, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            assert header in listed.stdout, style
+            run = run_in_container(world, j, repo, inputs={"provider": "bm25"})
+            assert run.code == 2, run.stdout + run.stderr
+            assert "the checkout's git config holds the job's token (http.https://github.com/.extraheader" in run.stdout
+            assert "set `persist-credentials: false` on actions/checkout" in run.stdout
+            assert header.split()[-1] not in run.stdout + run.summary
+            assert probes(out) == []  # not one program of the PR started
+            # a run that starts none of them goes on
+            config = repo.path / "toolselect.yaml"
+            config.write_text(
+                "tools_file: tools.json\n" + config.read_text().split("evals:", 1)[1].join(["evals:", ""])
+            )
+            j.give(config)
+            quiet = run_in_container(world, j, repo, inputs={"provider": "bm25"}, event_name="push")
+            assert quiet.code == 0, quiet.stdout + quiet.stderr
+
+
+def test_on_the_host_toolselects_git_runs_nothing_the_pr_planted(world, tmp_path):
+    """Finding 3 (runner: host): the PR's programs, the job's own user, can plant a hook, hooksPath,
+    fsmonitor and a filter (the control: they did); toolselect's git made the base's worktree before
+    they ran, and after they ran it only removes it, with hooks and the fsmonitor off."""
+    out = tmp_path / "plant"
+    out.mkdir()
+    (tmp_path / "secrets.json").write_text("{}")
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = planting_repo(tmp_path, out, [home])
+    api, github = world
+    inputs = {"working-directory": ".", "runner": "host", "provider": "bm25"}
+    argv, env = host_step(inputs, Path(sys.prefix), tmp_path)
+    run = run_action(
+        repo.path, tmp_path, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
+        github=github, argv=argv, env={**env, "HOME": str(home)},
+    )  # fmt: skip
+    assert run.code in (0, 1), run.stdout + run.stderr
+    assert {"hook", "hooksPath", "fsmonitor", "filter", "home"} <= set((out / "planted").read_text().split())
+    assert run.report("stress.base.json")
+    assert not (out / "ran").exists()

@@ -192,12 +192,11 @@ def test_identical_sides_are_budgeted_once(tmp_path):
 
 
 def test_a_broken_checkout_of_the_base_is_no_baseline(tmp_path):
+    # a repository that needs Git LFS, on a machine without git-lfs: its required filter fails
     repo = make_repo(tmp_path, lambda r: (r / "README.md").write_text("docs only\n"))
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text(
-        "#!/bin/sh\necho 'This repository is configured for Git LFS but git-lfs was not found' >&2\nexit 1\n"
-    )
-    hook.chmod(0o755)
+    git("config", "filter.lfs.process", "git-lfs filter-process", cwd=repo)
+    git("config", "filter.lfs.required", "true", cwd=repo)
+    (repo / ".git" / "info" / "attributes").write_text("*.json filter=lfs\n")
     with FakeModelAPI(script()) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
         run = toolselect("eval", "--base-ref", "HEAD~1", "--markdown", "c.md", cwd=repo, env=env)

@@ -68,7 +68,7 @@ def test_both_runners_get_every_input_and_the_cache_wraps_them():
     assert host["if"] == "inputs.runner == 'host'"
     inputs_env = {k: v for k, v in host["env"].items() if k.startswith("INPUT_")}
     assert inputs_env == {f"INPUT_{name.upper()}": f"${{{{ inputs.{name} }}}}" for name in ACTION["inputs"]}
-    assert host["run"] == '"$TOOLSELECT_HOST_ENV/bin/python" -m toolselect action'
+    assert host["run"] == 'exec "$TOOLSELECT_HOST_ENV/bin/python" -P -m toolselect action'
     for step in ("host-env", "host-restore", "host-install"):
         assert by_id[step]["if"] == "inputs.runner == 'host'", step
     assert by_id["host-restore"]["with"]["key"] == "${{ steps.host-env.outputs.key }}"

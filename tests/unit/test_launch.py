@@ -81,3 +81,15 @@ def test_port_fills_start_url_env_and_headers_only():
     assert filled.setup == ("echo {port} stays as written",)  # setup runs before there is a port
     argv = with_port(ServerSpec(url="http://127.0.0.1:{port}/mcp", start=("python", "-m", "srv", "{port}")), 9)
     assert argv.start == ("python", "-m", "srv", "9")
+
+
+def test_the_base_fetch_carries_the_token_in_git_s_environment_only():
+    import base64
+
+    from toolselect.baseline import fetch_credential
+
+    env = fetch_credential({"INPUT_GITHUB-TOKEN": "ghs_t0k", "GITHUB_SERVER_URL": "https://github.example"})
+    assert env["GIT_CONFIG_COUNT"] == "1" and env["GIT_CONFIG_KEY_0"] == "http.https://github.example/.extraheader"
+    assert env["GIT_CONFIG_VALUE_0"] == "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:ghs_t0k").decode()
+    assert fetch_credential({"GITHUB_SERVER_URL": "https://github.example"}) == {}  # no token: nothing
+    assert fetch_credential({"INPUT_GITHUB-TOKEN": "t", "GITHUB_SERVER_URL": "http://plain"}) == {}  # never in clear
