@@ -98,12 +98,17 @@ class Confinement:
     owner: Owner | None
     setpriv: str | None  # util-linux's setpriv; None where there is none (macOS)
     refusal: str | None = None  # why no program of the pull request may start at all
+    freeze: bool = False  # they run as toolselect's own user, in the Action (runner: host)
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """`argv` as it is started: as the owner, with no new privileges, killed if toolselect dies.
         Refused while a credential the job persisted is where the program could read it."""
         if self.refusal:
             raise Refused(self.refusal, hint=PERSISTED_HINT)
+        if self.freeze:
+            from .frozen import freeze
+
+            freeze()  # their user owns toolselect's files: from now on only unchanged code loads
         global _started
         _started = True
         if self.setpriv is None:
@@ -156,8 +161,10 @@ def confinement(environ: Mapping[str, str]) -> Confinement:
     Action, none starts while the checkout's git config holds a credential (persist-credentials)."""
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
     workspace = environ.get("GITHUB_WORKSPACE")
-    refusal = persisted(workspace) if workspace and environ.get("GITHUB_ACTIONS") == "true" else None
-    return Confinement(owner_of_checkout(environ), setpriv, refusal)
+    action = environ.get("GITHUB_ACTIONS") == "true"
+    refusal = persisted(workspace) if workspace and action else None
+    owner = owner_of_checkout(environ)
+    return Confinement(owner, setpriv, refusal, freeze=action and owner is None)
 
 
 PERSISTED_HINT = (

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.conftest import FAKES, ROOT
-from tests.e2e.test_action import ActionRun, Repo, git, pull_request_event, run_action
+from tests.e2e.test_action import TOKEN, ActionRun, Repo, git, pull_request_event, run_action
 
 _next = itertools.count()
 PID1 = FAKES / "pid1.py"
@@ -165,7 +165,11 @@ def host_step(inputs: dict[str, str], host_env: Path, tmp: Path, run: str | None
     (`${{ inputs.x }}`: the input or its default; the host environment's folder). `run`: another
     script instead (a control)."""
     step = STEPS["eval-host"]
-    defaults = {name: str(spec.get("default", "")) for name, spec in ACTION["inputs"].items()}
+    token = {"${{ github.token }}": TOKEN}  # what GitHub evaluates a default to
+    defaults = {
+        name: token.get(str(spec.get("default", "")), str(spec.get("default", "")))
+        for name, spec in ACTION["inputs"].items()
+    }
 
     def value(expression: str) -> str:
         if expression.startswith("inputs."):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.e2e.contained import (
     PROBE,
     PYTHON,
@@ -30,7 +31,7 @@ from tests.e2e.contained import (
     probes,
     run_in_container,
 )
-from tests.e2e.test_action import CASES, SCRIPT, Repo, git, pull_request_event, run_action
+from tests.e2e.test_action import CASES, KEY, SCRIPT, Repo, git, pull_request_event, run_action
 from tests.e2e.test_action import TOOLS as ACTION_TOOLS
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
@@ -464,3 +465,106 @@ def test_on_the_host_toolselects_git_runs_nothing_the_pr_planted(world, tmp_path
     assert {"hook", "hooksPath", "fsmonitor", "filter", "home"} <= set((out / "planted").read_text().split())
     assert run.report("stress.base.json")
     assert not (out / "ran").exists()
+
+
+def private_action(tmp: Path) -> Path:
+    """This action's own files as `runner: host` has them — a checkout of the action and a virtualenv
+    pointing at its src/, both the job's user's — here a copy, so the PR may rewrite it."""
+    import shutil as sh
+    import sysconfig
+
+    action = tmp / "action"
+    sh.copytree(ROOT / "src", action / "src", ignore=sh.ignore_patterns("__pycache__"))
+    venv = tmp / "host-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = venv / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+    # the action's src first, then the libraries of this test run's environment
+    (site / "toolselect-action.pth").write_text(f"{action / 'src'}\n{sysconfig.get_paths()['purelib']}\n")
+    return venv
+
+
+STEAL = """import pathlib, sys
+pathlib.Path({marker!r}).write_text("ran " + repr(sys.argv))
+def make_client(url, token):
+    pathlib.Path({marker!r}).write_text("token " + token)
+    raise SystemExit(0)
+"""
+
+
+def test_on_the_host_code_the_pr_rewrites_never_runs_in_toolselect(world, tmp_path):
+    """Finding 4 (runner: host): the PR's setup, the job's user, rewrites toolselect's own source (the
+    action's checkout); the module that posts the comment, imported only after the setup ran, would
+    have received the token. toolselect loaded all of itself before the setup started, and loads
+    nothing changed since."""
+    venv = private_action(tmp_path)
+    target = tmp_path / "action" / "src" / "toolselect" / "github" / "comment.py"
+    marker = tmp_path / "stolen"
+    (tmp_path / "steal.py").write_text(STEAL.format(marker=str(marker)))
+    out = tmp_path / "probes"
+    out.mkdir()
+    (tmp_path / "secrets.json").write_text("{}")
+    repo = host_repo(tmp_path, tmp_path / "secrets.json", out, setup=f"cp {tmp_path / 'steal.py'} {target}")
+    api, github = world
+    inputs = {"working-directory": ".", "runner": "host", "openai-api-key": KEY, "openai-base-url": f"{api.url}/v1"}
+    argv, env = host_step(inputs, venv, tmp_path)
+    run = run_action(
+        repo.path, tmp_path, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
+        github=github, argv=argv, env=env,
+    )  # fmt: skip
+    assert run.code in (0, 1), run.stdout + run.stderr
+    assert "STEAL" not in target.read_text() and "make_client" in target.read_text()  # the setup did rewrite it
+    assert not marker.exists()
+    assert github.comments_on(7) and run.outputs["comment-url"], run.stdout + run.stderr
+    # the control: the rewritten module does run when it is imported
+    subprocess.run([str(venv / "bin" / "python"), "-c", "import toolselect.github.comment"], check=False)
+    assert marker.read_text().startswith("ran")
+
+
+LATE = r"""
+import os, sys, pathlib, importlib
+root = pathlib.Path(sys.argv[1])
+sys.path.insert(0, str(root))
+from toolselect import frozen
+frozen.freeze()
+# what a program of the pull request does next, as the same user
+(root / "changed.py").write_text("X = 'changed'\n")
+(root / "added.py").write_text("X = 'added'\n")
+os.rename(root / "pkg", root / "pkg-old")
+(root / "elsewhere" / "pkg").rename(root / "pkg")  # an old folder put in place
+os.symlink(root / "elsewhere" / "linked", root / "linked")
+results = {}
+for name in ("fine", "changed", "added", "pkg.mod", "linked.mod", "json.tool"):
+    try:
+        results[name] = getattr(importlib.import_module(name), "X", "stdlib")
+    except ImportError as exc:
+        results[name] = "refused: " + str(exc)
+print(repr(results))
+"""
+
+
+def test_after_the_freeze_only_unchanged_code_loads(tmp_path):
+    """The loader's rules, in a process of its own: an unchanged module loads; a changed or added file,
+    a folder put in place, a link, are refused (never run); the standard library loads as usual."""
+    root = tmp_path / "path"
+    for name, text in {
+        "fine.py": "X = 'fine'\n",
+        "changed.py": "X = 'original'\n",
+        "pkg/__init__.py": "",
+        "pkg/mod.py": "X = 'pkg'\n",
+        "elsewhere/pkg/__init__.py": "",
+        "elsewhere/pkg/mod.py": "X = 'planted folder'\n",
+        "elsewhere/linked/__init__.py": "",
+        "elsewhere/linked/mod.py": "X = 'linked'\n",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    time.sleep(0.05)
+    done = subprocess.run(
+        [sys.executable, "-P", "-B", "-c", LATE, str(root)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    results = eval(done.stdout)  # our own repr
+    assert results["fine"] == "fine" and results["json.tool"] == "stdlib"
+    for name, why in (("changed", "it changed"), ("added", "it changed"), ("pkg.mod", "its folder pkg was put there"),
+                      ("linked.mod", "can't be read safely")):  # fmt: skip
+        assert results[name].startswith("refused: ") and why in results[name], (name, results[name])

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from ..config import DistractorServer, ServerSpec, Settings
 from ..errors import ConfigError
+from ..frozen import read_bytes
 from ..stress import Neighbour
 from .file import read_tools_file
 from .launch import Say, capture
@@ -34,7 +35,7 @@ def bundled() -> tuple[list[Neighbour], list[Source]]:
     neighbours: list[Neighbour] = []
     sources = []
     for entry in sorted((e for e in root.iterdir() if e.name.endswith(".json")), key=lambda e: e.name):
-        data = json.loads(entry.read_text(encoding="utf-8"))
+        data = json.loads(read_bytes(Path(str(entry))).decode("utf-8"))
         server = str(data["server"])
         neighbours += [Neighbour(server, tool) for tool in data["tools"]]
         origin = f"{data['package']}@{data['version']} ({data['registry']}, {data['license']})"
