@@ -84,6 +84,9 @@ async def ask_all(
         except InfraError as exc:
             fatal.append(exc)
             return failed(exc.message)
+        finally:
+            if pool.pacer.stalled is not None and not fatal:  # its headers asked for a wait no request makes
+                fatal.append(pool.pacer.stalled)
 
     async def ask(job: Job) -> Pick:
         offered = tools if job.order is None else tuple(tools[i] for i in job.order)

@@ -33,6 +33,7 @@ from .pick import Pick
 from .pool import Pacer, Pool
 from .prices import cost_usd
 from .providers import Provider, Spend, make_provider
+from .providers.api import deadline
 from .providers.registry import PROVIDERS
 from .report import JudgeRunOut, PartOut, Report, RunOut, build_report
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
@@ -134,9 +135,7 @@ async def prepare(
     `keep`: the jobs this run asks (a shard's); the others are not planned."""
     cases = load_cases(loaded, settings)  # golden set
     pools = {} if pools is None else pools
-    pool = pools.setdefault(
-        endpoint_key(settings), Pool(settings.concurrency, Pacer(settings.max_rpm, settings.max_tpm))
-    )
+    pool = pools.setdefault(endpoint_key(settings), Pool(settings.concurrency, pacer(settings)))
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
 
     async def listing() -> Surface:
@@ -172,6 +171,12 @@ async def prepare(
     if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
         judge = make_provider(replace(settings, model=settings.judge), pool, environ)
     return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget, judge)
+
+
+def pacer(settings: Settings) -> Pacer:
+    """An endpoint's pace: by hand (--max-rpm, --max-tpm) and as its answers announce, never a wait
+    longer than a request may take."""
+    return Pacer(settings.max_rpm, settings.max_tpm, max_wait_s=deadline(settings))
 
 
 def endpoint_key(settings: Settings) -> tuple[str, ...]:
@@ -589,7 +594,7 @@ async def run_stress(
     answer cache. `session`: the cache keys other runs of the same job used (the eval's), kept in
     the manifest with this run's so `cache prune` keeps them all."""
     cases = load_cases(loaded, settings)  # golden set
-    pool = Pool(settings.concurrency, Pacer(settings.max_rpm, settings.max_tpm))
+    pool = Pool(settings.concurrency, pacer(settings))
     provider = make_provider(settings, pool, environ)  # (+ the answer cache)
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False

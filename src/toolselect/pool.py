@@ -25,18 +25,30 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 
+from .errors import InfraError
+
 UNDER = 0.97  # of an announced limit: what is left for the clock's and the network's jitter
 DECREASE = 0.9  # a 429 without headers: the pace becomes this share of the rate that was answered
 STEP = 0.05  # then rises by this share of it per second (past the limit, the 429s cost little: the
 # endpoint still answers at its limit; below it, every second is lost throughput)
 
 
+class Stalled(InfraError):
+    """The endpoint's headers ask for a wait longer than a request may take: the run stops."""
+
+
 class Pacer:
     def __init__(
-        self, max_rpm: float | None = None, max_tpm: float | None = None, clock: Callable[[], float] = time.monotonic
+        self,
+        max_rpm: float | None = None,
+        max_tpm: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_wait_s: float | None = None,
     ) -> None:
         self.max_rpm, self.max_tpm = max_rpm, max_tpm
         self.clock = clock
+        self.max_wait_s = max_wait_s  # the request timeout: no header makes a request wait longer
+        self.stalled: Stalled | None = None  # once set, every request is refused at once
         self.limit_rpm: float | None = None  # announced by the endpoint
         self.limit_tpm: float | None = None
         self.found: float | None = None  # requests/s after a 429 without headers; None: not throttled
@@ -58,19 +70,36 @@ class Pacer:
         if self.found is not None and now - self._epoch >= 1.0:  # additive increase, per second
             self.found += self.step * (now - max(self._grown, self._epoch + 1.0))
             self._grown = now
-        caps = [r for r in (self.max_rpm and self.max_rpm / 60, self.limit_rpm and self.limit_rpm / 60 * UNDER) if r]
-        tpm = [t for t in (self.max_tpm, self.limit_tpm and self.limit_tpm * UNDER) if t]
-        if tpm and self.tokens:
-            caps.append(min(tpm) / 60 / self.tokens)
+        caps = [c for c in (self._given(), self._announced()) if c]
         if self.found is not None and self.limit_rpm is None:
             caps.append(self.found)
         return min(caps) if caps else None
 
+    def _given(self) -> float | None:
+        """The pace --max-rpm and --max-tpm set by hand (requests per second)."""
+        caps = [self.max_rpm / 60] if self.max_rpm else []
+        if self.max_tpm and self.tokens:
+            caps.append(self.max_tpm / 60 / self.tokens)
+        return min(caps) if caps else None
+
+    def _announced(self) -> float | None:
+        """The pace the endpoint's headers announce (requests per second)."""
+        caps = [self.limit_rpm / 60 * UNDER] if self.limit_rpm else []
+        if self.limit_tpm and self.tokens:
+            caps.append(self.limit_tpm * UNDER / 60 / self.tokens)
+        return min(caps) if caps else None
+
     async def wait(self) -> None:
-        """Before a request (every attempt) starts: its turn, at the pace."""
+        """Before a request (every attempt) starts: its turn, at the pace. A wait the endpoint's headers
+        ask for that is longer than a request may take is not waited: `stalled` says so, and the run
+        stops (ask.py) once the requests in flight are answered."""
+        if self.stalled is not None:
+            return
         rate = self.rate()
         now = self.clock()
         start = max(now, self._hold, self._next if rate else now)
+        if self.max_wait_s is not None and start - now > self.max_wait_s and self._stalls(now):
+            return
         if rate:
             self._next = start + 1 / rate
         self._sent.append(start)
@@ -78,6 +107,27 @@ class Pacer:
             self._sent.popleft()
         if start > now:
             await asyncio.sleep(start - now)
+
+    def _stalls(self, now: float) -> bool:
+        """Whether the headers alone ask for more than `max_wait_s`: nothing remains until a far reset,
+        or an announced limit is so low that one request waits longer than a request may take."""
+        assert self.max_wait_s is not None
+        announced = self._announced()
+        interval = 1 / announced if announced else 0.0
+        given = self._given()
+        held = self._hold - now
+        wait = max(held, interval)
+        if wait <= max(self.max_wait_s, 1.05 / given if given else 0.0):  # or about the pace you set yourself
+            return False
+        why = "answered that no request remains until it resets"
+        if announced and held < interval:
+            why = f"announces a limit of {60 * announced / UNDER:.3g} requests a minute"
+        self.stalled = Stalled(
+            f"the endpoint {why}: the next request would wait {_span(wait)}, longer than a request may take "
+            f"(timeout_s={self.max_wait_s:g} s); the run stops instead of waiting",
+            hint="the answers received so far are kept in the answer cache: run again later, or raise timeout_s",
+        )
+        return True
 
     def answered(self, status: int, headers: Mapping[str, str]) -> bool:
         """An answer (every attempt's): the limits it announces; True when it said "slow down"."""
@@ -113,6 +163,12 @@ class Pacer:
         """The tokens an answer took (input and output), for a token limit's pace."""
         self._answers += 1
         self.tokens = tokens if self.tokens is None else self.tokens + (tokens - self.tokens) / self._answers
+
+
+def _span(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 60 else f"{seconds:.0f} s"
 
 
 class Limits:

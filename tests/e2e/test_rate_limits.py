@@ -52,3 +52,34 @@ def test_a_run_at_the_rate_limit(tmp_path, provider, headers, flags):
         assert stats["rate_limited"] <= 2, stats
     else:  # found: a few 429s set the pace, and the run says how often it slowed down
         assert stats["rate_limited"] > 0 and report["run"]["pool_shrinks"] > 0
+
+
+STALLS = {
+    "openai-far-reset": ("openai", {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "10h"}),
+    "openai-tiny-limit": ("openai", {"x-ratelimit-limit-requests": "0.001"}),
+    "anthropic-far-date": (
+        "anthropic",
+        {"anthropic-ratelimit-requests-remaining": "0", "anthropic-ratelimit-requests-reset": "2099-01-01T00:00:00Z"},
+    ),
+}
+
+
+@pytest.mark.parametrize("stall", STALLS, ids=list(STALLS))
+def test_no_header_stalls_the_run(tmp_path, stall):
+    """Finding 8 (issue 23): one answer's rate-limit headers asked for hours of waiting (nothing left
+    until a reset 10 h away, a limit of 0.001 a minute, a reset in 2099) and a required check hung
+    until the job's limit. The run stops at once, saying how long the endpoint asked it to wait."""
+    provider, headers = STALLS[stall]
+    script = {"default": {"tool": "get_weather", "args": {}}, "announce": headers}
+    with FakeModelAPI(script) as api:
+        suite(tmp_path, provider, cases=40)
+        key = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
+        env = {key: "k", "OPENAI_BASE_URL": api.url + "/v1", "ANTHROPIC_BASE_URL": api.url}
+        run = toolselect("eval", "--timeout", "20", "--json", "r.json", cwd=tmp_path, env=env, timeout=120)
+        asked = len(api.log)
+    assert run.code == 3, run.out + run.err
+    said = run.out + run.err
+    assert "longer than a request may take (timeout_s=20 s); the run stops instead of waiting" in said, said
+    assert ("no request remains until it resets" if stall != "openai-tiny-limit" else "0.001 requests a minute") in said
+    assert ("would wait 10.0 h" if stall == "openai-far-reset" else "would wait") in said
+    assert asked < 120  # it stopped: 40 cases × 3 samples were never all asked

@@ -19,6 +19,8 @@ Script (JSON):
   rate_limit: {"rps": 20, "burst": 20, "headers": "openai" | "anthropic" | null, "retry_after": "1"}
             a token bucket: beyond it a request is answered 429 (with retry-after); with "headers", every
             answer announces the limit (per minute), what remains and when it is full again, as that API does
+  announce: {"<header>": "<value>"}                    headers every answer carries, as a misconfigured or
+                                                      hostile endpoint may send them (rate limits, …)
   key:      the API key to accept (default: any non-empty key)
   fatal_models: ["no-such-model"]                     answered 404 not_found
   reject_formats: ["json_schema", "json_object_schema", "json_object"]
@@ -273,6 +275,7 @@ class FakeModelAPI:
             self._error(writer, api, 404, f"model: {body.get('model')}")
             return True
         limited, announced = self._bucket()
+        announced |= self.script.get("announce", {})
         if limited:
             self._error(writer, api, 429, "rate limit reached", announced)
             return True

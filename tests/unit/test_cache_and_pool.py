@@ -112,6 +112,27 @@ def test_without_headers_a_429_sets_the_pace_which_then_rises():
     assert pacer.rate() == pytest.approx(0.9 * 82 * (1 + 0.05 * 2.0))
 
 
+def test_a_wait_only_the_headers_ask_for_never_outlasts_a_request():
+    import asyncio
+
+    clock = Clock()
+    held = Pacer(clock=clock, max_wait_s=60)
+    held.answered(200, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "50s"})
+    assert not held._stalls(clock.now) and held.stalled is None  # 50 s: within a request's time, waited
+    held.answered(200, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "10h"})
+    asyncio.run(held.wait())
+    assert held.stalled is not None and "would wait 10.0 h" in held.stalled.message
+    slow = Pacer(clock=clock, max_wait_s=60)
+    slow.answered(200, {"x-ratelimit-limit-requests": "0.5"})  # one every two minutes
+    asyncio.run(slow.wait())  # the first goes at once
+    asyncio.run(slow.wait())
+    assert slow.stalled is not None and "announces a limit of 0.5 requests a minute" in slow.stalled.message
+    mine = Pacer(max_rpm=0.5, clock=clock, max_wait_s=60)  # the same pace, set by hand: waited
+    mine._next = clock.now + 120
+    mine.answered(200, {"x-ratelimit-limit-requests": "0.5"})
+    assert not mine._stalls(clock.now)
+
+
 def test_read_limits():
     assert duration("6m0s") == 360 and duration("20ms") == 0.02 and duration("1h2m3.5s") == 3723.5
     assert duration("soon") is None

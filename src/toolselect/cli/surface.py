@@ -229,6 +229,7 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
     from ..errors import ConfigError
     from ..init import draft
     from ..options import option
+    from ..pipeline import pacer
     from ..pool import Pool
     from ..providers import make_provider
 
@@ -245,7 +246,7 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
         from dataclasses import replace
 
         settings = replace(settings, cache_mode="refresh")
-    pool = Pool(settings.concurrency)
+    pool = Pool(settings.concurrency, pacer(settings))
     provider = make_provider(settings, pool, os.environ)
     provider.connect()
     finished = False

@@ -125,6 +125,8 @@ class SdkProvider(Provider):
 
     def sort_error(self, exc: Exception) -> Exception:
         """An SDK exception as a fatal InfraError (stop the run) or a SampleError (this sample only)."""
+        if self.pool.pacer.stalled is not None:  # the endpoint asked for a wait no request may make
+            return self.pool.pacer.stalled
         status = getattr(exc, "status_code", None)
         retries = self.settings.max_retries
         if isinstance(status, int) and status in FATAL_STATUSES:
