@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
-from .contain import PR_HOME, hold, owner_of_checkout
+from .contain import PR_HOME, hold, owner_of_checkout, sweep
 from .errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -36,6 +36,7 @@ from .errors import (
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
 from .merging import Part
+from .nofollow import fresh_folder, write_text
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import ModelOutcome, Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
 from .pipeline import Against, run_eval, run_merge, stress_against
@@ -300,6 +301,8 @@ def evaluate_event(
 
     out_dir = workspace / REPORT_DIR
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
+    sweep(env)  # none of the PR's programs runs now: nothing can put a link in the folder it gets
+    fresh_folder(out_dir)  # only what this run writes, never a link the PR committed or planted
     written = write_outputs(outcome, _targets(inputs, env, out_dir, junit))
     meta = Meta(
         event=event.name,
@@ -310,7 +313,7 @@ def evaluate_event(
         base_note=outcome.base_note,
         run_url=run_url(env),
     )
-    (out_dir / "meta.json").write_text(meta.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    write_text(out_dir / "meta.json", meta.model_dump_json(indent=2) + "\n")
     where = repo_path(workdir, workspace)
     annotate_cases(outcome.head, wf, where)
     annotate_findings(outcome.head.lint, wf, where, notes=False, limit=30)
@@ -382,6 +385,7 @@ def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workfl
     from .cache import AnswerCache, export_entries
 
     out_dir = workspace / REPORT_DIR
+    fresh_folder(out_dir)  # the PR's programs were stopped after the picks: only what this job writes
     write_outputs(outcome, Targets(json=out_dir / PART, base_json=out_dir / BASE_PART))
     keys = AnswerCache(settings.cache_dir).manifest_keys() or set()
     exported = export_entries(settings.cache_dir, keys, out_dir / "cache")

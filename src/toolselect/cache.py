@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -23,7 +21,8 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from .errors import ConfigError
+from .errors import ConfigError, InfraError
+from .nofollow import files_below, write_text
 from .pick import Pick, ToolCall, Usage, skipped
 from .providers import Provider, Request
 from .strict import Record
@@ -142,7 +141,9 @@ class AnswerCache:
         write_atomic(self.root / "manifest.json", json.dumps(manifest, indent=1))
 
     def entries(self) -> list[Path]:
-        return sorted((self.root / f"v{FORMAT}").glob("*/*.json"))
+        """Every answer file, never through a link (prune removes what it lists)."""
+        answers = self.root / f"v{FORMAT}"
+        return sorted(p for p in files_below(answers) if p.suffix == ".json" and p.parent.parent == answers)
 
     def manifest_keys(self) -> set[str] | None:
         try:
@@ -152,15 +153,8 @@ class AnswerCache:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Written whole or not at all; in the Action's workspace never through a link (nofollow.py)."""
+    write_text(path, text)
 
 
 class CachedProvider(Provider):
@@ -241,11 +235,10 @@ class CachedProvider(Provider):
         try:
             self.cache.put(key, self.name, self.model, request, pick)
             self.spend.cache_writes += 1
-        except OSError as exc:
+        except (OSError, InfraError) as exc:  # a full disk; a link planted in the cache
             self._broken = True
-            self.problems.append(
-                f"answers are no longer cached: writing to {self.cache.root} failed ({exc.strerror or exc})"
-            )
+            said = exc.message if isinstance(exc, InfraError) else exc.strerror or exc
+            self.problems.append(f"answers are no longer cached: writing to {self.cache.root} failed ({said})")
 
     def check_writable(self) -> None:
         """Before any request: a cache that can't be written would lose every answer paid for."""
@@ -414,7 +407,7 @@ def prune(root: Path, dry_run: bool = False) -> tuple[int, int]:
             if not dry_run:
                 path.unlink()
     for folder in (root / f"v{FORMAT}").glob("*"):
-        if folder.is_dir() and not any(folder.iterdir()) and not dry_run:
+        if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()) and not dry_run:
             folder.rmdir()
     return removed, freed
 

@@ -225,6 +225,7 @@ class Written:
 def write_outputs(outcome: Outcome, targets: Targets) -> Written:
     """Write every file `targets` names; return them and the PR comment's body."""
     from .github.commands import append_summary
+    from .nofollow import write_text
     from .render.comment import SUMMARY_CHARS, render_comment
     from .render.junit import render_junit
     from .render.markdown import render_markdown
@@ -232,8 +233,7 @@ def write_outputs(outcome: Outcome, targets: Targets) -> Written:
     files: list[tuple[str, Path]] = []
 
     def put(what: str, path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_text(path, text)  # in the Action's workspace, never through a link
         files.append((what, path))
 
     def preview() -> str:  # the comment without its marker, at the job summary's size

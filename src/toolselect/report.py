@@ -723,7 +723,7 @@ def write_report(report: Report, path: Path) -> None:
 def write_reports(reports: Sequence[Report], path: Path) -> None:
     """One model's report (schema_version 1), or several models' (schema_version 2: `passed`, and
     `models`, each a whole schema-1 report with `run.label`), written case by case."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from .nofollow import writing
 
     def put(f: Any, report: Report, pad: str) -> None:
         summary = json.dumps(report.model_dump(mode="json", exclude={"cases"}), indent=2, ensure_ascii=False)
@@ -732,7 +732,7 @@ def write_reports(reports: Sequence[Report], path: Path) -> None:
             f.write((f"\n{pad}    " if i == 0 else f",\n{pad}    ") + case.model_dump_json())
         f.write(f"\n{pad}  ]\n{pad}}}")
 
-    with path.open("w", encoding="utf-8") as f:
+    with writing(path) as f:  # in the Action's workspace, never through a link
         if len(reports) == 1:
             put(f, reports[0], "")
         else:

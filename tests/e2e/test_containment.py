@@ -568,3 +568,76 @@ def test_after_the_freeze_only_unchanged_code_loads(tmp_path):
     for name, why in (("changed", "it changed"), ("added", "it changed"), ("pkg.mod", "its folder pkg was put there"),
                       ("linked.mod", "can't be read safely")):  # fmt: skip
         assert results[name].startswith("refused: ") and why in results[name], (name, results[name])
+
+
+def test_the_report_folder_holds_only_what_this_run_wrote(world):
+    """Finding 9: toolselect-report/ kept the links the PR committed (report.json to a file outside:
+    written through, as root) or its setup made after the folder was checked (to the runner's files):
+    actions/upload-artifact follows them into a public artifact. Now the folder is made anew once
+    the PR's programs are stopped, holds regular files only, and no write goes through a link."""
+    with job() as j:
+        out = j.out()
+        secrets_file = j.secrets({})
+        outside = j.root / "outside.txt"
+        outside.write_text("the runner's file\n")
+        repo = host_repo(j.root, secrets_file, out, setup="ln -s ../../runner toolselect-report/runner-files")
+        report = repo.path / "toolselect-report"
+        report.mkdir()
+        (report / "report.json").symlink_to(outside)
+        (report / "comment.md").symlink_to(j.root / "runner")
+        git("add", "-A", cwd=repo.path)
+        git("commit", "-qm", "a report folder of links", cwd=repo.path)
+        assert os.readlink(report / "report.json") == str(outside)  # the control: the links are there
+        run = run_in_container(world, j, repo, inputs={"provider": "bm25"}, event_name="push")
+        assert run.code in (0, 1), run.stdout + run.stderr
+        assert outside.read_text() == "the runner's file\n"  # never written through
+        left = sorted(p.name for p in report.iterdir())
+        assert left == ["comment.md", "meta.json", "report.html", "report.json"], left
+        assert all(p.is_file() and not p.is_symlink() for p in report.iterdir())
+        assert json.loads((report / "report.json").read_text())["surface"]["tools"]
+
+
+def test_as_root_toolselect_changes_nothing_outside_the_workspace(world):
+    """Finding 11: `server.cwd: /anywhere` with a setup made root hand that whole tree to the
+    checkout's owner (/usr/local, a host path mounted in). Now nothing outside the workspace (and the
+    worktrees toolselect made) changes hands."""
+    with job() as j:
+        out = j.out()
+        secrets_file = j.secrets({})
+        elsewhere = j.root / "usr-local"
+        (elsewhere / "bin").mkdir(parents=True)
+        (elsewhere / "bin" / "tool").write_text("#!/bin/sh\n")
+        shutil.copy(PROBE, elsewhere / "probe.py")
+        (elsewhere / "tools.json").write_text(json.dumps({"tools": ACTION_TOOLS}))
+        repo = host_repo(j.root, secrets_file, out)
+        config = repo.path / "toolselect.yaml"
+        config.write_text(config.read_text().replace("  setup:", f"  cwd: {elsewhere}\n  setup:"))
+        run = run_in_container(world, j, repo, inputs={"provider": "bm25", "openai-api-key": ""}, event_name="push")
+        assert run.code in (0, 1), run.stdout + run.stderr
+        assert probes(out, "setup")  # the setup ran there, as the checkout's owner
+        assert {p.stat().st_uid for p in (elsewhere, *elsewhere.rglob("*"))} == {0}
+
+
+def test_a_link_planted_in_the_answer_cache_is_never_written_through(world):
+    """The answer cache is written as root while the PR's programs could have put a link in it (a
+    folder of answers pointing anywhere the container sees): no answer goes through one. Caching
+    stops, saying why, and the run goes on."""
+    with job() as j:
+        out = j.out()
+        secrets_file = j.secrets({})
+        elsewhere = j.root / "elsewhere"
+        elsewhere.mkdir()
+        j.give(elsewhere)
+        # the setup links every folder the answers can go to (v1/00 … v1/ff) to a folder of its choosing
+        plant = (
+            "mkdir -p .toolselect-cache/v1 && for i in $(seq 0 255); do "
+            f"ln -s {elsewhere} .toolselect-cache/v1/$(printf %02x $i); done"
+        )
+        repo = host_repo(j.root, secrets_file, out, setup=plant)
+        (repo.path / ".gitignore").write_text(".toolselect-cache/\n")
+        git("add", "-A", cwd=repo.path)
+        git("commit", "-qm", "ignore the cache", cwd=repo.path)
+        run = run_in_container(world, j, repo, event_name="push")
+        assert run.code in (0, 1), run.stdout + run.stderr
+        assert list(elsewhere.iterdir()) == []
+        assert "answers are no longer cached" in run.stdout and "is a link" in run.stdout

@@ -94,13 +94,16 @@ def append_summary(path: Path, markdown: str) -> bool:
 def chown_like(paths: list[Path], reference: Path) -> None:
     """Give what the container (root) wrote back to the workspace's owner, so later steps (the
     runner user) can change or delete it: each path, everything under it, and the folders between
-    it and the workspace. Only root-owned entries are touched."""
+    it and the workspace. Only root-owned entries inside the workspace are touched: nothing outside
+    it changes hands, whatever a config named (a `server.cwd` of /usr/local)."""
     try:
         st = reference.stat()
     except OSError:
         return
     if not hasattr(os, "chown") or os.geteuid() != 0 or st.st_uid == 0:
         return
+    inside = reference.resolve()
+    paths = [p for p in paths if p.resolve() == inside or inside in p.resolve().parents]
 
     def give(path: Path) -> None:
         try:

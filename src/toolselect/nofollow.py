@@ -1,0 +1,123 @@
+"""Writing into the checkout, where a program of the pull request may have put a link: never through one.
+
+In the Action (GITHUB_ACTIONS, under GITHUB_WORKSPACE) every folder on the way from the workspace
+to a file toolselect writes — the answer cache, the report folder, the JUnit file — is opened
+without following a link, and the file is written under a temporary name and renamed into place: a
+link the PR committed or planted there is replaced by the file, never written through (as root,
+through a link, it could reach anything the container sees). Elsewhere (your own machine, a path
+outside the workspace) files are written as usual.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import IO
+
+from .errors import InfraError
+
+FOLDER = os.O_RDONLY | os.O_DIRECTORY
+
+
+def guarded_root(path: Path) -> Path | None:
+    """The Action's workspace when `path` lies in it (then no link is followed below it)."""
+    workspace = os.environ.get("GITHUB_WORKSPACE") if os.environ.get("GITHUB_ACTIONS") == "true" else None
+    if not workspace:
+        return None
+    root, full = os.path.abspath(workspace), os.path.abspath(path)
+    return Path(root) if full == root or full.startswith(root + os.sep) else None
+
+
+def open_folder(folder: Path, *, create: bool = True) -> int:
+    """A descriptor of `folder` (made when missing), reached from the workspace without a link."""
+    root = guarded_root(folder)
+    if root is None:
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
+        return os.open(folder, FOLDER)
+    fd = os.open(root, FOLDER)
+    try:
+        for part in Path(os.path.abspath(folder)).relative_to(root).parts:
+            try:
+                step = os.open(part, FOLDER | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                step = os.open(part, FOLDER | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise InfraError(
+                        f"{folder}: {part} is a link (or not a folder): toolselect writes only into real folders "
+                        "of the workspace"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = step
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def writing(path: Path) -> Iterator[IO[str]]:
+    """A file to write `path` through: a temporary one in the same folder, renamed into place when
+    the block ends (over a link that was there, never through it)."""
+    folder = open_folder(path.parent)
+    temporary = f".{path.name}.{secrets.token_hex(4)}.tmp"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                yield f
+            os.replace(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temporary, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
+def write_text(path: Path, text: str) -> None:
+    with writing(path) as f:
+        f.write(text)
+
+
+def fresh_folder(folder: Path) -> None:
+    """`folder` empty and real: whatever was there (a link, a file, a folder of anything) removed
+    without following a link, then made anew."""
+    parent = open_folder(folder.parent)
+    try:
+        try:
+            st = os.stat(folder.name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(folder.name, dir_fd=parent)  # descriptor-based: links inside are removed, not followed
+        elif st is not None:
+            os.unlink(folder.name, dir_fd=parent)
+        os.mkdir(folder.name, 0o755, dir_fd=parent)
+    finally:
+        os.close(parent)
+
+
+def files_below(folder: Path) -> Iterator[Path]:
+    """Every regular file under `folder`, never through a link."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from files_below(Path(entry.path))
+        elif entry.is_file(follow_symlinks=False):
+            yield Path(entry.path)
