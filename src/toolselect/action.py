@@ -116,33 +116,48 @@ def overrides(inputs: Mapping[str, Any]) -> Overrides:
     return Overrides(run, source="input")
 
 
+ENDPOINT_INPUTS = {
+    "anthropic": "anthropic_base_url",
+    "openai": "openai_base_url",
+    "openai-responses": "openai_base_url",
+}
+
+
 def _endpoint_from_the_workflow(
     loaded: Loaded, over: Overrides, inputs: Mapping[str, Any], provider: str | None
 ) -> Overrides:
-    """The API key goes only where the workflow says: the openai-base-url input wins over the config's
-    evals.base_url, and a config endpoint the input does not name is refused (the config may be the
-    pull request's, and would receive the key)."""
-    given = inputs.get("openai_base_url")
-    for i, entry in enumerate(loaded.config_value("models") or ()):  # each model of evals.models, the same rule
-        if entry.base_url and entry.provider in API_PROVIDERS and entry.base_url != given:
-            place = where(loaded.doc.file, loaded.doc.line(("evals", "models", i, "base_url"))) if loaded.doc else ""
-            raise ConfigError(
-                f"{place}evals.models[{i}].base_url ({public_url(entry.base_url)}) would receive the API key, and the "
-                "config may come from a pull request: the Action sends keys only to an endpoint the workflow names",
-                hint="set the action's openai-base-url input to this URL (or remove the model's base_url)",
-            )
-    if given:
-        return replace(over, values={**over.values, "base_url": given})
-    configured = loaded.config_value("base_url")
-    providers = {provider, *(m.get("provider") for m in inputs.get("models") or ())}
-    providers |= {e.provider for e in loaded.config_value("models") or ()}
-    if configured and loaded.doc is not None and providers & set(API_PROVIDERS):
-        place = where(loaded.doc.file, loaded.doc.line(("evals", "base_url")))
+    """Each provider's key goes only to its own default endpoint or to the one the workflow names
+    for that provider (openai-base-url, anthropic-base-url), which wins over evals.base_url. A
+    base_url in the config — maybe the pull request's — is used only when the workflow names the
+    same URL for that provider; an Anthropic model never goes to the OpenAI endpoint, nor the other
+    way round."""
+    given = {name: inputs.get(key) for name, key in ENDPOINT_INPUTS.items()}
+
+    def refuse(at: tuple[Any, ...], shown: str, url: str, who: str) -> None:
+        place = where(loaded.doc.file, loaded.doc.line(at)) if loaded.doc else ""
+        named = ENDPOINT_INPUTS[who].replace("_", "-")
         raise ConfigError(
-            f"{place}evals.base_url ({public_url(configured)}) would receive the API key, and the config may come "
-            "from a pull request: the Action sends keys only to an endpoint the workflow names",
-            hint="set the action's openai-base-url input to this URL (or remove evals.base_url)",
+            f"{place}{shown} ({public_url(url)}) would receive the API key (provider {who}), and the config may come "
+            "from a pull request: the Action sends each key only to its provider's own endpoint or to the one the "
+            "workflow names for it",
+            hint=f"set the action's {named} input to this URL (or remove {shown})",
         )
+
+    for i, entry in enumerate(loaded.config_value("models") or ()):  # each model of evals.models, the same rule
+        if entry.base_url and entry.provider in API_PROVIDERS and entry.base_url != given.get(entry.provider):
+            refuse(("evals", "models", i, "base_url"), f"evals.models[{i}].base_url", entry.base_url, entry.provider)
+    configured = loaded.config_value("base_url")
+    listed = [m.get("provider") for m in inputs.get("models") or ()]
+    # who takes the run-wide endpoint: the one model of the run, or with several the OpenAI ones
+    # (config._base_url): the input for that provider wins over evals.base_url, which is refused without it
+    who = "openai" if listed else provider
+    if who not in API_PROVIDERS or (listed and not any(p and p.startswith("openai") for p in listed)):
+        return over
+    named = given.get(who)
+    if named:
+        return replace(over, values={**over.values, "base_url": named})
+    if configured and loaded.doc is not None:
+        refuse(("evals", "base_url"), "evals.base_url", configured, who)
     return over
 
 

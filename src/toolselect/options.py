@@ -390,9 +390,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("openai_api_key", "for provider openai or openai-responses; empty means cached answers only", "text",
            "action", config=None, flag=None, secret=True, env=("OPENAI_API_KEY",), shown_default="empty"),
     Option("openai_base_url",
-           "an OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, OpenRouter, gateways); it wins over the config's "
-           "evals.base_url, which the Action uses only when this input names the same URL",
+           "an OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, OpenRouter, gateways) for the OpenAI providers; "
+           "a base_url in the config is used only when this input names the same URL",
            "text", "action", config=None, flag=None, secret=True, env=("OPENAI_BASE_URL",), shown_default="empty"),
+    Option("anthropic_base_url",
+           "an Anthropic-compatible endpoint (a gateway, a proxy) for provider anthropic; without it the Anthropic "
+           "key goes to api.anthropic.com only",
+           "text", "action", config=None, flag=None, secret=True, env=("ANTHROPIC_BASE_URL",), shown_default="empty"),
     Option("runner",
            "container: the eval runs in the Action's image (Python, Node.js, uv, git); host: on the job's machine, "
            "after your own setup steps (anything the job can run, the server can: Docker images too)",

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FAKES
-from tests.e2e.test_action import KEY, TOKEN, git, make_repo, pull_request_event, run_action
+from tests.e2e.test_action import KEY, SCRIPT, TOKEN, git, make_repo, pull_request_event, run_action
 from tests.fakes.model_api import FakeModelAPI
 
 SVC_TOKEN = "svc-7f3a9c2e1b8d4f60a5e2"
+SCRIPT_FOR_ANTHROPIC = {k: v for k, v in SCRIPT.items() if k != "key"}
 PATH_TOKEN = "sk0123456789abcdef0123"
 
 
@@ -322,3 +323,44 @@ def test_header_values_are_masked_and_never_shown(world, tmp_path):
     shown = everything_shown(run, repo)
     assert "hv-5566778899" not in shown and "sk0123456789abcdef0123" not in shown
     assert "streamable-http: http://127.0.0.1:9/s/…/mcp" in shown
+
+
+def test_each_providers_key_goes_only_to_its_own_endpoint(world, tmp_path):
+    """Finding 10 (issue 23): `evals.models: [{provider: anthropic, base_url: <the workflow's
+    openai-base-url>}]` sent the Anthropic key to the endpoint the workflow named for OpenAI; and
+    with the openai-base-url input, a run of an Anthropic model went there too. Each key now goes
+    only to its provider's default endpoint or to the one the workflow names for that provider."""
+    api, github = world
+    anthropic_key = "sk-ant-only-for-anthropic"
+    with FakeModelAPI({"key": KEY, "answers": {}, "default": {"text": "ok"}}) as openai_side:
+        models = (
+            "  models:\n    - {provider: openai, model: fake-model}\n"
+            f"    - {{provider: anthropic, model: claude-x, base_url: '{openai_side.url}/v1'}}\n"
+        )
+        repo = make_repo(tmp_path, models=models)
+        refused = run_action(
+            repo.path, tmp_path, inputs={"openai-base-url": f"{openai_side.url}/v1", "anthropic-api-key": anthropic_key},
+            event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+        )  # fmt: skip
+        assert refused.code == 2, refused.stderr + refused.stdout
+        assert "toolselect.yaml:5: evals.models[1].base_url (http://127.0.0.1:" in refused.stdout
+        assert "would receive the API key (provider anthropic)" in refused.stdout
+        assert "set the action's anthropic-base-url input to this URL" in refused.stdout
+        assert openai_side.requests == 0
+    # one Anthropic model, and the workflow names an endpoint for OpenAI only: the Anthropic key goes to
+    # the endpoint named for Anthropic, never to OpenAI's
+    with (
+        FakeModelAPI({**SCRIPT_FOR_ANTHROPIC, "key": anthropic_key}) as anthropic_side,
+        FakeModelAPI({"key": anthropic_key, "answers": {}, "default": {"text": "ok"}}) as openai_side,
+    ):
+        folder = tmp_path / "one"
+        folder.mkdir()
+        repo = make_repo(folder, models="  provider: anthropic\n  model: claude-x\n")
+        run = run_action(
+            repo.path, folder, event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+            inputs={"openai-base-url": f"{openai_side.url}/v1", "anthropic-base-url": anthropic_side.url,
+                    "anthropic-api-key": anthropic_key, "openai-api-key": ""},
+        )  # fmt: skip
+        assert run.code in (0, 1), run.stderr + run.stdout
+        assert openai_side.requests == 0 and anthropic_side.requests > 0
+        assert run.report()["run"]["endpoint"] == anthropic_side.url
