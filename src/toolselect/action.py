@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
@@ -73,6 +74,24 @@ def run_url(environ: Mapping[str, str]) -> str | None:
 
 def run_action(environ: Mapping[str, str]) -> int:
     wf = Workflow(environ)
+    one_stream()
+    wf.stop_commands()  # the log holds text of the PR's, its server's and the model's: none of it is a command
+    try:
+        return _run_action(environ, wf)
+    finally:
+        wf.resume_commands()
+
+
+def one_stream() -> None:
+    """stderr into stdout: one ordered stream, so no line of the log can slip between toolselect's
+    `resume` and `stop` of the runner's commands (the runner reads two streams side by side)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with suppress(OSError, ValueError):
+        os.dup2(sys.stdout.fileno(), sys.stderr.fileno())
+
+
+def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
     try:
         inputs = read_inputs(environ)
     except ConfigError as exc:

@@ -182,3 +182,19 @@ def host_step(inputs: dict[str, str], host_env: Path, tmp: Path, run: str | None
     script = tmp / "step.sh"
     script.write_text(run if run is not None else step["run"])
     return ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)], env
+
+
+def commands_run(log: str) -> list[str]:
+    """The workflow commands the runner executes in a step's log, as it reads them: a line that
+    starts with `::`, unless a `::stop-commands::<token>` came before it and no `::<token>::` since."""
+    run, stopped = [], None
+    for line in log.splitlines():
+        if stopped is not None:
+            if line == f"::{stopped}::":
+                stopped = None
+            continue
+        if line.startswith("::stop-commands::"):
+            stopped = line.removeprefix("::stop-commands::")
+        elif line.startswith("::"):
+            run.append(line)
+    return run

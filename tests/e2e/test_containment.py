@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -641,3 +642,41 @@ def test_a_link_planted_in_the_answer_cache_is_never_written_through(world):
         assert run.code in (0, 1), run.stdout + run.stderr
         assert list(elsewhere.iterdir()) == []
         assert "answers are no longer cached" in run.stdout and "is a link" in run.stdout
+
+
+def test_no_text_of_the_pr_becomes_a_workflow_command(world, tmp_path):
+    """Finding 12: the `server setup: …` line, tool names and texts, lint messages and the model's
+    words reach the job log; a line break (or wrapping) put the PR's `::error file=…`, `::add-mask::`
+    or `::stop-commands::` at a line start, where the runner executed it. Now everything is printed
+    inside a `::stop-commands::<random token>` stretch, resumed only for toolselect's own commands."""
+    from tests.e2e.contained import commands_run
+
+    tools = [dict(t) for t in ACTION_TOOLS]
+    tools[0]["description"] += "\n::error file=README.md,line=1,title=pwned::pwned by a description"
+    tools.append({"name": "x\n::warning title=pwned::pwned by a name", "description": "d", "inputSchema": {}})
+    out = tmp_path / "probes"
+    out.mkdir()
+    (tmp_path / "secrets.json").write_text("{}")
+    setup = json.dumps("true '\n::error title=pwned::pwned by a setup'")  # a YAML string with a line break
+    repo = host_repo(tmp_path, tmp_path / "secrets.json", out, setup=setup)
+    (repo.path / "tools.json").write_text(json.dumps({"tools": tools}))
+    api, github = world
+    api.script["default"] = {"text": "sure\n::error title=pwned::pwned by the model\n::stop-commands::mine"}
+    run = run_action(
+        repo.path, tmp_path, inputs={"working-directory": ".", "openai-base-url": f"{api.url}/v1"},
+        event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+    )  # fmt: skip
+    assert run.code in (0, 1), run.stdout + run.stderr
+    log = run.stdout + run.stderr
+
+    def injected(commands: list[str]) -> list[str]:  # a command of the PR's own: its properties say so
+        return [c for c in commands if "pwned" in c[2:].split("::", 1)[0]]
+
+    executed = commands_run(log)
+    assert executed and not injected(executed), injected(executed)
+    assert any(c.startswith("::add-mask::") for c in executed)  # toolselect's own still run
+    # the control: the same log without toolselect's stop and resume runs the PR's commands
+    ours = re.compile(r"::(stop-commands::[0-9a-f]{32}|[0-9a-f]{32}::)")
+    bare = "\n".join(line for line in log.splitlines() if not ours.fullmatch(line))
+    pwned = injected(commands_run(bare))
+    assert any("pwned by a setup" in c for c in pwned) and any("pwned by a name" in c for c in pwned), pwned

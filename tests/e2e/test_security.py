@@ -338,9 +338,10 @@ def test_each_providers_key_goes_only_to_its_own_endpoint(world, tmp_path):
             f"    - {{provider: anthropic, model: claude-x, base_url: '{openai_side.url}/v1'}}\n"
         )
         repo = make_repo(tmp_path, models=models)
+        named = {"openai-base-url": f"{openai_side.url}/v1", "anthropic-api-key": anthropic_key}
         refused = run_action(
-            repo.path, tmp_path, inputs={"openai-base-url": f"{openai_side.url}/v1", "anthropic-api-key": anthropic_key},
-            event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+            repo.path, tmp_path, inputs=named, event=pull_request_event(repo), event_name="pull_request", api=api,
+            github=github,
         )  # fmt: skip
         assert refused.code == 2, refused.stderr + refused.stdout
         assert "toolselect.yaml:5: evals.models[1].base_url (http://127.0.0.1:" in refused.stdout

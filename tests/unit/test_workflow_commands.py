@@ -67,3 +67,24 @@ def test_files_written_as_root_go_back_to_the_workspace_owner(tmp_path):
     owner = workspace.stat().st_uid
     for path in (workspace / "toolselect-report", workspace / "toolselect-report" / "report.json"):
         assert path.stat().st_uid == owner
+
+
+def test_inside_a_stop_commands_stretch_only_toolselects_own_commands_run():
+    import io
+
+    out = io.StringIO()
+    wf = Workflow({}, out)
+    wf.stop_commands()
+    token = wf.token
+    assert token and len(token) == 32
+    out.write("::error::what a server said\n")  # printed by toolselect as text: inert
+    wf.annotate("warning", "ours")
+    wf.resume_commands()
+    assert out.getvalue().splitlines() == [
+        f"::stop-commands::{token}",
+        "::error::what a server said",
+        f"::{token}::",
+        "::warning::ours",
+        f"::stop-commands::{token}",
+        f"::{token}::",
+    ]

@@ -8,6 +8,7 @@ commands) and the runner's files (`$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`). Esc
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 import uuid
 from collections.abc import Iterator, Mapping
@@ -32,10 +33,30 @@ class Workflow:
     def __init__(self, environ: Mapping[str, str], out: TextIO | None = None) -> None:
         self.environ = environ
         self.out = out or sys.stdout
+        self.token: str | None = None  # while set, the runner executes only toolselect's own commands
+
+    def stop_commands(self) -> None:
+        """From here on the runner executes no workflow command it reads in the log — whatever the
+        pull request's config, server or the model wrote, on a line of its own or after a line break
+        — but toolselect's own, each sent inside `::<token>::` … `::stop-commands::<token>` in one
+        write. The token is random and never printed anywhere else."""
+        self.token = secrets.token_hex(16)
+        self._write(f"::stop-commands::{self.token}\n")
+
+    def resume_commands(self) -> None:
+        if self.token is not None:
+            self._write(f"::{self.token}::\n")
+            self.token = None
 
     def _command(self, name: str, message: str = "", **props: object) -> None:
         given = ",".join(f"{k}={escape_property(str(v))}" for k, v in props.items() if v not in (None, ""))
-        self.out.write(f"::{name}{' ' + given if given else ''}::{escape_data(message)}\n")
+        line = f"::{name}{' ' + given if given else ''}::{escape_data(message)}\n"
+        self._write(line if self.token is None else f"::{self.token}::\n{line}::stop-commands::{self.token}\n")
+
+    def _write(self, text: str) -> None:
+        sys.stderr.flush()
+        self.out.flush()
+        self.out.write(text)
         self.out.flush()
 
     def annotate(
