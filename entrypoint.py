@@ -6,4 +6,4 @@ import sys
 from toolselect.cli import main
 
 if __name__ == "__main__":
-    sys.exit(main(["action"]))
+    sys.exit(main(["action"], own_process=True))

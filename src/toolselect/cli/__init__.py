@@ -198,7 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, own_process: bool | None = None) -> int:
+    """`own_process`: toolselect is this process's program (the `toolselect` command, the Action's
+    entrypoint), so it may become the subreaper of what it starts and sweep it; by default when
+    `argv` comes from the command line. A caller that imports it keeps its own children."""
+    own = argv is None if own_process is None else own_process
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv == ["--version"]:  # answered before the parser (and the option declarations) are imported
         print(f"toolselect {__version__}")
@@ -220,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     args.server_command = server_command
     from ..contain import become_subreaper, sweep
 
-    become_subreaper()  # what the pull request's programs detach stays below this process, and is swept
+    if own:
+        become_subreaper()  # what the pull request's programs detach stays below this process, and is swept
     try:
         code: int = args.func(args)
         return code
@@ -239,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_INFRA
     finally:
-        sweep(os.environ)  # at the end at the latest, nothing any of them started is still running
+        if own:
+            sweep(os.environ)  # at the end at the latest, nothing any of them started is still running
 
 
 def _print_error(exc: ToolselectError) -> None:
