@@ -6,6 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .bounds import MAX_ARGS_DEPTH, nests_deeper
+
+MAX_DEPTH = MAX_ARGS_DEPTH
+TOO_DEEP = f"(arguments nested deeper than {MAX_DEPTH} levels)"
+
+
+def _bounded(holder: Any) -> None:
+    """Whatever an endpoint answered stays that sample's: arguments too deep become raw text."""
+    if holder.args is not None and nests_deeper(holder.args, MAX_DEPTH):
+        object.__setattr__(holder, "args", None)
+        object.__setattr__(holder, "raw_args", TOO_DEEP)
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -21,6 +33,9 @@ class ToolCall:
     tool: str
     args: Any = None
     raw_args: str | None = None
+
+    def __post_init__(self) -> None:
+        _bounded(self)
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,9 @@ class Pick:
     # blocks (with their signatures), Responses' reasoning items (with their encrypted content)
     replay: tuple[Any, ...] = ()
     trace: Trace | None = None  # a trajectory case's whole conversation
+
+    def __post_init__(self) -> None:
+        _bounded(self)
 
     @property
     def all_calls(self) -> tuple[ToolCall, ...]:

@@ -19,7 +19,7 @@ from jsonschema.exceptions import best_match
 from .explain import show
 from .golden import Case
 from .matching import loose_equal, match_value
-from .pick import Pick
+from .pick import MAX_DEPTH, TOO_DEEP, Pick
 from .surface import Surface, Tool
 from .trajectory import Call, Expectation, Scores, Trajectory, score
 
@@ -220,6 +220,8 @@ def _score_trajectory(
 
 def _schema_problems(tool: Tool, args: Any, raw_args: str | None) -> list[str]:
     """Why the arguments can't be the tool's input: unparseable, not an object, or schema-invalid."""
+    if args is None and raw_args == TOO_DEEP:
+        return [f"arguments are not a tool's: nested deeper than {MAX_DEPTH} levels"]
     if args is None and raw_args is not None:
         return [f"arguments are not valid JSON: {show(raw_args, 60)}"]
     args = {} if args is None else args
@@ -285,3 +287,5 @@ def parse_args(text: str) -> tuple[Any, str | None]:
         return json.loads(text), None
     except (json.JSONDecodeError, TypeError):
         return None, text
+    except RecursionError:  # nested beyond what the parser walks: no tool's arguments
+        return None, TOO_DEEP

@@ -124,3 +124,52 @@ def test_each_outcome_code(server_block, tmp_path):
     assert "tools/call" not in methods
     assert methods.count("tools/list") == 3
     assert set(methods) <= {"initialize", "notifications/initialized", "tools/list", "notifications/cancelled"}
+
+
+DEEP = 1200  # past the JSON parser's recursion limit
+NESTED = "[" * DEEP + "]" * DEEP
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "command"])
+def test_an_answer_nested_without_end_is_that_samples_outcome(provider, model_api, tmp_path):
+    """Finding 15 (issue 23): one answer whose arguments nested ~1,200 deep crashed the whole run (a
+    RecursionError: no report, no comment). Now it is that sample's outcome: arguments nested deeper
+    than 64 levels are no tool's (ARG-INVALID), and what can't even be read is ERROR."""
+    from tests.e2e.test_providers import base_url, key_env
+
+    tools = [{"name": "get_weather", "description": "Weather.", "inputSchema": {"type": "object"}}]
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": tools}))
+    cases = [("deep", "weather, deep"), ("deeper", "weather, deeper"), ("fine", "weather in Oslo")]
+    (tmp_path / "g.jsonl").write_text(
+        "".join(json.dumps({"id": n, "question": q, "expected_tool": "get_weather"}) + "\n" for n, q in cases)
+    )
+    hundred = {"city": json.loads("[" * 100 + "]" * 100)}  # parses, but no tool's arguments
+    unreadable = '{"city": ' + NESTED + "}"
+    if provider == "command":
+        script = tmp_path / "script.json"
+        answers = {
+            "weather, deep": {"tool": "get_weather", "args": hundred},
+            "weather, deeper": {"print": unreadable},
+            "weather in Oslo": {"tool": "get_weather", "args": {"city": "Oslo"}},
+        }
+        script.write_text(json.dumps(answers))
+        evals = f"  provider: command\n  command: [{json.dumps(sys.executable)}, {PICKER}, {json.dumps(str(script))}]\n"
+        env = {}
+    else:
+        deeper = {"raw_input": unreadable} if provider == "anthropic" else {"raw_args": unreadable}
+        api = model_api(
+            {"answers": {"weather, deep": {"tool": "get_weather", "args": hundred},
+                         "weather, deeper": {"tool": "get_weather", **deeper},
+                         "weather in Oslo": {"tool": "get_weather", "args": {"city": "Oslo"}}}}
+        )  # fmt: skip
+        evals = f"  provider: {provider}\n  model: m\n  base_url: {base_url(provider, api)}\n"
+        env = key_env(tmp_path)
+    (tmp_path / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n{evals}  golden: g.jsonl\n  min_accuracy: 0\n  max_error_rate: 1\n"
+    )
+    run = toolselect("eval", "--json", "r.json", cwd=tmp_path, env=env)
+    assert run.code == 0, run.out + run.err
+    outcomes = {c["name"]: c["samples"][0]["outcome"] for c in json.loads((tmp_path / "r.json").read_text())["cases"]}
+    assert outcomes["deep"] == "ARG-INVALID" and outcomes["fine"] == "PASS"
+    assert outcomes["deeper"] in ("ARG-INVALID", "ERROR")
+    assert "nested deeper than 64 levels" in run.out

@@ -33,6 +33,7 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
         | {"first": true, "args"?: {...}} (call whichever tool is listed first: a model that favours position)
         | {"tool": NAME, "args": {...}, "object_args": true} (OpenAI-style APIs: arguments as an object, not text)
+        | {"tool": NAME, "raw_input": "json text"} (Anthropic: that text is the tool_use input, verbatim)
         | {"html": "<html>…"} (a 200 answer that is not JSON, as a misconfigured gateway sends)
         | {..., "thinking": "…"} (Anthropic: a thinking block with a signature; Responses: a reasoning
           item, with encrypted_content when the request's include asks for it; log[i]["replayed"]
@@ -203,7 +204,11 @@ class FakeModelAPI:
     def _write(
         self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str] | None = None
     ) -> None:
-        data = json.dumps(payload).encode()
+        spliced = payload.pop(RAW_INPUTS, []) if isinstance(payload, dict) else []
+        text = json.dumps(payload)
+        for raw in spliced:  # JSON text no encoder would write (nested past its recursion limit)
+            text = text.replace(json.dumps(RAW_INPUT), raw, 1)
+        data = text.encode()
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
         head = (
             f"HTTP/1.1 {status} {REASONS.get(status, 'Error')}\r\ncontent-type: application/json\r\n"
@@ -548,17 +553,24 @@ def _usage_in(body: dict[str, Any]) -> int:
     return max(1, len(json.dumps(body)) // 4)
 
 
+RAW_INPUT, RAW_INPUTS = "\u0000raw input\u0000", "\u0000raw inputs\u0000"
+
+
 def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> dict[str, Any]:
     calls = [] if answer.get("refusal") else _calls(answer)
     text = answer.get("text", "")
     model = body.get("model", "fake")
     if api == "anthropic":
         content: list[dict[str, Any]] = []
+        raw_inputs: list[str] = []
         if answer.get("thinking"):  # extended thinking: the API wants the block back, signature and all
             content.append({"type": "thinking", "thinking": answer["thinking"], "signature": f"sig-{n}"})
         content += [{"type": "text", "text": text}] if text else []
         for i, call in enumerate(calls):
             args = call.get("args", {}) if "raw_args" not in call else {"_raw": call["raw_args"]}
+            if "raw_input" in call:  # JSON text as the input object itself, spliced in by _write
+                args = RAW_INPUT
+                raw_inputs.append(call["raw_input"])
             content.append({"type": "tool_use", "id": f"toolu_{n}_{i}", "name": call["tool"], "input": args})
         stop = "refusal" if answer.get("refusal") else ("tool_use" if calls else "end_turn")
         return {
@@ -570,6 +582,7 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
             "stop_reason": stop,
             "stop_sequence": None,
             "usage": {"input_tokens": _usage_in(body), "output_tokens": 20},
+            **({RAW_INPUTS: raw_inputs} if raw_inputs else {}),
         }
     if api == "chat":
         message: dict[str, Any] = {"role": "assistant", "content": text or None}

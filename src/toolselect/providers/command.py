@@ -116,6 +116,8 @@ class CommandProvider(Provider):
             answer = json.loads(text)
         except json.JSONDecodeError:
             raise SampleError(f"command printed invalid JSON: {show(text, 80)}") from None
+        except RecursionError:
+            raise SampleError("command printed JSON nested too deep to read") from None
         if not isinstance(answer, dict):
             raise SampleError(f"command must print a JSON object with 'tool' and 'args' (got {show(answer)})")
         listed = answer.get("calls")
@@ -128,6 +130,7 @@ class CommandProvider(Provider):
         return Pick(
             tool=first.tool if first else None,
             args=first.args if first else None,
+            raw_args=first.raw_args if first else None,
             text=said if isinstance(said, str) else str(said),
             calls=len(calls),
             latency_ms=latency_ms,

@@ -17,6 +17,8 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
+from ..bounds import MAX_FILE_DEPTH, nests_deeper
+
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -169,6 +171,9 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
         seen.add(name)
         if not isinstance(description, str):
             left_out.append(LeftOut(name, f"description is not text (got {type(description).__name__})"))
+            continue
+        if nests_deeper(raw.get("inputSchema"), MAX_FILE_DEPTH):  # the server's words: never walked deeper
+            left_out.append(LeftOut(name, f"input schema nests deeper than {MAX_FILE_DEPTH} levels"))
             continue
         validator, problem = schema_validator(raw.get("inputSchema"))
         if problem or validator is None:
