@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from .bounds import MAX_FILE_DEPTH, nests_deeper, yaml_too_big
 from .errors import ConfigError, where
 
 Loc = tuple[str | int, ...]
@@ -68,7 +69,11 @@ def load_yaml(path: Path, shown: str, what: str = "file") -> Located:
     text = read_text(path, shown, what)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if refused := yaml_too_big(node):
+            raise ConfigError(f"{shown}: refused: {refused}", hint="write the values out, or use fewer aliases")
         data = yaml.load(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(f"{shown}: refused: it nests deeper than the YAML reader goes") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -111,11 +116,16 @@ def load_jsonl(path: Path, shown: str, what: str = "golden file") -> list[tuple[
         if not stripped or stripped.startswith("//"):
             continue
         try:
-            rows.append((number, json.loads(line, object_pairs_hook=_unique_keys)))
+            row = json.loads(line, object_pairs_hook=_unique_keys)
+        except RecursionError:
+            raise ConfigError(f"{where(shown, number)}refused: it nests deeper than {MAX_FILE_DEPTH} levels") from None
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where(shown, number)}invalid JSON: {exc.msg} (column {exc.colno})") from None
         except _DuplicateKey as exc:
             raise ConfigError(f"{where(shown, number)}duplicate key '{exc.args[0]}'") from None
+        if nests_deeper(row, MAX_FILE_DEPTH):
+            raise ConfigError(f"{where(shown, number)}refused: it nests deeper than {MAX_FILE_DEPTH} levels")
+        rows.append((number, row))
     return rows
 
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..bounds import MAX_FILE_DEPTH, nests_deeper
 from ..errors import ConfigError, where
 from ..locate import display_path, read_text
 
@@ -24,6 +25,10 @@ def read_tools_file(path: Path) -> list[dict[str, Any]]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where(shown, exc.lineno)}invalid JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise ConfigError(f"{shown}: refused: it nests deeper than {MAX_FILE_DEPTH} levels") from None
+    if nests_deeper(data, MAX_FILE_DEPTH):
+        raise ConfigError(f"{shown}: refused: it nests deeper than {MAX_FILE_DEPTH} levels")
     tools = data.get("tools") if isinstance(data, dict) else data
     if not isinstance(tools, list):
         raise ConfigError(
