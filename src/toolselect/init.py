@@ -83,12 +83,22 @@ class Drafts:
 
 
 def _q(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)  # a JSON string is a valid YAML scalar
+    """A JSON string is a valid YAML scalar; YAML's own line breaks (NEL, LS, PS) escaped too, or a
+    reader would fold them."""
+    quoted = json.dumps(text, ensure_ascii=False)
+    return quoted.replace("\x85", "\\u0085").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
 def _one_line(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split())
+    text = _c(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _c(text: object) -> str:
+    """Text from the surface (a name, an enum value, the server's origin) as it may stand in a YAML
+    comment: one line, printable. A line break in it would end the comment and start YAML of its own
+    (an extra case, `status: reviewed`)."""
+    return "".join(ch for ch in " ".join(str(text).split()) if ch.isprintable())
 
 
 def _args_hint(schema: Any) -> str | None:
@@ -111,7 +121,7 @@ def _args_hint(schema: Any) -> str | None:
 
 def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
     drafts = drafts or Drafts()
-    out = [RECIPE.format(origin=surface.origin)]
+    out = [RECIPE.format(origin=_c(surface.origin))]
     for tool in surface.tools:
         written = drafts.tools.get(tool.name, {})
         out.append(f"# --- {_one_line(tool.name)}: {_one_line(tool.description) or '(no description)'}")
@@ -126,12 +136,12 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
             out.append(f"  expect_tool: {_q(tool.name)}")
             out.append("  status: needs_review")
             if kind == "arguments" and hint:
-                out.append(f"  # expect_args: {hint}")
+                out.append(f"  # expect_args: {_c(hint)}")
         out.append("")
     for score, a, b in confusable_pairs(surface):
         written = drafts.pairs.get((a, b), {})
         right = written["tool"] if written.get("tool") in (a, b) else a
-        out.append(f"# --- the boundary between {a} and {b} (likely confusable, similarity {score:.2f})")
+        out.append(f"# --- the boundary between {_c(a)} and {_c(b)} (likely confusable, similarity {score:.2f})")
         out.append(f"- name: {_q(f'boundary-{a}-{b}')}" + _by(drafts, written.get("prompt")))
         out.append(
             f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}"
@@ -144,7 +154,8 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
     for i, (kind, placeholder) in enumerate(NEGATIVES, 1):
         prompt = drafts.negatives[i - 1] if i <= len(drafts.negatives) else placeholder
         drafted = i <= len(drafts.negatives)
-        out.append(f"- name: no-tool-{i}  # {kind}" + (f"; drafted by {drafts.by}" if drafted and drafts.by else ""))
+        by = f"; drafted by {_c(drafts.by)}" if drafted and drafts.by else ""
+        out.append(f"- name: no-tool-{i}  # {kind}{by}")
         out.append(f"  prompt: {_q(prompt)}")
         out.append("  expect_tool: null")
         out.append("  status: needs_review")
@@ -152,7 +163,7 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
 
 
 def _by(drafts: Drafts, prompt: str | None) -> str:
-    return f"  # drafted by {drafts.by}" if prompt and drafts.by else ""
+    return f"  # drafted by {_c(drafts.by)}" if prompt and drafts.by else ""
 
 
 def render_config(source: str, golden: str) -> str:
@@ -400,7 +411,7 @@ def render_trajectories(surface: Surface) -> str:
     """Seed 004's 18-case suite as a skeleton: no tool needed, single obvious tool, two plausible
     tools, multi-tool chain, first call errors, ambiguous request — 3 of each, for this surface."""
     tools = list(surface.tools)
-    out = [TRAJECTORY_RECIPE.format(origin=surface.origin)]
+    out = [TRAJECTORY_RECIPE.format(origin=_c(surface.origin))]
     if not tools:
         return "\n".join(out) + "[]\n"
     pairs = [(a, b) for _, a, b in confusable_pairs(surface)]
@@ -418,7 +429,7 @@ def render_trajectories(surface: Surface) -> str:
 
     def args_comment(tool: Any) -> list[str]:
         hint = _args_hint(tool.input_schema)
-        return [f"  # args: {hint}"] if hint else []
+        return [f"  # args: {_c(hint)}"] if hint else []
 
     def mocks(*chosen: Any) -> list[str]:
         lines = ["mocks:"]
@@ -455,7 +466,7 @@ def render_trajectories(surface: Surface) -> str:
             f"TODO: a request {a} and {b} could both seem to serve, where {a} is right ({i + 1})",
             [
                 f"expect_calls: [{{tool: {_q(a)}}}]",
-                f"# acceptable: [{_q(b)}]   # if {b} would also work, only not as well (scored SEL-SUBOPTIMAL)",
+                f"# acceptable: [{_q(b)}]   # if {_c(b)} would also work, only not as well (scored SEL-SUBOPTIMAL)",
                 *mocks(by_name[a], by_name[b]),
             ],
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 import yaml
 
 from tests.conftest import DATA, EXAMPLE, toolselect
@@ -146,6 +147,28 @@ def test_init_quotes_names_yaml_would_misread(tmp_path):
     expected = [c["expect_tool"] for c in golden if c["expect_tool"] is not None]
     assert {"yes", "123", "null", "get weather #now"} <= set(expected)
     assert toolselect("eval", cwd=tmp_path).code == 0
+
+
+INJECTED = "\n- name: planted\n  prompt: p\n  expect_tool: get_weather\n  status: reviewed\n"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\x85", "\u2028", "\u2029"])
+def test_init_writes_exactly_the_cases_it_made_whatever_the_surface_says(tmp_path, newline):
+    """Finding 13 (issue 23): a line break in an enum value (or a tool name, the server's origin) ended
+    the comment init wrote it into, and the YAML after it became a case of its own, `status:
+    reviewed`. Every text from the surface in a comment is one line now; in a value, quoted."""
+    planted = INJECTED.replace("\n", newline)
+    tools = [
+        {"name": "get_weather", "description": "Weather." + planted,
+         "inputSchema": {"type": "object", "properties": {"units": {"type": "string", "enum": ["metric" + planted]}}}},
+        {"name": "get_forecast" + planted, "description": "Forecast.", "inputSchema": {"type": "object"}},
+    ]  # fmt: skip
+    (tmp_path / "tools.json").write_text(json.dumps(tools))
+    assert toolselect("init", "--tools", "tools.json", cwd=tmp_path).code == 0
+    golden = yaml.safe_load((tmp_path / "golden.yaml").read_text())
+    assert not [c for c in golden if c["name"] == "planted" or c["status"] == "reviewed"]
+    assert len(golden) == 3 * 2 + 5 + sum(c["name"].startswith("boundary-") for c in golden)
+    assert {c["expect_tool"] for c in golden} == {"get_weather", "get_forecast" + planted, None}
 
 
 def test_init_trajectory_writes_seed_004s_suite_that_runs_as_written(tmp_path):
