@@ -282,6 +282,9 @@ async def stop_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     if proc.returncode is None:
         await proc.wait()
+    with suppress(ChildProcessError):  # what came to this process, its subreaper, when its parent died
+        while os.waitpid(-proc.pid, os.WNOHANG)[0]:
+            pass
 
 
 PR_SET_CHILD_SUBREAPER = 36

@@ -275,6 +275,7 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> 
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
         proc.poll()  # reaps the leader, which would otherwise keep the group alive as a zombie
+        _reap(pgid, proc)
         if not _group_alive(pgid):
             return
         time.sleep(0.02)
@@ -282,6 +283,18 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> 
         os.killpg(pgid, signal.SIGKILL)
     with suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace_s)
+    _reap(pgid, proc)
+
+
+def _reap(pgid: int, proc: subprocess.Popen[bytes]) -> None:
+    """The group's members that died and came to this process (its subreaper) when their parent
+    died: reaped, or they would keep the group "alive" as zombies. Never the leader before Popen
+    has its exit code."""
+    if proc.returncode is None:
+        return
+    with suppress(ChildProcessError):
+        while os.waitpid(-pgid, os.WNOHANG)[0]:
+            pass
 
 
 def _group_alive(pgid: int) -> bool:
