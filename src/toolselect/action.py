@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
-from .contain import PR_HOME, hold, owner_of_checkout, sweep
+from .contain import ACTION, PR_HOME, hold, owner_of_checkout, sweep
 from .errors import (
     EXIT_INFRA,
     EXIT_INTERRUPTED,
@@ -104,6 +104,7 @@ def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
     env = dict(environ) | {
         o.env[0]: inputs[o.key] for o in OPTIONS if o.group == "action" and o.env and inputs.get(o.key)
     }
+    env[ACTION] = os.environ[ACTION] = "1"  # the Action's boundary (contain.py, nofollow.py) applies
     workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
     workdir = (workspace / inputs["working_directory"]).resolve()
     try:
@@ -166,11 +167,13 @@ def _endpoint_from_the_workflow(
         if entry.base_url and entry.provider in API_PROVIDERS and entry.base_url != given.get(entry.provider):
             refuse(("evals", "models", i, "base_url"), f"evals.models[{i}].base_url", entry.base_url, entry.provider)
     configured = loaded.config_value("base_url")
-    listed = [m.get("provider") for m in inputs.get("models") or ()]
+    several = [m.get("provider") for m in inputs.get("models") or ()] or [
+        e.provider for e in loaded.config_value("models") or ()
+    ]
     # who takes the run-wide endpoint: the one model of the run, or with several the OpenAI ones
     # (config._base_url): the input for that provider wins over evals.base_url, which is refused without it
-    who = "openai" if listed else provider
-    if who not in API_PROVIDERS or (listed and not any(p and p.startswith("openai") for p in listed)):
+    who = "openai" if several else provider
+    if who not in API_PROVIDERS or (several and not any(p and p.startswith("openai") for p in several)):
         return over
     named = given.get(who)
     if named:

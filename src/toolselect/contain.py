@@ -41,6 +41,7 @@ Owner = tuple[int, int]  # uid, gid
 NOBODY: Owner = (65534, 65534)
 ENV = "/usr/bin/env"
 IN_IMAGE = "TOOLSELECT_IMAGE"  # set in the Action's image
+ACTION = "TOOLSELECT_ACTION"  # set by `toolselect action` for itself: the Action's boundary applies
 
 # What the PR's programs inherit from toolselect's environment: the machine, the locale, the
 # network, and the toolchains a server is built or started with (setup-node, setup-python, uv, …).
@@ -161,7 +162,7 @@ def confinement(environ: Mapping[str, str]) -> Confinement:
     Action, none starts while the checkout's git config holds a credential (persist-credentials)."""
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
     workspace = environ.get("GITHUB_WORKSPACE")
-    action = environ.get("GITHUB_ACTIONS") == "true"
+    action = bool(environ.get(ACTION))
     refusal = persisted(workspace) if workspace and action else None
     owner = owner_of_checkout(environ)
     return Confinement(owner, setpriv, refusal, freeze=action and owner is None)

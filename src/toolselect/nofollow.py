@@ -1,6 +1,6 @@
 """Writing into the checkout, where a program of the pull request may have put a link: never through one.
 
-In the Action (GITHUB_ACTIONS, under GITHUB_WORKSPACE) every folder on the way from the workspace
+In the Action (`toolselect action`, under GITHUB_WORKSPACE) every folder on the way from the workspace
 to a file toolselect writes — the answer cache, the report folder, the JUnit file — is opened
 without following a link, and the file is written under a temporary name and renamed into place: a
 link the PR committed or planted there is replaced by the file, never written through (as root,
@@ -20,6 +20,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
+from .contain import ACTION
 from .errors import InfraError
 
 FOLDER = os.O_RDONLY | os.O_DIRECTORY
@@ -27,7 +28,7 @@ FOLDER = os.O_RDONLY | os.O_DIRECTORY
 
 def guarded_root(path: Path) -> Path | None:
     """The Action's workspace when `path` lies in it (then no link is followed below it)."""
-    workspace = os.environ.get("GITHUB_WORKSPACE") if os.environ.get("GITHUB_ACTIONS") == "true" else None
+    workspace = os.environ.get("GITHUB_WORKSPACE") if os.environ.get(ACTION) else None
     if not workspace:
         return None
     root, full = os.path.abspath(workspace), os.path.abspath(path)

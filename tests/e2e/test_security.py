@@ -365,3 +365,26 @@ def test_each_providers_key_goes_only_to_its_own_endpoint(world, tmp_path):
         assert run.code in (0, 1), run.stderr + run.stdout
         assert openai_side.requests == 0 and anthropic_side.requests > 0
         assert run.report()["run"]["endpoint"] == anthropic_side.url
+
+
+def test_with_several_models_each_goes_to_its_own_providers_endpoint(world, tmp_path):
+    """evals.models with an Anthropic model first and an OpenAI one second, and an endpoint named
+    for each provider: each model's requests, and its key, go to its own provider's."""
+    api, github = world
+    anthropic_key = "sk-ant-several-1234"
+    with (
+        FakeModelAPI({**SCRIPT_FOR_ANTHROPIC, "key": anthropic_key}) as anthropic_side,
+        FakeModelAPI({**SCRIPT_FOR_ANTHROPIC, "key": KEY}) as openai_side,
+    ):
+        models = (
+            "  models:\n    - {provider: anthropic, model: claude-x}\n    - {provider: openai, model: fake-model}\n"
+        )
+        repo = make_repo(tmp_path, models=models)
+        inputs = {"openai-base-url": f"{openai_side.url}/v1", "anthropic-base-url": anthropic_side.url}
+        run = run_action(
+            repo.path, tmp_path, event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+            inputs={**inputs, "anthropic-api-key": anthropic_key},
+        )  # fmt: skip
+        assert run.code in (0, 1), run.stderr + run.stdout
+        assert {e["api"] for e in anthropic_side.log} == {"anthropic"}
+        assert {e["api"] for e in openai_side.log} == {"chat"}
