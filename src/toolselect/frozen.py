@@ -10,8 +10,9 @@ action's checkout, its virtualenv, the runner's Python. So before the first of t
    can set back) and which folders the import path holds;
 3. from then on, a module not yet loaded (a library's lazy import, the standard library's) loads only
    from a file unchanged since that moment, in a folder that was there then, reached without a link
-   from where the import path pointed — compiled from that file's bytes, or its unchanged bytecode.
-   Anything else is refused with ImportError: never run.
+   from where the import path pointed — compiled from that file's bytes, or its unchanged bytecode;
+   a compiled module is mapped through the descriptor that was checked. Anything else is refused
+   with ImportError: never run.
 
 `read_bytes` is the same check for the data toolselect reads later (the stress test's bundled pool).
 """
@@ -33,9 +34,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-# The libraries toolselect imports only when it needs them (the comment, the review, an SDK): loaded
-# with everything they load at once, so what a later import still finds is little and plain Python.
-LIBRARIES = ("github", "requests", "anthropic", "openai", "httpx2", "mcp", "anyio", "jsonschema", "yaml", "rich")
+# The libraries toolselect imports only when it posts (the comment, the review): loaded now with
+# their compiled parts, cheaply; the rest (an SDK) load later through the checks below.
+LIBRARIES = ("github", "requests")
 REFUSED = "toolselect: not loading {what}: {why} since the pull request's programs started (runner: host)"
 
 
@@ -103,6 +104,18 @@ def read_bytes(path: Path) -> bytes:
 def _checked(path: str, error: type[Exception]) -> bytes:
     """The bytes of `path`, reached from an import path folder held open since the freeze, through
     folders that were there then and no link, in a file unchanged since (its ctime)."""
+    fd = _opened(path, error)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _opened(path: str, error: type[Exception]) -> int:
+    """`path` opened as `_checked` describes it (the caller closes it)."""
     assert _state is not None
     full = os.path.abspath(path)
     root = next(((entry, fd) for entry, fd in _state.roots if full.startswith(entry + os.sep)), None)
@@ -120,21 +133,18 @@ def _checked(path: str, error: type[Exception]) -> bytes:
             if _state.folders.get(where) != (st.st_dev, st.st_ino):  # not the folder that was there
                 raise error(REFUSED.format(what=path, why=f"its folder {part} was put there"))
         fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW, dir_fd=at)
-        fds.append(fd)
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_ctime_ns > _state.moment:  # written, moved or linked since
+            os.close(fd)
             raise error(REFUSED.format(what=path, why="it changed"))
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return fd
     except OSError as exc:
         if isinstance(exc, error):
             raise
         raise error(REFUSED.format(what=path, why=f"it can't be read safely ({exc.strerror})")) from None
     finally:
-        for fd in fds:
-            os.close(fd)
+        for folder in fds:
+            os.close(folder)
 
 
 class _CheckedSource(importlib.machinery.SourceFileLoader):
@@ -162,7 +172,14 @@ class _Checked(importlib.abc.MetaPathFinder):
             spec.loader = _CheckedSource(fullname, spec.origin)
             return spec
         if isinstance(loader, importlib.machinery.ExtensionFileLoader):
-            # unchanged now; the loader maps it by its name a moment later (LIBRARIES keeps this rare)
-            _checked(spec.origin, ImportError)
+            fd = _opened(spec.origin, ImportError)
+            if not os.path.isdir("/proc/self/fd"):  # macOS: mapped by its name, a moment after the check
+                os.close(fd)
+                return spec
+            # mapped through the very descriptor that was checked: no moment for another file to take its place
+            # (kept open: the loader maps it by that name)
+            verified = f"/proc/self/fd/{fd}"
+            spec.loader = importlib.machinery.ExtensionFileLoader(fullname, verified)
+            spec.origin = verified
             return spec
         raise ImportError(REFUSED.format(what=fullname, why="it has no source to check"))

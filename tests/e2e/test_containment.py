@@ -537,9 +537,10 @@ os.rename(root / "pkg", root / "pkg-old")
 (root / "elsewhere" / "pkg").rename(root / "pkg")  # an old folder put in place
 os.symlink(root / "elsewhere" / "linked", root / "linked")
 results = {}
-for name in ("fine", "changed", "added", "pkg.mod", "linked.mod", "json.tool"):
+for name in ("fine", "changed", "added", "pkg.mod", "linked.mod", "json.tool", "_codecs_jp"):
     try:
-        results[name] = getattr(importlib.import_module(name), "X", "stdlib")
+        module = importlib.import_module(name)
+        results[name] = getattr(module, "X", "compiled " + module.__file__ if name == "_codecs_jp" else "stdlib")
     except ImportError as exc:
         results[name] = "refused: " + str(exc)
 print(repr(results))
@@ -569,6 +570,7 @@ def test_after_the_freeze_only_unchanged_code_loads(tmp_path):
     assert done.returncode == 0, done.stderr
     results = eval(done.stdout)  # our own repr
     assert results["fine"] == "fine" and results["json.tool"] == "stdlib"
+    assert results["_codecs_jp"].startswith("compiled /proc/self/fd/")  # mapped through the descriptor it checked
     for name, why in (("changed", "it changed"), ("added", "it changed"), ("pkg.mod", "its folder pkg was put there"),
                       ("linked.mod", "can't be read safely")):  # fmt: skip
         assert results[name].startswith("refused: ") and why in results[name], (name, results[name])
