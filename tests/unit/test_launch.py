@@ -93,3 +93,23 @@ def test_the_base_fetch_carries_the_token_in_git_s_environment_only():
     assert env["GIT_CONFIG_VALUE_0"] == "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:ghs_t0k").decode()
     assert fetch_credential({"GITHUB_SERVER_URL": "https://github.example"}) == {}  # no token: nothing
     assert fetch_credential({"INPUT_GITHUB-TOKEN": "t", "GITHUB_SERVER_URL": "http://plain"}) == {}  # never in clear
+
+
+def test_as_root_the_prs_programs_never_run_as_root(tmp_path):
+    import os
+
+    import pytest
+
+    from toolselect.contain import NOBODY, confinement, owner_of_checkout
+
+    if os.geteuid() != 0:
+        pytest.skip("as root only")
+    ours = tmp_path / "runner-owned"
+    ours.mkdir()
+    os.chown(ours, 1001, 1001)
+    assert owner_of_checkout({"GITHUB_WORKSPACE": str(ours)}) == (1001, 1001)
+    # a checkout of root's own (a runner that runs as root): in the image they run as nobody
+    assert owner_of_checkout({"GITHUB_WORKSPACE": str(tmp_path), "TOOLSELECT_IMAGE": "1"}) == NOBODY
+    argv = confinement({"GITHUB_WORKSPACE": str(ours)}).command(["node", "build/index.js"])
+    assert argv[1:6] == ["--reuid=1001", "--regid=1001", "--clear-groups", "--no-new-privs", "--pdeathsig=KILL"]
+    assert argv[-4:] == ["/usr/bin/env", "--", "node", "build/index.js"]  # found with their own rights
