@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -428,15 +428,14 @@ async def run_eval(
         frozen=frozen,
         fingerprints=fingerprints,
         recorded=recorded,
-    ) as (
-        head_preps,
-        base_preps,
-        note,
-    ):
+    ) as sides:
+        head_preps, base_preps, note = sides.heads, sides.bases, sides.note
         await _within_budget([*head_preps, *base_preps], settings.max_requests)
         try:
             heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
-            bases = await asyncio.gather(*(execute(p, base_hooks, keys) for p in base_preps))
+            sweep(environ)  # the head's pickers are done: the base's turn
+            with sides.base_turn(environ):
+                bases = await asyncio.gather(*(execute(p, base_hooks, keys) for p in base_preps))
         except BaseException:  # every provider closed, the base's too (execute closes its own)
             for prep in (*head_preps, *base_preps):
                 await prep.aclose()
@@ -462,11 +461,25 @@ async def plan_eval(
     loaded: Loaded, settings: Settings, environ: Mapping[str, str], *, against: Against | None = None
 ) -> Plans:
     """What `run_eval` would ask and cost; nothing is sent to a model and no key is needed."""
-    async with _sides(loaded, settings, environ, against, connect=False) as (head_preps, base_preps, note):
-        for side in (*head_preps, *base_preps):
+    async with _sides(loaded, settings, environ, against, connect=False) as sides:
+        for side in (*sides.heads, *sides.bases):
             await side.aclose()
-        base = combined([p.budget for p in base_preps]) if base_preps else None
-        return Plans(combined([p.budget for p in head_preps]), base, note)
+        base = combined([p.budget for p in sides.bases]) if sides.bases else None
+        return Plans(combined([p.budget for p in sides.heads]), base, sides.note)
+
+
+@dataclass(frozen=True)
+class Sides:
+    """Both sides of a run, prepared: the head's models, the base's (with why there are none), and
+    the base's checkout, whose turn its programs run in."""
+
+    heads: tuple[Prepared, ...]
+    bases: tuple[Prepared, ...]
+    note: str | None
+    checkout: Checkout | None
+
+    def base_turn(self, environ: Mapping[str, str]) -> AbstractContextManager[None]:
+        return self.checkout.turn(environ) if self.checkout is not None else nullcontext()
 
 
 @asynccontextmanager
@@ -482,7 +495,7 @@ async def _sides(
     frozen: tuple[Surface | None, Surface | None] = (None, None),
     fingerprints: dict[str, str | None] | None = None,
     recorded: Mapping[str, Mapping[Unit, Pick]] | None = None,
-) -> AsyncIterator[tuple[tuple[Prepared, ...], tuple[Prepared, ...], str | None]]:
+) -> AsyncIterator[Sides]:
     """Every model prepared on the head and, against a base, on the base in its worktree (removed
     again at the end): the base's models are the head's (its own settings, the head's labels). A
     shard's units are assigned over both sides at once, so a unit is in the same shard on each."""
@@ -526,7 +539,7 @@ async def _sides(
                 note = f"no baseline: {exc.message}"
             except ToolselectError as exc:
                 note = f"no baseline: the base could not be evaluated: {exc.message}"
-        yield head_preps, base_preps, note
+        yield Sides(head_preps, base_preps, note, checkout if base_preps else None)
 
 
 def _costs(cases: Sequence[Case]) -> list[tuple[str, int]]:

@@ -685,3 +685,24 @@ def test_no_text_of_the_pr_becomes_a_workflow_command(world, tmp_path):
     bare = "\n".join(line for line in log.splitlines() if not ours.fullmatch(line))
     pwned = injected(commands_run(bare))
     assert any("pwned by a setup" in c for c in pwned) and any("pwned by a name" in c for c in pwned), pwned
+
+
+def test_the_bases_programs_work_in_their_own_checkout(world):
+    """The base's checkout is root's while the head's programs run, and the base's own — its setup,
+    its server, its picker — during its turn: a picker that writes beside itself works on both sides."""
+    picker = (
+        "import json, sys\njson.load(sys.stdin)\nopen('picks.log', 'a').write('x\\n')\n"
+        "print(json.dumps({'tool': 'get_weather', 'args': {}}))\n"
+    )
+    config = (
+        f"tools_file: tools.json\nevals:\n  provider: command\n  command: [{PYTHON}, pick.py]\n"
+        "  golden: golden.jsonl\n  min_accuracy: 0\n"
+    )
+    with job() as j:
+        files = {"pick.py": picker, "tools.json": json.dumps({"tools": TOOLS}), "golden.jsonl": GOLDEN}
+        repo = commit(j.root, {**files, "toolselect.yaml": config}, {"README.md": "head\n"})
+        run = run_in_container(world, j, repo)
+        assert run.code in (0, 1), run.stdout + run.stderr
+        base = run.report("base.json")
+        assert {s["outcome"] for c in base["cases"] for s in c["samples"]} <= {"PASS", "SEL-WRONG"}, base["cases"]
+        assert (repo.path / "picks.log").read_text().count("x") == 2  # the head's two picks
