@@ -283,8 +283,15 @@ async def stop_group(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     if proc.returncode is None:
         await proc.wait()
-    with suppress(ChildProcessError):  # what came to this process, its subreaper, when its parent died
-        while os.waitpid(-proc.pid, os.WNOHANG)[0]:
+    reap_group(proc.pid)
+
+
+def reap_group(pgid: int) -> None:
+    """The group's members that died and came to this process (its subreaper) when their parent
+    died: reaped, or they would keep the group "alive" as zombies. Call it once the group's leader
+    has been waited for (its exit code is its owner's to read)."""
+    with suppress(ChildProcessError):
+        while os.waitpid(-pgid, os.WNOHANG)[0]:
             pass
 
 

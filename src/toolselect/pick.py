@@ -8,13 +8,12 @@ from typing import Any
 
 from .bounds import MAX_ARGS_DEPTH, nests_deeper
 
-MAX_DEPTH = MAX_ARGS_DEPTH
-TOO_DEEP = f"(arguments nested deeper than {MAX_DEPTH} levels)"
+TOO_DEEP = f"(arguments nested deeper than {MAX_ARGS_DEPTH} levels)"
 
 
 def _bounded(holder: Any) -> None:
     """Whatever an endpoint answered stays that sample's: arguments too deep become raw text."""
-    if holder.args is not None and nests_deeper(holder.args, MAX_DEPTH):
+    if holder.args is not None and nests_deeper(holder.args, MAX_ARGS_DEPTH):
         object.__setattr__(holder, "args", None)
         object.__setattr__(holder, "raw_args", TOO_DEEP)
 

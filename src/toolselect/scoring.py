@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema.exceptions import best_match
 
+from .bounds import MAX_ARGS_DEPTH
 from .explain import show
 from .golden import Case
 from .matching import loose_equal, match_value
-from .pick import MAX_DEPTH, TOO_DEEP, Pick
+from .pick import TOO_DEEP, Pick
 from .surface import Surface, Tool
 from .trajectory import Call, Expectation, Scores, Trajectory, score
 
@@ -221,7 +222,7 @@ def _score_trajectory(
 def _schema_problems(tool: Tool, args: Any, raw_args: str | None) -> list[str]:
     """Why the arguments can't be the tool's input: unparseable, not an object, or schema-invalid."""
     if args is None and raw_args == TOO_DEEP:
-        return [f"arguments are not a tool's: nested deeper than {MAX_DEPTH} levels"]
+        return [f"arguments are not a tool's: nested deeper than {MAX_ARGS_DEPTH} levels"]
     if args is None and raw_args is not None:
         return [f"arguments are not valid JSON: {show(raw_args, 60)}"]
     args = {} if args is None else args

@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.conftest import FAKES, ROOT
-from tests.e2e.test_action import TOKEN, ActionRun, Repo, git, pull_request_event, run_action
+from tests.e2e.test_action import TOKEN, ActionRun, Repo, pull_request_event, run_action
 
 _next = itertools.count()
 PID1 = FAKES / "pid1.py"
@@ -80,22 +80,6 @@ def job() -> Iterator[Job]:
         yield Job(root, runner_uid())
     finally:
         shutil.rmtree(root, ignore_errors=True)
-
-
-def commit(root: Path, base: dict[str, str], head: dict[str, str]) -> Repo:
-    """A checkout at `root/workspace` whose base commit holds `base` and whose head changes `head`."""
-    ws = root / "workspace"
-    ws.mkdir()
-    git("init", "-q", "-b", "main", cwd=ws)
-    for files in (base, head):
-        for name, text in files.items():
-            (ws / name).parent.mkdir(parents=True, exist_ok=True)
-            (ws / name).write_text(text)
-        git("add", "-A", cwd=ws)
-        git("commit", "-qm", "base" if files is base else "head", cwd=ws)
-        if files is base:
-            base_sha = git("rev-parse", "HEAD", cwd=ws)
-    return Repo(ws, base_sha, git("rev-parse", "HEAD", cwd=ws))
 
 
 def run_in_container(

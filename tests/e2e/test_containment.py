@@ -24,7 +24,6 @@ from tests.conftest import ROOT
 from tests.e2e.contained import (
     PROBE,
     PYTHON,
-    commit,
     holding,
     host_step,
     job,
@@ -34,6 +33,7 @@ from tests.e2e.contained import (
 )
 from tests.e2e.test_action import CASES, KEY, SCRIPT, Repo, git, pull_request_event, run_action
 from tests.e2e.test_action import TOOLS as ACTION_TOOLS
+from tests.e2e.test_servers import commit_repo as commit
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
 

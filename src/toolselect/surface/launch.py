@@ -26,7 +26,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..config import PORT, ServerSpec
-from ..contain import IN_IMAGE, Confinement, child_environment, confinement, sweep, unstartable
+from ..contain import IN_IMAGE, Confinement, child_environment, confinement, reap_group, sweep, unstartable
 from ..errors import InfraError, MissingProgram
 from .mcp import list_tools
 
@@ -287,14 +287,9 @@ def stop_group(proc: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> 
 
 
 def _reap(pgid: int, proc: subprocess.Popen[bytes]) -> None:
-    """The group's members that died and came to this process (its subreaper) when their parent
-    died: reaped, or they would keep the group "alive" as zombies. Never the leader before Popen
-    has its exit code."""
-    if proc.returncode is None:
-        return
-    with suppress(ChildProcessError):
-        while os.waitpid(-pgid, os.WNOHANG)[0]:
-            pass
+    """The group's dead members, once Popen has the leader's exit code."""
+    if proc.returncode is not None:
+        reap_group(pgid)
 
 
 def _group_alive(pgid: int) -> bool:
