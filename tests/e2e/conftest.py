@@ -16,7 +16,6 @@ def world():
         FakeModelAPI(SCRIPT) as api,
         FakeGitHub(
             {TOKEN: "github-actions[bot]", "dev": "octocat", "ro": "github-actions[bot]"},
-            installation_tokens={TOKEN, "ro"},
             read_only={"ro"},
         ) as github,
     ):

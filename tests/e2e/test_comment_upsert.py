@@ -41,7 +41,7 @@ def test_marker_found_on_any_page_of_300_comments():
 
 
 def test_identity_falls_back_to_graphql_for_installation_tokens():
-    with FakeGitHub({"tok": "toolselect-app[bot]"}, installation_tokens={"tok"}) as fake:
+    with FakeGitHub({"tok": "toolselect-app[bot]"}) as fake:
         gh = make_client(fake.url, "tok")
         assert whoami(gh) == Identity("toolselect-app[bot]", "Bot")
         gh.close()
@@ -73,7 +73,7 @@ def test_a_person_named_like_the_bot_keeps_their_comment():
 
 
 def test_an_app_bot_found_by_graphql_skips_a_person_named_like_it():
-    with FakeGitHub({"tok": "toolselect-app[bot]"}, installation_tokens={"tok"}) as fake:
+    with FakeGitHub({"tok": "toolselect-app[bot]"}) as fake:
         theirs = fake.add_comment(7, f"{MARK}\nspoof", "toolselect-app")
         ours = fake.add_comment(7, f"{MARK}\nold", "toolselect-app[bot]")
         gh = make_client(fake.url, "tok")

@@ -149,7 +149,7 @@ def host_world(key: str, token: str) -> Iterator[tuple[FakeModelAPI, FakeGitHub]
     """The fake APIs with this test's own key and token (other tests' processes hold the shared ones)."""
     with (
         FakeModelAPI({**SCRIPT, "key": key}) as api,
-        FakeGitHub({token: "github-actions[bot]"}, installation_tokens={token}) as github,
+        FakeGitHub({token: "github-actions[bot]"}) as github,
     ):
         yield api, github
 

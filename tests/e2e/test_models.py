@@ -55,7 +55,7 @@ MODELS = """  models:
 def two_models():
     with (
         FakeModelAPI(two_models_script()) as api,
-        FakeGitHub({TOKEN: "github-actions[bot]"}, installation_tokens={TOKEN}) as github,
+        FakeGitHub({TOKEN: "github-actions[bot]"}) as github,
     ):
         yield api, github
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 import yaml
 
 from tests.e2e.test_action import (
     BASE_FORECAST,
     HEAD_FORECAST,
+    SCRIPT,
     TOOLS,
     git,
     make_repo,
@@ -22,6 +24,8 @@ from tests.e2e.test_action import (
     run_action,
 )
 from tests.e2e.test_servers import GOLDEN, commit_repo, fake_model_config, no_process_left, toolchain_env
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.model_api import FakeModelAPI
 
 MARK = "<!-- toolselect-review:default "
 
@@ -158,6 +162,56 @@ def test_yaml_surface_review_is_sticky_across_pushes_and_300_files(world, tmp_pa
         in earlier["body"]
     )
     assert "0 posted, 0 updated, 1 resolved" in fixed.stdout
+
+
+@pytest.mark.parametrize(
+    ("token", "login", "lookalike"),
+    [
+        ("ghs_actions", "github-actions[bot]", "github-actions"),  # the workflow's GITHUB_TOKEN
+        ("ghs_app", "toolselect-app[bot]", "toolselect-app"),  # a GitHub App's installation token
+        ("ghp_person", "octocat", "octocat[bot]"),  # a person's PAT
+    ],
+)
+def test_every_kind_of_token_edits_its_one_comment_and_resolves_the_fixed_one(tmp_path, token, login, lookalike):
+    """Push 1 comments; push 2 fixes the regression. Whatever the token (GitHub's GraphQL answers an
+    installation token's `viewer` as a `User` named `…[bot]`), the run edits its one sticky comment
+    and resolves its own review comment; an account named like it, holding copies of both, is
+    never touched."""
+    tokens = {token: login, "ghp_other": lookalike}
+    with FakeModelAPI(SCRIPT) as api, FakeGitHub(tokens) as github:
+        config = fake_model_config("tools_file: tools.yaml\n")
+        repo = commit_repo(
+            tmp_path,
+            {"tools.yaml": tools_yaml(BASE_FORECAST), "golden.jsonl": GOLDEN, "toolselect.yaml": config},
+            {"tools.yaml": tools_yaml(HEAD_FORECAST)},
+            ignore="toolselect-report/\n.toolselect-cache/\n",
+        )
+        register_pull(github, repo)
+        first = review_run(repo, tmp_path, api, github, **{"github-token": token})
+        assert first.code == 0, first.stdout + first.stderr
+        [sticky] = github.comments_on(7)
+        [ours] = github.review_comments_on(7)
+        assert sticky["user"]["login"] == ours["user"]["login"] == login
+        line, sticky_body, review_body = ours["line"], sticky["body"], ours["body"]
+        theirs = github.add_comment(7, sticky_body, lookalike)
+        their_review = github.add_review_comment(7, "tools.yaml", line, review_body, lookalike)
+        register_pull(github, repo)  # add_review_comment's one-line diff is gone again
+
+        (repo.path / "tools.yaml").write_text(tools_yaml("Daily outlook for a city for the coming days."))
+        git("commit", "-qam", "fix the forecast description", cwd=repo.path)
+        repo.head = git("rev-parse", "HEAD", cwd=repo.path)
+        register_pull(github, repo)
+        fixed = review_run(repo, tmp_path, api, github, **{"github-token": token})
+        assert fixed.code == 0, fixed.stdout + fixed.stderr
+        mine = [c for c in github.comments_on(7) if c["user"]["login"] == login]
+        assert [c["id"] for c in mine] == [sticky["id"]]  # the one comment, edited in place
+        assert mine[0]["body"] != sticky_body and mine[0]["updated_at"] != mine[0]["created_at"]
+        assert "0 posted, 0 updated, 1 resolved" in fixed.stdout
+        assert github.thread_of(ours["id"])["resolved"] is True
+        assert len(github.reviews) == 2  # the first run's and the look-alike's: none new
+        assert github.comments[theirs["id"]]["body"] == sticky_body
+        assert github.review_comments[their_review["id"]]["body"] == review_body
+        assert github.thread_of(their_review["id"])["resolved"] is False
 
 
 def test_review_comments_off_annotates_the_same_lines(world, tmp_path):

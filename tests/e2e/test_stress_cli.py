@@ -222,7 +222,7 @@ def test_the_action_runs_the_stress_test_on_head_and_base_and_comments_the_chart
     )
     with (
         FakeModelAPI({**ACTION_SCRIPT, "answers": answers}) as api,
-        FakeGitHub({TOKEN: "github-actions[bot]"}, installation_tokens={TOKEN}) as github,
+        FakeGitHub({TOKEN: "github-actions[bot]"}) as github,
     ):
         repo = make_repo(tmp_path, extra_config=stress, extra_files={"crm.json": crm})
         register_pull(github, repo)

@@ -8,9 +8,17 @@ outside the diff). Every response is checked against GitHub's published OpenAPI 
 request body against the operation's request schema (tests/data/github/openapi-schemas.json, no
 unknown keys either): a mismatch is recorded in `violations` and answered 422, as GitHub would.
 
-GraphQL: `viewer { login __typename }`, and review threads (list, resolve, unresolve) and
-`minimizeComment`, executed by graphql-core on GitHub's own schema (npm @octokit/graphql-schema,
-installed by tests/install-servers.sh): a query GitHub would refuse is refused.
+GraphQL: `viewer`, review threads (list, resolve, unresolve), `minimizeComment` and
+`unminimizeComment`, every answer executed by graphql-core on GitHub's own schema (npm
+@octokit/graphql-schema, installed by tests/install-servers.sh): a query GitHub would refuse is
+refused, and no answer has a shape the schema can't give.
+
+Accounts as GitHub treats them. A token's login ending in `[bot]` is an installation token — the
+Actions' `GITHUB_TOKEN` (`github-actions[bot]`) or a GitHub App's (`<slug>[bot]`): `GET /user`
+refuses it (403), and GraphQL's `viewer`, typed `User!`, answers `__typename: "User"` with the
+login *with* its `[bot]` suffix. Any other login is a person's token (a PAT): `GET /user` answers.
+Comments show their author in REST as `user: {login: "<slug>[bot]", type: "Bot"}`, and in
+GraphQL's `author` (an `Actor`) as `Bot` with the login *without* the suffix.
 
     with FakeGitHub(tokens={"tok": "github-actions[bot]"}) as gh: ... gh.url ... gh.comments
 """
@@ -88,6 +96,38 @@ def problems(payload: Any, name: str) -> list[str]:
     ]
 
 
+def is_bot(login: str) -> bool:
+    """A GitHub App's account (the Actions' own included): no person's login can hold brackets."""
+    return login.endswith("[bot]")
+
+
+def account_id(login: str) -> int:
+    if login == "github-actions[bot]":
+        return 41898282  # the Actions bot's id on github.com
+    return 1000 + sum(map(ord, login)) + (7_000_000 if is_bot(login) else 0)
+
+
+def viewer_node(login: str) -> dict[str, Any]:
+    """GraphQL `viewer` (a `User!`) for a token of `login`: an installation token's viewer is typed
+    User yet keeps the `[bot]` suffix, as github.com answers it."""
+    uid = account_id(login)
+    return {
+        "login": login,
+        "databaseId": uid,
+        "id": f"BOT_kgDO{uid}" if is_bot(login) else f"U_kgDO{uid}",
+        "url": f"https://github.com/{login}",
+        "isViewer": True,
+    }
+
+
+def actor_node(login: str) -> dict[str, Any]:
+    """A comment's GraphQL `author` (an `Actor`): a bot is a `Bot` named without the suffix."""
+    if is_bot(login):
+        uid = account_id(login)
+        return {"__typename": "Bot", "login": login.removesuffix("[bot]"), "databaseId": uid, "id": f"BOT_kgDO{uid}"}
+    return {"__typename": "User", "login": login, "databaseId": account_id(login), "id": f"U_kgDO{account_id(login)}"}
+
+
 @cache
 def graphql_schema() -> Any:
     from graphql import build_client_schema
@@ -114,13 +154,11 @@ class FakeGitHub:
         self,
         tokens: dict[str, str] | None = None,
         *,
-        installation_tokens: set[str] | frozenset[str] = frozenset(),
         read_only: set[str] | frozenset[str] = frozenset(),
         owner: str = "acme",
         repo: str = "weather-mcp",
     ) -> None:
-        self.tokens = tokens or {"test-token": "github-actions[bot]"}  # token → login
-        self.installation = set(installation_tokens)  # GET /user answers 403 for these
+        self.tokens = tokens or {"test-token": "github-actions[bot]"}  # token → login (a bot's: an installation's)
         self.read_only = set(read_only)  # POST/PATCH answer 403 for these (fork PRs)
         self.owner, self.repo = owner, repo
         self.comments: dict[int, dict[str, Any]] = {}  # id → comment, per PR via issue_number
@@ -160,13 +198,13 @@ class FakeGitHub:
     # ------------------------------------------------------------------ shapes (OpenAPI)
 
     def user(self, login: str) -> dict[str, Any]:
-        bot = login.endswith("[bot]")
-        uid = 41898282 if bot else 1000 + sum(map(ord, login))
+        bot = is_bot(login)
+        uid = account_id(login)
         u = f"{self.url}/users/{urllib.parse.quote(login)}"
         return {
             "login": login,
             "id": uid,
-            "node_id": f"MDM6Qm90{uid}",
+            "node_id": f"BOT_kgDO{uid}" if bot else f"U_kgDO{uid}",
             "type": "Bot" if bot else "User",
             "site_admin": False,
             "url": u,
@@ -425,10 +463,7 @@ class FakeGitHub:
         def thread_node(tid: str) -> dict[str, Any]:
             t = fake.threads[tid]
             c = fake.review_comments[t["comment"]]
-            author = {
-                "__typename": "Bot" if c["user"]["type"] == "Bot" else "User",
-                "login": c["user"]["login"].removesuffix("[bot]"),
-            }
+            author = actor_node(c["user"]["login"])
             node = {
                 "databaseId": c["id"],
                 "id": c["node_id"],
@@ -502,6 +537,7 @@ class FakeGitHub:
             return {"unminimizedComment": {"__typename": "PullRequestReviewComment", "isMinimized": False}}
 
         root = {
+            "viewer": lambda info: viewer_node(fake.tokens[token]),
             "repository": repository,
             "resolveReviewThread": lambda info, input: set_resolved(input, True),
             "unresolveReviewThread": lambda info, input: set_resolved(input, False),
@@ -584,15 +620,10 @@ class FakeGitHub:
                         fake.violations += wrong
                         return self._send(422, _unprocessable("; ".join(wrong)))
                 if method == "GET" and path == "/user":
-                    if token in fake.installation:
+                    if is_bot(login):  # an installation token has no user
                         return self._send(403, DENIED)
                     return self._send(200, fake.authenticated_user(login), schema="private-user")
                 if method == "POST" and path == "/graphql":
-                    if "viewer" in body.get("query", "") and "reviewThreads" not in body.get("query", ""):
-                        # GraphQL names a bot without REST's `[bot]` suffix, and says what it is
-                        bot = login.endswith("[bot]")
-                        viewer = {"login": login.removesuffix("[bot]"), "__typename": "Bot" if bot else "User"}
-                        return self._send(200, {"data": {"viewer": viewer}})
                     return self._send(200, fake._graphql(body.get("query", ""), body.get("variables") or {}, token))
                 m = re.fullmatch(rf"{repo}/issues/(\d+)/comments", path)
                 if m and method == "GET":
@@ -632,8 +663,10 @@ class FakeGitHub:
                         fake.review_comments, int(m.group(1)), body, token, login, "pull-request-review-comment"
                     )
                 if path == f"{repo}/pulls" and method == "GET":
-                    found = [p for p in fake.pulls if query.get("head") in (None, p["head"]["label"])]
-                    return self._send(200, found)
+                    found = [
+                        fake.pull(p["number"]) for p in fake.pulls if query.get("head") in (None, p["head"]["label"])
+                    ]
+                    return self._send(200, found, schema="pull-request-simple[]")
                 return self._send(
                     404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}
                 )

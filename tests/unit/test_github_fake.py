@@ -12,7 +12,7 @@ def validate(payload, name):
 
 
 def test_responses_match_the_openapi_schemas():
-    with FakeGitHub({"tok": "github-actions[bot]", "dev": "octocat"}, installation_tokens={"tok"}) as gh:
+    with FakeGitHub({"tok": "github-actions[bot]", "dev": "octocat"}) as gh:
         gh.add_comment(7, "hello", "octocat")
         session = requests.Session()
 
@@ -72,3 +72,36 @@ def test_what_github_would_refuse_is_refused_and_recorded():
         assert "Cannot query field 'x' on type 'PullRequest'." in refused["errors"][0]["message"]
         session.close()
         gh.violations.clear()  # recorded as they should be; the fake raises on leftovers
+
+
+def test_viewer_is_answered_from_githubs_schema_as_github_answers_it():
+    """`viewer` is `User!` in GitHub's schema: an installation token's viewer is a "User" whose
+    login keeps `[bot]`; a comment's `author` (an Actor) names the same bot as a `Bot` without it."""
+    with FakeGitHub({"tok": "github-actions[bot]", "dev": "octocat"}) as gh:
+        gh.add_review_comment(7, "a.py", 1, "hi", "github-actions[bot]")
+        session = requests.Session()
+
+        def graphql(query, token="tok", **variables):
+            answer = session.post(
+                gh.url + "/graphql",
+                json={"query": query, "variables": variables},
+                headers={"authorization": f"bearer {token}"},
+                timeout=30,
+            )
+            return answer.json()
+
+        viewer = "query { viewer { __typename login databaseId } }"
+        assert graphql(viewer)["data"]["viewer"] == {
+            "__typename": "User",
+            "login": "github-actions[bot]",
+            "databaseId": 41898282,
+        }
+        assert graphql(viewer, "dev")["data"]["viewer"]["login"] == "octocat"
+        threads = """query($n: Int!) { repository(owner: "acme", name: "weather-mcp") { pullRequest(number: $n) {
+            reviewThreads(first: 10) { nodes { comments(first: 1) { nodes { author { __typename login } } } } } } } }"""
+        [thread] = graphql(threads, n=7)["data"]["repository"]["pullRequest"]["reviewThreads"]["nodes"]
+        assert thread["comments"]["nodes"][0]["author"] == {"__typename": "Bot", "login": "github-actions"}
+        refused = graphql("query { viewer { loginn } }")
+        assert "loginn" in refused["errors"][0]["message"]
+        gh.violations.clear()  # the refused query was ours on purpose
+        session.close()

@@ -43,28 +43,32 @@ def make_client(api_url: str, token: str) -> Any:
 
 
 def whoami(gh: Any) -> Identity:
-    """The token's account: `GET /user`; when an installation token is refused there, GraphQL
-    `viewer { login __typename }`; else the Actions bot."""
+    """The token's account as REST shows its comments. `GET /user` answers for a person's token;
+    an installation token (the Actions' `GITHUB_TOKEN`, a GitHub App's) is refused there, so it is
+    GraphQL's `viewer`, which GitHub types `User!` even then: `__typename` is "User" and the login
+    keeps its `[bot]` suffix (`github-actions[bot]`). No person's login can hold brackets, so a
+    login ending in `[bot]` is a bot whatever the type says. Unknown: the Actions bot."""
     from github import GithubException
     from requests.exceptions import RequestException
 
     try:
         user = gh.get_user()
-        return Identity(user.login, user.type)
+        return identity(user.login, user.type)
     except (GithubException, RequestException):
         pass
     try:
-        _, data = gh.requester.graphql_query("query { viewer { login __typename } }", {})
-        viewer = data["data"]["viewer"]
-        login, kind = viewer["login"], viewer.get("__typename")
+        _, data = gh.requester.graphql_query("query { viewer { login } }", {})
+        login = data["data"]["viewer"]["login"]
     except (GithubException, RequestException, KeyError, TypeError, AttributeError):
         return BOT
-    if not isinstance(login, str):
-        return BOT
-    if kind == "Bot" or (kind is None and login.endswith("[bot]")):
-        # REST names a bot `<slug>[bot]`; GraphQL may leave the suffix off
+    return identity(login, "User") if isinstance(login, str) and login else BOT
+
+
+def identity(login: str, kind: str) -> Identity:
+    """`login` of account type `kind` as a comment's REST `user` names it."""
+    if login.endswith("[bot]") or kind == "Bot":
         return Identity(login if login.endswith("[bot]") else f"{login}[bot]", "Bot")
-    return Identity(login, kind or "User")
+    return Identity(login, kind)
 
 
 @dataclass(frozen=True)
