@@ -16,9 +16,11 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Literal
+
+from pydantic import Field
 
 from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
@@ -34,6 +36,7 @@ from .errors import (
     ToolselectError,
     where,
 )
+from .gate import BaseFailure
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like
 from .merging import Part
@@ -54,6 +57,14 @@ MAX_LOCATED = 200  # changed tools searched for in the PR's diff
 META_MAX_BYTES = 1024 * 1024  # meta.json is a few hundred bytes; the reports have read_report's limit
 
 
+class MetaFailure(Record):
+    """Why the PR's run could not evaluate its base (gate.BaseFailure), as the poster reads it back."""
+
+    reason: str = Field(max_length=4000)
+    details: str = Field("", max_length=20_000)
+    hint: str = Field("", max_length=4000)
+
+
 class Meta(Record):
     """`toolselect-report/meta.json`: what a fork PR's run hands to the workflow_run poster."""
 
@@ -64,6 +75,7 @@ class Meta(Record):
     base_sha: str | None = None
     fork: bool = False
     base_note: str | None = None
+    base_failure: MetaFailure | None = None
     run_url: str | None = None
 
 
@@ -187,7 +199,7 @@ def check_folders(cache_dir: Path, report_dir: Path, workspace: Path) -> None:
     """The answer cache and the report folder are the run's own: never a symlink (writes and chown
     would follow it out of the workspace), never outside the workspace, and the cache never
     committed (anyone can compute a cache key and commit an answer that decides the verdict)."""
-    from .baseline import NoBaseline, git
+    from .baseline import GitFailed, git
 
     for name, folder in (("the answer cache", cache_dir), ("the report folder", report_dir)):
         inside = folder.absolute()
@@ -202,7 +214,7 @@ def check_folders(cache_dir: Path, report_dir: Path, workspace: Path) -> None:
             raise ConfigError(f"{name} {folder} is outside the workspace", hint="use a folder inside the checkout")
     try:
         tracked = git("ls-files", "--", str(cache_dir), cwd=workspace)
-    except (NoBaseline, OSError):
+    except (GitFailed, OSError):
         return  # not a git checkout: nothing can be committed
     if tracked:
         shown = _in(cache_dir, workspace)
@@ -311,6 +323,11 @@ def evaluate_event(
             return _shard_job(outcome, settings, workspace, wf)
         if outcome.base_note and plan.base_ref:
             wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
+        if outcome.base_failure is not None:
+            said = outcome.base_failure.line + (
+                f" (hint: {outcome.base_failure.hint})" if outcome.base_failure.hint else ""
+            )
+            wf.annotate("error", said, title="toolselect: no comparison")
         if (
             loaded.has_stress and plan.stress and merging is None
         ):  # the config's stress: section: the curve on the head and the base too
@@ -348,6 +365,7 @@ def evaluate_event(
         base_sha=plan.base_ref,
         fork=plan.fork,
         base_note=outcome.base_note,
+        base_failure=MetaFailure(**asdict(outcome.base_failure)) if outcome.base_failure else None,
         run_url=run_url(env),
     )
     write_text(out_dir / "meta.json", meta.model_dump_json(indent=2) + "\n")
@@ -613,7 +631,8 @@ def post_artifact(
         head,
         gate_inputs,
         base_label="the PR run's base",
-        base_note=None if base is not None else "no baseline in the PR's run",
+        base_note=None if base is not None or meta.base_failure else meta.base_note or "no baseline in the PR's run",
+        base_failure=BaseFailure(**meta.base_failure.model_dump()) if meta.base_failure else None,
         notes=plan.notes,
         enforced=False,
     )

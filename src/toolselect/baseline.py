@@ -18,13 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .builds import build_hint
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
 from .contain import give, hold, owner_of_checkout, programs_started, sweep
-from .errors import InfraError
+from .errors import InfraError, ToolselectError, did_you_mean
+from .gate import BaseFailure
 
 
-class NoBaseline(InfraError):
-    """The base can't be evaluated; the message says why, for the comment ("no baseline: …")."""
+class NoBaseline(ToolselectError):
+    """The base has no config: the pull request that adds toolselect. Not a failure: the comment
+    says "no baseline: …" and the head's own gate decides. Anything else that keeps the base from
+    being evaluated is a failure (`GitFailed`, a setup's or server's InfraError…): see gate.BaseFailure."""
+
+
+class GitFailed(InfraError):
+    """A git command failed (the base ref doesn't resolve, can't be fetched, or no checkout)."""
 
 
 # What toolselect's own git never takes from a repository the pull request's code could have
@@ -53,15 +61,15 @@ def git(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> str:
     )
     if proc.returncode != 0:
         said = (proc.stderr or proc.stdout).strip().splitlines()
-        raise NoBaseline(f"git {args[0]} failed: {said[-1] if said else f'exit {proc.returncode}'}")
+        raise GitFailed(f"git {args[0]} failed: {said[-1] if said else f'exit {proc.returncode}'}")
     return proc.stdout.strip()
 
 
 def repo_root(path: Path) -> Path:
     try:
         return Path(git("rev-parse", "--show-toplevel", cwd=path))
-    except (NoBaseline, FileNotFoundError) as exc:
-        raise NoBaseline(f"{path} is not in a git checkout (run actions/checkout first): {exc}") from None
+    except (GitFailed, FileNotFoundError) as exc:
+        raise GitFailed(f"{path} is not in a git checkout: {exc}", hint="run actions/checkout first") from None
 
 
 def resolve_commit(root: Path, ref: str, environ: Mapping[str, str] | None = None) -> str:
@@ -69,16 +77,29 @@ def resolve_commit(root: Path, ref: str, environ: Mapping[str, str] | None = Non
     workflow's token, for a private repository, when `environ` has one)."""
     try:
         return git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", cwd=root)
-    except NoBaseline:
+    except GitFailed:
         pass
     try:
         git("fetch", "--no-tags", "--depth=1", "origin", ref, cwd=root, env=fetch_credential(environ or {}))
         return git("rev-parse", "--verify", "--quiet", "FETCH_HEAD^{commit}", cwd=root)
-    except NoBaseline as exc:
-        raise NoBaseline(
-            f"the base commit {ref} is not in this checkout and could not be fetched ({exc}); "
-            "use actions/checkout with fetch-depth: 2 (or 0)"
+    except GitFailed as exc:
+        close = did_you_mean(ref, _refs(root))
+        close = close if "(did you mean" in close else ""
+        raise GitFailed(
+            f"the base ref {ref!r} is not a commit in this checkout{close}, and fetching it from origin failed "
+            f"({exc.message})",
+            hint="check the base ref (a branch, tag or commit); in a workflow, actions/checkout with fetch-depth: 0 "
+            "has every commit",
         ) from None
+
+
+def _refs(root: Path) -> list[str]:
+    """The checkout's branch and tag names (for "did you mean")."""
+    try:
+        listed = git("for-each-ref", "--format=%(refname:short)", "refs/heads", "refs/remotes", "refs/tags", cwd=root)
+    except GitFailed:
+        return []
+    return [name.removeprefix("origin/") for name in listed.splitlines() if name and not name.endswith("/HEAD")]
 
 
 def fetch_credential(environ: Mapping[str, str]) -> dict[str, str]:
@@ -127,7 +148,7 @@ def add_worktree(root: Path, commit: str) -> Path:
     folder = Path(tempfile.mkdtemp(prefix="toolselect-base-"))
     try:
         git("worktree", "add", "--detach", str(folder), commit, cwd=root)
-    except NoBaseline:
+    except GitFailed:
         remove_worktree(root, folder)
         raise
     folder.chmod(0o755)  # the base's programs read it (a picker, a retriever) once it is held
@@ -135,21 +156,21 @@ def add_worktree(root: Path, commit: str) -> Path:
 
 
 def remove_worktree(root: Path, folder: Path) -> None:
-    with suppress(NoBaseline):
+    with suppress(GitFailed):
         git("worktree", "remove", "--force", str(folder), cwd=root)
     shutil.rmtree(folder, ignore_errors=True)
-    with suppress(NoBaseline):
+    with suppress(GitFailed):
         git("worktree", "prune", cwd=root)
 
 
 @contextmanager
-def checked_out(cwd: Path, ref: str, environ: Mapping[str, str]) -> Iterator[Checkout | NoBaseline]:
+def checked_out(cwd: Path, ref: str, environ: Mapping[str, str]) -> Iterator[Checkout | GitFailed]:
     """The base commit checked out (or why it can't be) for a whole run — the eval and the stress
     test share it — and removed at the end."""
     try:
         root = repo_root(cwd)
         checkout = Checkout(root, add_worktree(root, commit := resolve_commit(root, ref, environ)), commit)
-    except NoBaseline as exc:
+    except GitFailed as exc:
         yield exc
         return
     try:
@@ -180,7 +201,10 @@ def base_settings(
     if head_loaded.path:
         config = _inside(head_loaded.path, root, tree)
         if config is None:
-            raise NoBaseline(f"the config {head_loaded.path} is outside the repository")
+            raise InfraError(
+                f"the config {head_loaded.path} is outside the repository, so the base has none to read",
+                hint="keep the config in the repository",
+            )
         if not config.is_file():
             raise NoBaseline(f"the base commit has no {config.relative_to(tree)}")
     base_cwd = _inside(cwd, root, tree) or tree
@@ -189,7 +213,15 @@ def base_settings(
     tools_file = over.get("tools_file")
     tools = _inside(cwd / tools_file, root, tree) if tools_file else None
     if tools_file and (tools is None or not tools.is_file()):
-        raise NoBaseline(f"the base commit has no {tools_file}")
+        head_file = cwd / tools_file
+        built = head_file.is_file() and _ignored(root, head_file)
+        raise InfraError(
+            f"the base commit has no {tools_file}" + (" (it is gitignored: built, not committed)" if built else ""),
+            hint="commit the tools file, or snapshot it (toolselect snapshot) so each side has its own"
+            if not built
+            else "list the server itself (server: in the config) with a server.setup that builds it, so each side "
+            "builds its own",
+        )
     paths = {"config": str(config) if config else None, "tools_file": str(tools) if tools else None}
     base_over = Overrides(
         {k: v for k, v in over.values.items() if k not in ("config", "tools_file", "golden")}
@@ -214,6 +246,14 @@ def base_settings(
     return loaded, resolve_settings(loaded, base_over, environ, base_cwd)
 
 
+def _ignored(root: Path, path: Path) -> bool:
+    try:
+        git("check-ignore", "-q", "--", str(path), cwd=root)
+    except GitFailed:
+        return False
+    return True
+
+
 def _models(head: Settings) -> dict[str, Any]:
     """The head's model, or its models with their labels: the base asks exactly those."""
     if len(head.models) <= 1:
@@ -224,3 +264,18 @@ def _models(head: Settings) -> dict[str, Any]:
             for m in head.models
         )
     }
+
+
+def failure_of(exc: ToolselectError, base: Settings | None, head: Settings, tree: Path | None) -> BaseFailure:
+    """Why the base could not be evaluated, with the likeliest fix: a server command that names a
+    file the head has and the base worktree lacks was built, not committed — a setup builds it.
+    Paths in the worktree (a temporary folder) are said relative to it."""
+    hint = exc.hint
+    message = exc.message
+    if tree is not None:
+        message = message.replace(f"{tree}/", "").replace(str(tree), "the base worktree")
+    server, own = (base.server if base else None), head.server
+    if server is not None and server.command and own is not None and own.command and base is not None:
+        there, here = server.cwd or base.base_dir, own.cwd or head.base_dir
+        hint = build_hint(server.command, there, here, bool(server.setup)) or hint
+    return BaseFailure.of(message, hint)

@@ -31,6 +31,7 @@ class Gate:
     max_drop: float | None
     significance: float | None
     fail_on_certain_flips: bool
+    base_failure: str  # "fail": a base that can't be evaluated fails the run (exit 3); "pass": the head decides
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Gate:
@@ -71,10 +72,31 @@ def error_rate_exceeded(errors: Metric, max_error_rate: float) -> bool:
     return errors.value is not None and errors.value > max_error_rate + 1e-12
 
 
-def failed_base(base: Report) -> str | None:
-    """The "no baseline" note for a base whose own run failed (it can't judge the head), else None."""
+@dataclass(frozen=True)
+class BaseFailure:
+    """Why a comparison that was asked for did not run: the base could not be evaluated (the ref
+    didn't resolve, its setup, server or provider failed). Not "no baseline": an infrastructure
+    failure, unless the gate's base_failure is "pass"."""
+
+    reason: str  # one line
+    details: str = ""  # what the base's programs said (their output, a traceback): shown folded
+    hint: str = ""  # the likely fix
+
+    @classmethod
+    def of(cls, message: str, hint: str | None = None) -> BaseFailure:
+        """From an error's message: its first line is the reason, the rest its details."""
+        first, _, rest = message.strip().partition("\n")
+        return cls(first.strip(), rest.strip("\n"), hint or "")
+
+    @property
+    def line(self) -> str:
+        return f"the comparison was not run: the base could not be evaluated: {self.reason}"
+
+
+def failed_base(base: Report) -> BaseFailure | None:
+    """The failure of a base whose own run failed (it can't judge the head), else None."""
     failure = run_failure(base)
-    return f"no baseline: the base run failed ({failure}), so it can't judge the head" if failure else None
+    return BaseFailure(f"the base run failed ({failure})") if failure else None
 
 
 def run_failure(report: Report) -> str | None:
@@ -187,10 +209,27 @@ def unevaluated(report: Report) -> int:
     return sum(s.outcome == "NOT-EVALUATED" for c in report.cases if c.status != "needs_review" for s in c.samples)
 
 
-def decide_verdict(head: Report, diff: Diff | None, gate: Gate, notes: tuple[str, ...] = ()) -> Verdict:
+def decide_verdict(
+    head: Report,
+    diff: Diff | None,
+    gate: Gate,
+    notes: tuple[str, ...] = (),
+    base_failure: BaseFailure | None = None,
+) -> Verdict:
     """The verdict: the head's own gate, judged again on the head report with `gate` (so a saved
-    report meets the same rules as a live one), plus the comparison when there is a diff."""
+    report meets the same rules as a live one), plus the comparison when there is a diff — or, when
+    the comparison could not run, that (a failure unless the gate's base_failure is "pass")."""
     own = head_reasons(head.metrics, head.per_tool, gate, head.gate.stopped, unevaluated(head), head.dimensions)
     compared, said = comparison_reasons(diff, gate)
-    reasons = (*own, *compared)
+    first = []  # the comparison that did not run is said first: it is why the verdict means little
+    if base_failure is not None and comparison_failed(base_failure, gate):
+        first.append(base_failure.line)
+    elif base_failure is not None:
+        said.append(f"{base_failure.line} (base-failure: pass: the head's own gate decides)")
+    reasons = (*first, *own, *compared)
     return Verdict(passed=not reasons, reasons=reasons, notes=(*notes, *said))
+
+
+def comparison_failed(base_failure: BaseFailure | None, gate: Gate) -> bool:
+    """The run is no measurement (exit 3): a comparison was asked for and could not run."""
+    return base_failure is not None and gate.base_failure != "pass"

@@ -350,6 +350,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("fail_on_certain_flips",
            "fail when a case certainly flipped to failing (Fisher's exact test on its samples, e.g. 5/5 → 0/5)",
            "bool", "compare", default=False),
+    Option("base_failure",
+           "fail: a base that can't be evaluated (the ref doesn't resolve, its setup, server or provider fails) "
+           "exits 3 and the comparison is said not to have run; pass: the head's own gate decides then. A base "
+           "without a config (the PR that adds toolselect) is never a failure",
+           "text", "compare", default="fail", choices=("fail", "pass"), metavar="fail|pass"),
     Option("base_ref", "the git ref to compare against (the Action's default: the pull request's base commit)",
            "text", "base", config=None, metavar="REF", shown_default="the PR's base commit"),
     # what is written

@@ -4,8 +4,8 @@ its exit code, and every file it is written to. The CLI and the Action both fini
 - `evaluate` judges a live run of the pipeline (the head, or the head and a base commit);
 - `compare_saved` judges two saved reports (`toolselect diff`, the fork-PR poster) under the gate
   the head's run recorded, with the caller's options on top;
-- `exit_code`: 3 when the run is no measurement (it stopped, or the provider failed too often),
-  else 1 when the verdict failed and the gate is enforced, else 0;
+- `exit_code`: 3 when the run is no measurement (it stopped, the provider failed too often, or
+  the comparison asked for could not run), else 1 when the verdict failed and the gate is enforced, else 0;
 - `write_outputs`: the JSON reports, Markdown, JUnit, the PR comment and the job summary.
 
 The verdict's rule (the head's own gate always counts) is written down in gate.py.
@@ -21,7 +21,7 @@ from typing import Any
 
 from .diff import Diff, diff_reports
 from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, ConfigError
-from .gate import Gate, Verdict, decide_verdict, failed_base, run_failure
+from .gate import BaseFailure, Gate, Verdict, comparison_failed, decide_verdict, failed_base, run_failure
 from .pipeline import Comparison
 from .portability import Portability, portability
 from .report import Report, write_reports
@@ -38,7 +38,9 @@ class ModelOutcome:
     base: Report | None
     diff: Diff | None
     verdict: Verdict
-    base_note: str | None = None  # why this model has no baseline
+    base_note: str | None = None  # why this model has no baseline (the base has no config)
+    base_failure: BaseFailure | None = None  # why the comparison asked for could not run
+    no_measurement: bool = False  # the comparison could not run and the gate's base_failure is "fail"
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,10 @@ class Outcome:
     @property
     def base_note(self) -> str | None:
         return self.models[0].base_note
+
+    @property
+    def base_failure(self) -> BaseFailure | None:
+        return next((m.base_failure for m in self.models if m.base_failure is not None), None)
 
     @property
     def several(self) -> bool:
@@ -129,15 +135,17 @@ def compare_saved(
     *,
     base_label: str,
     base_note: str | None = None,
+    base_failure: BaseFailure | None = None,
     notes: tuple[str, ...] = (),
     enforced: bool = True,
     refuse_incomparable: bool = False,
 ) -> Outcome:
     """Saved reports, judged as a live run would be: each model under the gate its head run recorded,
     with `gate_options` (flags, inputs; None means "as recorded") on top. Several models are paired
-    by label. A base that is missing, whose own run failed, or that measured something else (another
-    model, provider or settings: `diff.incomparable`) is no baseline for that model — or, with
-    `refuse_incomparable` (two reports a person named), the last is an error."""
+    by label. A base that is missing or measured something else (another model, provider or
+    settings: `diff.incomparable`) is no baseline for that model — or, with `refuse_incomparable`
+    (two reports a person named), the last is an error; a base whose own run failed, or
+    `base_failure` (the PR's run could not evaluate its base), is the comparison's failure."""
     from .diff import incomparable
 
     heads = (head,) if isinstance(head, Report) else tuple(head)
@@ -147,7 +155,7 @@ def compare_saved(
     for h in heads:
         gate = h.gate.options().overridden(gate_options)
         b = by_label.get(h.run.label) if len(heads) > 1 or len(bases) > 1 else (bases[0] if bases else None)
-        note = base_note
+        note, failure = base_note, base_failure
         if b is None and bases:
             note = f"no baseline: the base report has no model labelled {h.run.label!r}"
             if refuse_incomparable:
@@ -158,21 +166,24 @@ def compare_saved(
                 raise ConfigError(f"{base_label} and the head {said}")
             b, note = None, f"no baseline: the base report {said}"
         if b is not None and (failed := failed_base(b)):
-            b, note = None, failed
+            b, failure = None, failed
         diff = diff_reports(b, h, alpha=gate.alpha) if b is not None else None
-        runs.append((Comparison(h, b, diff, note, label=h.run.label or ""), gate))
+        runs.append((Comparison(h, b, diff, note, label=h.run.label or "", base_failure=failure), gate))
     models = tuple(_judged(run, gate) for run, gate in runs)
     return Outcome(models, joint_verdict(models), base_label=base_label, notes=notes, enforced=enforced)
 
 
 def _judged(run: Comparison, gate: Gate, base_note: str | None = None) -> ModelOutcome:
+    failure = run.base_failure if run.diff is None else None
     return ModelOutcome(
         label=run.label or run.head.run.model or run.head.run.provider,
         head=run.head,
         base=run.base,
         diff=run.diff,
-        verdict=decide_verdict(run.head, run.diff, gate),
-        base_note=run.base_note or base_note,
+        verdict=decide_verdict(run.head, run.diff, gate, base_failure=failure),
+        base_note=None if failure else run.base_note or base_note,
+        base_failure=failure,
+        no_measurement=comparison_failed(failure, gate),
     )
 
 
@@ -190,8 +201,9 @@ def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None,
 
 
 def exit_code(outcome: Outcome) -> int:
-    """0 passed, 1 the gate failed (where it is enforced), 3 the run is no measurement."""
-    if any(run_failure(m.head) for m in outcome.models):  # any model's run: the order of models doesn't matter
+    """0 passed, 1 the gate failed (where it is enforced), 3 the run is no measurement: a model's run
+    failed, or a comparison asked for could not run (unless base_failure is "pass")."""
+    if any(run_failure(m.head) or m.no_measurement for m in outcome.models):  # in whatever order
         return EXIT_INFRA
     if outcome.verdict.passed or not outcome.enforced:
         return EXIT_PASSED

@@ -16,14 +16,14 @@ from pathlib import Path
 
 from . import __version__
 from .ask import Job, ask_all, plan, wire_tools
-from .baseline import Checkout, NoBaseline, base_settings, checked_out
+from .baseline import Checkout, GitFailed, NoBaseline, base_settings, checked_out, failure_of
 from .budget import Budget, check_budget, combined, estimate
 from .cache import AnswerCache
 from .config import Loaded, Overrides, Settings, load_cases
 from .contain import sweep
 from .diff import Diff, diff_reports
 from .errors import ConfigError, InfraError, Refused, ToolselectError
-from .gate import failed_base
+from .gate import BaseFailure, failed_base
 from .golden import Case
 from .golden import Source as CaseSource
 from .judge import Verdict, judge_all, wants_judge
@@ -360,17 +360,17 @@ class Against:
     ref: str
     over: Overrides
     cwd: Path
-    checkout: Checkout | NoBaseline | None = None
+    checkout: Checkout | GitFailed | None = None
 
     @asynccontextmanager
     async def checked_out(self, environ: Mapping[str, str]) -> AsyncIterator[Checkout]:
-        if isinstance(self.checkout, NoBaseline):
+        if isinstance(self.checkout, GitFailed):
             raise self.checkout
         if self.checkout is not None:
             yield self.checkout
             return
         with checked_out(self.cwd, self.ref, environ) as made:
-            if isinstance(made, NoBaseline):
+            if isinstance(made, GitFailed):
                 raise made
             yield made
 
@@ -383,8 +383,9 @@ class Comparison:
     head: Report
     base: Report | None = None
     diff: Diff | None = None
-    base_note: str | None = None  # why there is no baseline
+    base_note: str | None = None  # why there is no baseline (the base has no config)
     label: str = ""  # the model's label (evals.models); "" for a one-model run: the model's name
+    base_failure: BaseFailure | None = None  # why the comparison asked for did not run
 
 
 @dataclass(frozen=True)
@@ -394,6 +395,7 @@ class Plans:
     head: Budget
     base: Budget | None
     base_note: str | None
+    base_failure: BaseFailure | None = None
 
 
 async def run_eval(
@@ -410,9 +412,10 @@ async def run_eval(
 ) -> tuple[Comparison, ...]:
     """Evaluate every model on the head and, `against` a base commit (in a git worktree), on the
     base too: all planned and budgeted before anything is asked, the models of a side asked at once
-    (one pool per endpoint), then each model's base and head diffed (pure). Anything that keeps the
-    base from being evaluated fairly — no config there, a failed checkout, a base run that itself
-    failed, a model the base doesn't have — is "no baseline" for that model. `frozen`: the head's and
+    (one pool per endpoint), then each model's base and head diffed (pure). A base without a config,
+    or without the model, is "no baseline" for that model; anything else that keeps the base from
+    being evaluated — a ref that doesn't resolve, a setup, server or provider that fails on the base
+    — is the comparison's failure (`base_failure`), never a pass. `frozen`: the head's and
     the base's tool surfaces as already listed (a merge of shards); `fingerprints`: filled with each
     side's plan fingerprint (a merge: shard 0 of N)."""
     keys: set[str] = set()  # the cache keys both sides used, for `cache prune`
@@ -429,7 +432,7 @@ async def run_eval(
         fingerprints=fingerprints,
         recorded=recorded,
     ) as sides:
-        head_preps, base_preps, note = sides.heads, sides.bases, sides.note
+        head_preps, base_preps, note, failure = sides.heads, sides.bases, sides.note, sides.failure
         await _within_budget([*head_preps, *base_preps], settings.max_requests)
         try:
             heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
@@ -448,10 +451,10 @@ async def run_eval(
         label = prep.settings.labels[0] if len(head_preps) > 1 else ""
         base = by_label.get(prep.settings.labels[0])
         if base is not None and (failed := failed_base(base)):
-            out.append(Comparison(head, base_note=failed, label=label))
+            out.append(Comparison(head, label=label, base_failure=failed))
         elif base is None:
             missing = f"no baseline: the base has no model labelled '{label}'" if base_preps else None
-            out.append(Comparison(head, base_note=note or missing, label=label))
+            out.append(Comparison(head, base_note=note or missing, label=label, base_failure=failure))
         else:
             out.append(Comparison(head, base, diff_reports(base, head, alpha=prep.settings.gate.alpha), label=label))
     return tuple(out)
@@ -465,7 +468,7 @@ async def plan_eval(
         for side in (*sides.heads, *sides.bases):
             await side.aclose()
         base = combined([p.budget for p in sides.bases]) if sides.bases else None
-        return Plans(combined([p.budget for p in sides.heads]), base, sides.note)
+        return Plans(combined([p.budget for p in sides.heads]), base, sides.note, sides.failure)
 
 
 @dataclass(frozen=True)
@@ -475,8 +478,9 @@ class Sides:
 
     heads: tuple[Prepared, ...]
     bases: tuple[Prepared, ...]
-    note: str | None
+    note: str | None  # no baseline, by design (the base has no config)
     checkout: Checkout | None
+    failure: BaseFailure | None = None  # the base could not be evaluated
 
     def base_turn(self, environ: Mapping[str, str]) -> AbstractContextManager[None]:
         return self.checkout.turn(environ) if self.checkout is not None else nullcontext()
@@ -502,6 +506,7 @@ async def _sides(
     planned: set[str] = set()  # requests the head will make: the base then finds them cached
     prints: dict[str, str | None] = {} if fingerprints is None else fingerprints
     base_loaded, base, note, checkout = None, None, None, None
+    failure: BaseFailure | None = None
     async with AsyncExitStack() as stack:
         if against is not None:
             try:
@@ -514,8 +519,10 @@ async def _sides(
                 base_cases = load_cases(base_loaded, base) if settings.shard else []
             except NoBaseline as exc:
                 base, note = None, f"no baseline: {exc.message}"
+            except Refused:
+                raise  # the run stops, on either side
             except ToolselectError as exc:
-                base, note = None, f"no baseline: the base could not be evaluated: {exc.message}"
+                base, failure = None, failure_of(exc, None, settings, checkout.tree if checkout else None)
         assigned = None
         if settings.shard is not None and settings.shard.index:
             head_units = plan_units(settings.labels, _costs(load_cases(loaded, settings)), settings.repeat)
@@ -535,11 +542,9 @@ async def _sides(
                     )  # fmt: skip
             except Refused:
                 raise  # the run stops, on either side
-            except NoBaseline as exc:
-                note = f"no baseline: {exc.message}"
             except ToolselectError as exc:
-                note = f"no baseline: the base could not be evaluated: {exc.message}"
-        yield Sides(head_preps, base_preps, note, checkout if base_preps else None)
+                failure = failure_of(exc, base, settings, checkout.tree)
+        yield Sides(head_preps, base_preps, note, checkout if base_preps else None, failure)
 
 
 def _costs(cases: Sequence[Case]) -> list[tuple[str, int]]:
@@ -786,7 +791,9 @@ async def run_merge(
     if bases:
         replayed = [r.base for r in runs]
         if any(b is None for b in replayed):
-            note = next((r.base_note for r in runs if r.base is None), None) or "no base"
+            failed = next((r for r in runs if r.base is None), None)
+            note = (failed.base_failure.reason if failed.base_failure else failed.base_note) if failed else None
+            note = note or "no base"
             raise InfraError(f"the base parts were given, but the base could not be replayed: {note}")
         merged_sides.append(("base", bases, [b for b in replayed if b is not None]))
     put: dict[str, list[Report]] = {}

@@ -265,6 +265,7 @@ class GateOut(Record):
     max_drop: float | None = None
     significance: float | None = None
     fail_on_certain_flips: bool = False
+    base_failure: Literal["fail", "pass"] = "fail"
     reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 

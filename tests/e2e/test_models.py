@@ -92,7 +92,8 @@ def test_two_models_on_a_pull_request(two_models, tmp_path):
     assert api.requests == 32
 
     # the console: the model × metric table and each model's gate line
-    assert "Models" in run.stdout and "better: PASSED" in run.stdout and "worse: FAILED" in run.stdout
+    assert "Models" in run.stdout and "✓ better: accuracy" in run.stdout and "✗ worse: accuracy" in run.stdout
+    assert run.stdout.count("FAILED") == 1  # the verdict, said once
 
     # the comment: one line per model, the reasons named by model, the portability section
     [comment] = [c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]

@@ -76,9 +76,10 @@ def test_a_secret_from_server_config_appears_nowhere(world, tmp_path):
     )
     repo = server_repo(tmp_path, head, base)
     run = on_pr(world, repo, tmp_path, env={"SVC_TOKEN": SVC_TOKEN})
-    assert run.code in (0, 1), run.stderr + run.stdout
+    assert run.code == 3, run.stderr + run.stdout  # nothing was compared: never a pass
     comment = github.comments_on(7)[0]["body"]
-    assert "no baseline: the base could not be evaluated" in comment
+    assert "the comparison was not run: the base could not be evaluated" in comment
+    assert "auth failed for token ***" in comment  # what the base said, folded
     assert "auth failed for token ***" in run.stdout  # the server's own words, scrubbed
     shown = everything_shown(run, repo) + comment
     assert SVC_TOKEN not in shown
@@ -170,6 +171,8 @@ def test_the_command_provider_gets_no_key(world, tmp_path):
             "provider: openai\n  model: fake-model\n", f"provider: command\n  command: [{sys.executable}, pick.py]\n"
         )
     )
+    git("add", "-A", cwd=repo.path)
+    git("commit", "-qm", "a command picker", cwd=repo.path)  # the base (HEAD) picks with it too
     run = run_action(
         repo.path,
         tmp_path,

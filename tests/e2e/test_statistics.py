@@ -191,7 +191,7 @@ def test_identical_sides_are_budgeted_once(tmp_path):
     assert asked == len(CASES)
 
 
-def test_a_broken_checkout_of_the_base_is_no_baseline(tmp_path):
+def test_a_broken_checkout_of_the_base_is_no_comparison_and_exits_3(tmp_path):
     # a repository that needs Git LFS, on a machine without git-lfs: its required filter fails
     repo = make_repo(tmp_path, lambda r: (r / "README.md").write_text("docs only\n"))
     git("config", "filter.lfs.process", "git-lfs filter-process", cwd=repo)
@@ -200,13 +200,14 @@ def test_a_broken_checkout_of_the_base_is_no_baseline(tmp_path):
     with FakeModelAPI(script()) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
         run = toolselect("eval", "--base-ref", "HEAD~1", "--markdown", "c.md", cwd=repo, env=env)
-    assert run.code == 0, run.err
-    assert "no baseline: git worktree failed" in run.out
+    assert run.code == 3, run.err
+    assert "no comparison: the base could not be evaluated: git worktree failed" in run.out
+    assert "PASSED" not in run.out
     listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout
     assert len(listed.strip().splitlines()) == 1  # nothing left behind
 
 
-def test_a_base_run_that_failed_is_no_baseline(tmp_path):
+def test_a_base_run_that_failed_is_no_comparison_and_exits_3(tmp_path):
     # the base's own picker fails every sample (an outage); the head's works
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -223,5 +224,8 @@ def test_a_base_run_that_failed_is_no_baseline(tmp_path):
     (repo / "pick.py").write_text("import json, sys; json.load(sys.stdin); print(json.dumps({'tool': None}))\n")
     git("commit", "-qam", "head", cwd=repo)
     run = toolselect("eval", "--base-ref", "HEAD~1", "--max-drop", "0", cwd=repo)
-    assert run.code == 0, run.err
-    assert "no baseline: the base run failed (1/1 samples failed at the provider)" in run.out
+    assert run.code == 3, run.err
+    assert "no comparison: the base could not be evaluated: the base run failed (1/1 samples failed at" in run.out
+    accepted = toolselect("eval", "--base-ref", "HEAD~1", "--max-drop", "0", "--base-failure", "pass", cwd=repo)
+    assert accepted.code == 0, accepted.err
+    assert "PASSED  accuracy 100.0% (1/1), min 100% · no comparison ran" in accepted.out

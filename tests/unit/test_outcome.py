@@ -25,12 +25,22 @@ def test_exit_codes():
     assert exit_code(evaluate(Comparison(stopped), gate())) == 3
 
 
-def test_a_base_whose_run_failed_is_no_baseline():
+def test_a_base_whose_run_failed_is_no_comparison_and_no_pass():
+    """The base's own run failed: nothing was compared, so the run is no measurement (exit 3) — not
+    a pass on the head alone — unless base_failure is "pass", which lets the head's gate decide."""
     base = report(GOOD)
     broken = base.model_copy(update={"gate": base.gate.model_copy(update={"stopped": "the server crashed"})})
     outcome = compare_saved(broken, report(WORSE), {"max_drop": 0}, base_label="b")
-    assert outcome.diff is None and outcome.verdict.passed
-    assert outcome.base_note == "no baseline: the base run failed (the server crashed), so it can't judge the head"
+    assert outcome.diff is None and outcome.base_note is None and not outcome.verdict.passed
+    assert outcome.verdict.reasons[0] == (
+        "the comparison was not run: the base could not be evaluated: the base run failed (the server crashed)"
+    )
+    assert exit_code(outcome) == 3
+    accepted = compare_saved(broken, report(WORSE), {"max_drop": 0, "base_failure": "pass"}, base_label="b")
+    assert accepted.verdict.passed and exit_code(accepted) == 0
+    assert "(base-failure: pass: the head's own gate decides)" in accepted.verdict.notes[0]
+    a_config_missing = compare_saved(None, report(WORSE), {"max_drop": 0}, base_label="b", base_note="no baseline: x")
+    assert a_config_missing.verdict.passed and exit_code(a_config_missing) == 0
 
 
 def test_a_base_of_another_model_is_no_baseline_for_the_poster_and_an_error_for_diff():

@@ -45,8 +45,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _finish(outcome: Outcome, over: Overrides, args: argparse.Namespace, view: ConsoleView) -> int:
     """A run's end, for eval and merge alike: the views, the files asked for, the exit code."""
     view.finish_outcome(outcome)
-    if outcome.compared:
-        view.print_outcome(outcome)
     junit, html = over.get("junit"), over.get("html")
     targets = Targets(
         json=args.json,
@@ -109,14 +107,22 @@ def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int
     sides = [("head", plans.head), ("base", plans.base)] if against else [("run", plans.head)]
     budgets = [b for _, b in sides if b is not None]
     for name, budget in sides:
-        print(describe(budget, name) if budget is not None else f"base: {plans.base_note}")
+        if budget is not None:
+            print(describe(budget, name))
+        elif plans.base_failure is not None:
+            print(
+                f"base: {plans.base_failure.line}"
+                + (f"\n  hint: {plans.base_failure.hint}" if plans.base_failure.hint else "")
+            )
+        else:
+            print(f"base: {plans.base_note}")
     total = sum(b.requests for b in budgets)
     costs = [b.cost_usd for b in budgets]
     money = "" if any(c is None for c in costs) else f", ≈ ${sum(c or 0.0 for c in costs):.4f}"
     limit = f" (max_requests {settings.max_requests})" if settings.max_requests else ""
     print(f"total: {total} requests{money}{limit}")
     check_budget(budgets, settings.max_requests)
-    return 0
+    return EXIT_INFRA if plans.base_failure is not None and settings.gate.base_failure != "pass" else 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CellDelta, Diff
-from ..gate import Verdict, significance_text
+from ..gate import BaseFailure, Verdict, significance_text
 from ..report import Report, case_headline
 from .common import (
     CLUSTER_NOTE,
@@ -45,6 +45,7 @@ COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
 HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
 MAX_ROWS = 50
+MAX_DETAIL_LINES, MAX_DETAIL_CHARS = 60, 6000  # of what a base that failed said: its last lines
 MAX_TRACED = 10  # flipped trajectory cases whose traces the comment shows side by side
 
 if TYPE_CHECKING:
@@ -103,10 +104,14 @@ def delta_text(value: float | None) -> str:
     return f"{'+' if value > 0 else '−'}{abs(value):.1f} pt"
 
 
-def title_line(verdict: Verdict, head: Report, diff: Diff | None, base_note: str | None) -> str:
+def title_line(
+    verdict: Verdict, head: Report, diff: Diff | None, base_note: str | None, failed: BaseFailure | None = None
+) -> str:
     icon = "✅" if verdict.passed else "❌"
     acc = head.metrics["accuracy"]
-    if diff is not None and diff.metrics["accuracy"].base is not None:
+    if failed is not None:
+        change = f"no comparison: the base could not be evaluated (head accuracy {pct(acc)}, {frac(acc)})"
+    elif diff is not None and diff.metrics["accuracy"].base is not None:
         base_acc = diff.metrics["accuracy"].base
         detail = delta_text(diff.metrics["accuracy"].delta_pt)
         paired = diff.paired
@@ -292,12 +297,18 @@ def render_comment(
         said = [*outcome.notes, *verdict.notes]
     else:
         head, diff, base_note = outcome.head, outcome.diff, outcome.base_note
-        top += [title_line(verdict, head, diff, base_note), ""]
+        top += [title_line(verdict, head, diff, base_note, outcome.base_failure), ""]
         said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
     top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]
     top += [f"- ℹ️ {esc(note)}" for note in said]
-    if verdict.reasons or said:
+    failed = outcome.base_failure
+    if failed is not None and failed.hint:
+        top.append(f"- 💡 {esc(failed.hint)}")
+    if verdict.reasons or said or failed is not None:
         top.append("")
+    if failed is not None and failed.details:
+        said_there = "\n".join(failed.details.splitlines()[-MAX_DETAIL_LINES:])[-MAX_DETAIL_CHARS:]
+        top += [f"<details><summary>What the base said</summary>\n\n{fence(said_there)}\n\n</details>", ""]
     stress = None
     if outcome.stress is not None:
         from .stress import CHART_TITLE, stress_markdown
@@ -336,6 +347,8 @@ def model_line(m: ModelOutcome) -> str:
         change = f"accuracy {pct(d.base)} → {pct(acc)} ({delta_text(d.delta_pt)}"
         paired = m.diff.paired
         change += f", {significance_text(m.diff)})" if paired.cases and (paired.improved or paired.worsened) else ")"
+    elif m.base_failure is not None:
+        change = f"accuracy {pct(acc)} ({frac(acc)}) · no comparison: the base could not be evaluated"
     else:
         change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {esc(m.base_note)}" if m.base_note else "")
     return f"- {icon} **{esc(m.label)}** ({code(run)}): {change}"

@@ -34,6 +34,7 @@ from .common import (
 if TYPE_CHECKING:
     from ..config import Settings
     from ..diff import Diff
+    from ..gate import BaseFailure
     from ..golden import Case
     from ..lint import Finding
     from ..outcome import Outcome
@@ -131,11 +132,17 @@ class ConsoleView:
             self.console.print(escape(text))
 
     def finish_outcome(self, outcome: Outcome) -> None:
-        """After a run: the report (one model), or each model's matrix and metrics, then the model ×
-        metric table and each model's gate line."""
+        """After a run: the report (one model), or each model's matrix and metrics, the model × metric
+        table and each model's own line; the comparison when one was asked for; then the verdict, once."""
         if not outcome.several:
             self.finish(outcome.head)
-            return
+        else:
+            self.finish_models(outcome)
+        if outcome.compared:
+            self.print_comparison(outcome)
+        self.print_verdict(outcome)
+
+    def finish_models(self, outcome: Outcome) -> None:
         self.stop()
         for m in outcome.models:
             report = m.head
@@ -152,8 +159,8 @@ class ConsoleView:
             self.print_lint(outcome.head.lint, limit=10)
             self.print_models(outcome)
         for m in outcome.models:
-            self.console.print(f"[bold]{escape(m.label)}[/]: ", end="")
-            self.print_gate(m.head)
+            mark = "[green]✓[/]" if m.verdict.passed else "[red]✗[/]"
+            self.console.print(f"{mark} [bold]{escape(m.label)}[/]: {escape(verdict(m.head))}")
 
     def print_models(self, outcome: Outcome) -> None:
         """One row per model: accuracy (base → head and Δ when compared), the other headline metrics."""
@@ -189,7 +196,6 @@ class ConsoleView:
             for warning in report.warnings:
                 self.console.print(f"[yellow]warning:[/] {escape(warning)}")
             self.print_lint(report.lint, limit=10)
-        self.print_gate(report)
 
     def print_cases(self, report: Report) -> None:
         rows = [case_row(c) for c in report.cases]
@@ -359,12 +365,20 @@ class ConsoleView:
         self.console.print(f"[dim]{r.api_calls} API calls, {r.cache_hits} cache hits, {r.duration_s:.1f} s[/]")
 
     def print_outcome(self, outcome: Outcome) -> None:
+        """The comparison, then the verdict (`toolselect diff`)."""
+        self.print_comparison(outcome)
+        self.print_verdict(outcome)
+
+    def print_comparison(self, outcome: Outcome) -> None:
         """The base-vs-head part: metric deltas, changed cells, flipped cases (per model, and what
-        moved in opposite directions for two models), then the verdict."""
+        moved in opposite directions for two models) — or why no comparison ran."""
         for m in outcome.models:
             if outcome.several:
                 self.console.print(f"[bold]{escape(m.label)}[/]")
-            self.print_diff(m.diff, m.base_note, str(outcome.base_label))
+            if m.base_failure is not None:
+                self.print_base_failure(m.base_failure)
+            else:
+                self.print_diff(m.diff, m.base_note, str(outcome.base_label))
         moved = outcome.portability
         if moved:
             self.console.print("[bold]Portability[/]: moved in opposite directions for two models")
@@ -379,7 +393,13 @@ class ConsoleView:
                     f"  cell wanted {escape(cell.expected)}, got {escape(cell.picked)}: better for {helped}; "
                     f"worse for {hurt}"
                 )
-        self.print_verdict(outcome)
+
+    def print_base_failure(self, failed: BaseFailure) -> None:
+        self.console.print(f"[bold red]no comparison[/]: the base could not be evaluated: {escape(failed.reason)}")
+        for line in failed.details.splitlines()[-20:]:
+            self.console.print(f"  [dim]{escape(line)}[/]")
+        if failed.hint:
+            self.console.print(f"  hint: {escape(failed.hint)}")
 
     def print_diff(self, diff: Diff | None, base_note: str | None, base_label: str) -> None:
         from .comment import cell_line, delta_text
@@ -414,15 +434,22 @@ class ConsoleView:
                 self.console.print(f"  tool {escape(change.name)}: {change.kind}")
 
     def print_verdict(self, outcome: Outcome) -> None:
-        verdict = outcome.verdict
-        for note in (*outcome.notes, *verdict.notes):
+        """The verdict, said once: PASSED or FAILED, what it judged, the reasons and notes."""
+        judged = verdict(outcome.head) if not outcome.several else f"{len(outcome.models)} models"
+        if outcome.compared and all(m.diff is not None for m in outcome.models):
+            judged += f" · and the comparison with {outcome.base_label}"
+        elif outcome.compared:
+            judged += " · no comparison ran"
+        for m in outcome.models:
+            if m.head.gate.stopped:
+                of = f"{m.label}: " if outcome.several else ""
+                self.console.print(f"[bold red]STOPPED[/]  {escape(of + m.head.gate.stopped)}")
+        for note in (*outcome.notes, *outcome.verdict.notes):
             self.console.print(f"  [dim]{escape(note)}[/]")
-        if verdict.passed:
-            self.console.print("[bold green]PASSED[/]  the gate, head and comparison")
-        else:
-            self.console.print("[bold red]FAILED[/]")
-            for reason in verdict.reasons:
-                self.console.print(f"  - {escape(reason)}")
+        word = "[bold green]PASSED[/]" if outcome.verdict.passed else "[bold red]FAILED[/]"
+        self.console.print(f"{word}  {escape(judged)}")
+        for reason in outcome.verdict.reasons:
+            self.console.print(f"  - {escape(reason)}")
 
     def print_lint(
         self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint"
@@ -442,13 +469,3 @@ class ConsoleView:
                 self.console.print(f"           [dim]fix: {escape(f.fix)}[/]")
         if limit is not None and len(shown) > limit:
             self.console.print(f"  [dim]… {len(shown) - limit} more (toolselect lint shows them all)[/]")
-
-    def print_gate(self, report: Report) -> None:
-        if report.gate.stopped:
-            self.console.print(f"[bold red]STOPPED[/]  {escape(report.gate.stopped)}")
-        if report.passed:
-            self.console.print(f"[bold green]PASSED[/]  {escape(verdict(report))}")
-        else:
-            self.console.print(f"[bold red]FAILED[/]  {escape(verdict(report))}")
-            for reason in report.gate.reasons:
-                self.console.print(f"  - {escape(reason)}")

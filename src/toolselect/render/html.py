@@ -254,6 +254,12 @@ def summary(outcome: Outcome) -> str:
         said.append(one.base_note)
     out.append(ul((esc(r) for r in v.reasons), "reasons"))
     out.append(ul((esc(n) for n in said), "notes"))
+    failed = outcome.base_failure
+    if failed is not None:
+        if failed.hint:
+            out.append(f'<p class="meta">fix: {esc(failed.hint)}</p>')
+        if failed.details:
+            out.append(f"<details><summary>What the base said</summary><pre>{esc(failed.details)}</pre></details>")
     if outcome.base_label is not None:
         out.append(f'<p class="meta">compared with {code(outcome.base_label)}</p>')
     out.append("</section>")
@@ -292,7 +298,8 @@ def overview(outcome: Outcome, ids: Sequence[str]) -> str:
         if m.diff is not None:
             vs = esc(accuracy_line(m))
         else:
-            vs = f'<span class="muted">{esc(m.base_note or "no baseline")}</span>' if outcome.compared else "—"
+            why = "no comparison: the base could not be evaluated" if m.base_failure else m.base_note or "no baseline"
+            vs = f'<span class="muted">{esc(why)}</span>' if outcome.compared else "—"
         run = m.head.run
         who = f"{esc(run.provider)}" + (f" · {esc(run.model)}" if run.model else "")
         rows.append(
