@@ -453,6 +453,10 @@ def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workfl
     if failed:
         wf.annotate("error", f"shard {settings.shard}: the run failed: {failed}", title="toolselect")
         return EXIT_INFRA
+    if any(m.no_measurement for m in outcome.models) and outcome.base_failure is not None:
+        # no base part: the merge would judge the head alone, so the comparison's failure is said here
+        wf.annotate("error", f"shard {settings.shard}: {outcome.base_failure.line}", title="toolselect: no comparison")
+        return EXIT_INFRA
     return EXIT_PASSED
 
 

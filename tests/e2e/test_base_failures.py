@@ -11,7 +11,15 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT, toolselect
-from tests.e2e.test_action import BASE_FORECAST, HEAD_FORECAST, git, pull_request_event, register_pull, run_action
+from tests.e2e.test_action import (
+    BASE_FORECAST,
+    HEAD_FORECAST,
+    git,
+    make_repo,
+    pull_request_event,
+    register_pull,
+    run_action,
+)
 from tests.e2e.test_servers import (
     GOLDEN,
     commit_repo,
@@ -148,3 +156,18 @@ def test_the_action_fails_the_check_when_the_base_setup_fails_unless_told_to_pas
     assert comment["body"].splitlines()[1].startswith("### ✅ toolselect passed: no comparison")
     assert "(base-failure: pass: the head's own gate decides)" in comment["body"]
     no_process_left(repo.path)
+
+
+def test_a_shard_whose_base_fails_fails_its_job(world, tmp_path):
+    """A matrix job can't hand the merge a base part it could not make: the merge would then judge
+    the head alone, so the shard's own job fails (exit 3) and says why."""
+    api, github = world
+    repo = make_repo(tmp_path)
+    register_pull(github, repo)
+    job = run_action(
+        repo.path, tmp_path, inputs={"shard": "1", "shards": "2", "base-ref": "mian"},
+        event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+    )  # fmt: skip
+    assert job.code == 3, job.stdout + job.stderr
+    assert "::error title=toolselect%3A no comparison::shard 1/2: the comparison was not run" in job.stdout
+    assert not (repo.path / "toolselect-report" / "part.base.json").exists()
