@@ -277,7 +277,7 @@ def evaluate_event(
     headers = loaded.server.headers.values() if loaded.server else ()
     for secret in (*loaded.secrets, *headers):  # what `${VAR}` put into server:, and header values: never printed
         wf.mask(secret)
-    provider, _, _ = resolve_value(BY_KEY["provider"], loaded, over, env)
+    provider, source, place = resolve_value(BY_KEY["provider"], loaded, over, env)
     over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
     plan = decide(event, inputs, _plan_provider(loaded, inputs, provider, env), env)
     shard, merging = _matrix(inputs)
@@ -286,6 +286,7 @@ def evaluate_event(
     if plan.cache_only:
         over = replace(over, cache_mode="only")
     settings = resolve_settings(loaded, over, env, workdir)
+    keys_fit(settings, inputs, f"{place}{source}" if source else "the default")
     check_folders(settings.cache_dir, workspace / REPORT_DIR, workspace)
     for warning in plan.warnings:
         wf.annotate("warning", warning, title="toolselect")
@@ -397,6 +398,26 @@ def evaluate_event(
             title="toolselect",
         )
     return code
+
+
+KEY_INPUTS = {"anthropic_api_key": "anthropic", "openai_api_key": "openai"}  # the key input → its provider
+
+
+def keys_fit(settings: Settings, inputs: Mapping[str, Any], said_by: str) -> None:
+    """An API key given to a run whose every provider answers offline (bm25, command) would be
+    silently unused — the run labelled as if the model had answered: an error that says what to set."""
+    given = [key for key in KEY_INPUTS if inputs.get(key)]
+    if not given or any(PROVIDERS[m.provider].api for m in settings.models):
+        return
+    names = " and ".join(f"input {BY_KEY[k].input_name}" for k in given)
+    provider = settings.models[0].provider if settings.models else settings.provider
+    suggested = KEY_INPUTS[given[0]] if len(given) == 1 else "anthropic (or openai)"
+    raise ConfigError(
+        f"the {names} {'is' if len(given) == 1 else 'are'} set, but the run's provider is {provider} "
+        f"({said_by}), which answers offline and never uses a key",
+        hint=f"set the inputs provider: {suggested} and model: <the model your users' clients use> (or leave the key "
+        f"out to run {provider} offline)",
+    )
 
 
 def _plan_provider(

@@ -607,6 +607,14 @@ def _model_specs(
                 hint="run offline with --provider bm25 (no API key needed)",
             )
         model = entry.get("model") or ""
+        if model and not PROVIDERS[provider].api:
+            raise ConfigError(
+                f"{where_}model {model!r} is set ({_said_by('model', loaded, over, environ, configured)}), but "
+                f"provider {provider!r} ({_said_by('provider', loaded, over, environ, configured)}) takes no model: "
+                "the run would never ask it",
+                hint=f"set {_how_to_set('provider', over, environ, configured)} {provider_for(model)} too, or drop "
+                f"the model to run {provider} offline",
+            )
         if PROVIDERS[provider].api and not model:
             raise ConfigError(
                 f"{where_}no model for provider '{provider}': set evals.model, TOOLSELECT_MODEL, or --model",
@@ -625,6 +633,38 @@ def _model_specs(
             )
         )
     return _labelled(specs, at if configured else None)
+
+
+def provider_for(model: str) -> str:
+    """The API provider a model's name suggests, for a hint."""
+    name = model.lower()
+    if name.startswith("claude"):
+        return "anthropic"
+    if name.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
+        return "openai"
+    return "anthropic (or openai, openai-responses)"
+
+
+def _how_to_set(key: str, over: Overrides, environ: Mapping[str, str], configured: Any) -> str:
+    """How to set `key` where the model was given: a flag, an input, a variable, or the config."""
+    option = BY_KEY[key]
+    if configured:
+        return f"each evals.models entry's {key}:"
+    if "model" in over.values:
+        return f"the input {option.input_name}:" if over.source == "input" else str(option.flag_name)
+    if any(environ.get(v) for v in BY_KEY["model"].env):
+        return f"{option.env[0]}=" if option.env else str(option.flag_name)
+    return f"evals.{key}:"
+
+
+def _said_by(key: str, loaded: Loaded, over: Overrides, environ: Mapping[str, str], configured: Any) -> str:
+    """Where a model's provider or model was given: a flag or input, a variable, or the config's line."""
+    if configured:
+        return "evals.models"
+    _, source, place = resolve_value(BY_KEY[key], loaded, over, environ)
+    if not source:
+        return "the default"
+    return f"{place}{source}" if place else source
 
 
 def _base_url(entry: Mapping[str, Any], provider: str, run_wide: str | None, source: str) -> str | None:

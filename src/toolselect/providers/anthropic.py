@@ -53,6 +53,7 @@ class AnthropicProvider(SdkProvider):
             raise InfraError(f"anthropic: {exc}", hint=f"set {KEY_VARS}, {OFFLINE}") from None
         if client.api_key is None and client.auth_token is None and client.credentials is None:
             raise InfraError(f"no Anthropic API key: set {KEY_VARS}, {OFFLINE}")
+        self.reach()
         self.client = client
 
     async def pick(self, request: Request) -> Pick:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import email.utils
 import importlib
+import socket
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..errors import InfraError
 from ..urls import public_url, secret_parts
@@ -68,6 +70,14 @@ class SdkProvider(Provider):
     async def aclose(self) -> None:
         if self.client is not None:
             await self.client.close()
+
+    def reach(self) -> None:
+        """Before the first request: an endpoint that refuses connections, or a host name that does
+        not resolve, stops the run at once — no request would fare better, and retrying each one
+        would take minutes to say nothing. A slow network is left to the SDK's timeouts."""
+        why = unreachable(self.endpoint, self.environ)
+        if why is not None:
+            raise InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.settings.base_url))
 
     def key(self, variable: str) -> str | None:
         """A key from the run's environment, refused when it can't go in a header."""
@@ -147,10 +157,69 @@ class SdkProvider(Provider):
         if "Timeout" in name:
             return SampleError(f"no answer within the timeout{tries}")
         if "Connection" in name:
+            why = unreachable(self.endpoint, self.environ)  # the endpoint went away mid-run: stop, don't wait on it
+            if why is not None:
+                return InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.settings.base_url))
             # the transport's own text can quote request headers (and so the key): name the cause only
             cause = type(exc.__cause__).__name__ if exc.__cause__ else name
             return SampleError(f"connection error ({cause}) at {self.shown_endpoint}{tries}")
         return SampleError(self.redact(f"{name}: {exc}"))
+
+
+REACH_TIMEOUT_S = 5.0
+
+
+def unreachable(endpoint: str, environ: Mapping[str, str]) -> str | None:
+    """Why nothing can reach `endpoint` (its host doesn't resolve, or it refuses connections), else
+    None — also when a proxy carries the requests (the proxy's to say) or the connection is only slow."""
+    parts = urlsplit(endpoint)
+    host = parts.hostname
+    if not host or parts.scheme not in ("http", "https"):
+        return None
+    proxies = {k.lower(): v for k, v in environ.items() if k.lower() in ("http_proxy", "https_proxy", "all_proxy")}
+    if (proxies.get(f"{parts.scheme}_proxy") or proxies.get("all_proxy")) and not _bypassed(host, environ):
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return None
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        return f"cannot resolve the host name {host!r}"
+    except OSError:
+        return None
+    refused: str | None = None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as sock:
+            sock.settimeout(REACH_TIMEOUT_S)
+            try:
+                sock.connect(address)
+                return None  # something listens
+            except ConnectionRefusedError:
+                refused = "connection refused"
+            except OSError as exc:
+                if exc.errno in (101, 113):  # ENETUNREACH, EHOSTUNREACH
+                    refused = refused or f"no route to the host ({exc.strerror})"
+                else:
+                    return None  # a timeout, or something else: slow is not refused
+    return refused
+
+
+def _bypassed(host: str, environ: Mapping[str, str]) -> bool:
+    """NO_PROXY names the host (or a domain it is in, or `*`): requests go to it directly."""
+    entries = (environ.get("no_proxy") or environ.get("NO_PROXY") or "").split(",")
+    names = [e.strip().lower().lstrip(".").split(":")[0] for e in entries if e.strip()]
+    host = host.lower()
+    return any(n == "*" or host == n or host.endswith("." + n) for n in names)
+
+
+def _reach_hint(why: str, base_url: str | None) -> str:
+    if why.startswith("connection refused"):
+        return "is the server running, and on this port?" + ("" if base_url else " (the endpoint is the default one)")
+    if why.startswith("cannot resolve"):
+        return "check the endpoint's host name (base_url, OPENAI_BASE_URL or ANTHROPIC_BASE_URL)"
+    return "check the endpoint and the network"
 
 
 def deadline(settings: Settings) -> float:

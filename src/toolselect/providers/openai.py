@@ -54,6 +54,7 @@ class _OpenAIBase(SdkProvider):
             )
         except openai.OpenAIError:
             raise InfraError(NO_KEY) from None
+        self.reach()
 
     async def _ask(self, request: Request) -> Any:
         """Send the request (Chat Completions or Responses)."""

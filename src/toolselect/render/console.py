@@ -188,7 +188,8 @@ class ConsoleView:
 
     def finish(self, report: Report) -> None:
         self.stop()
-        if not self.quiet:
+        answered = report.run.cache_mode == "off" or report.run.api_calls + report.run.cache_hits > 0
+        if not self.quiet and (answered or not report.gate.stopped):  # a run that stopped before any answer: no table
             self.print_cases(report)
             self.print_confusion(report)
             self.print_metrics(report)
