@@ -404,17 +404,17 @@ KEY_INPUTS = {"anthropic_api_key": "anthropic", "openai_api_key": "openai"}  # t
 
 
 def keys_fit(settings: Settings, inputs: Mapping[str, Any], said_by: str) -> None:
-    """An API key given to a run whose every provider answers offline (bm25, command) would be
-    silently unused — the run labelled as if the model had answered: an error that says what to set."""
+    """An API key given to a run whose every provider answers offline (bm25) would be silently
+    unused — the run labelled as if the model had answered: an error that says what to set."""
     given = [key for key in KEY_INPUTS if inputs.get(key)]
-    if not given or any(PROVIDERS[m.provider].api for m in settings.models):
-        return
+    if not given or any(PROVIDERS[m.provider].takes_model for m in settings.models):
+        return  # an API provider uses it; a `command` picker is told the model (no key reaches it, by design)
     names = " and ".join(f"input {BY_KEY[k].input_name}" for k in given)
     provider = settings.models[0].provider if settings.models else settings.provider
     suggested = KEY_INPUTS[given[0]] if len(given) == 1 else "anthropic (or openai)"
     raise ConfigError(
         f"the {names} {'is' if len(given) == 1 else 'are'} set, but the run's provider is {provider} "
-        f"({said_by}), which answers offline and never uses a key",
+        f"({said_by}), which answers offline: the key would go unused",
         hint=f"set the inputs provider: {suggested} and model: <the model your users' clients use> (or leave the key "
         f"out to run {provider} offline)",
     )

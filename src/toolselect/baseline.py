@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +224,7 @@ def base_settings(
         )
     paths = {"config": str(config) if config else None, "tools_file": str(tools) if tools else None}
     base_over = Overrides(
-        {k: v for k, v in over.values.items() if k not in ("config", "tools_file", "golden")}
+        {k: v for k, v in over.values.items() if k not in ("config", "tools_file", "golden", "head_setup")}
         | {k: v for k, v in paths.items() if v}
         | ({"golden": golden} if given_golden else {})
         | _models(head)
@@ -243,7 +243,10 @@ def base_settings(
         over.cache_mode,
     )
     loaded = load_config(config, environ)
-    return loaded, resolve_settings(loaded, base_over, environ, base_cwd)
+    settings = resolve_settings(loaded, base_over, environ, base_cwd)
+    if settings.server is not None:  # a fresh worktree: its setup always runs, whatever the head's did
+        settings = replace(settings, server=replace(settings.server, setup_skip="never", setup_stamp=None))
+    return loaded, settings
 
 
 def _ignored(root: Path, path: Path) -> bool:

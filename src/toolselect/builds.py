@@ -84,3 +84,76 @@ def build_hint(argv: Sequence[str], cwd: Path, other_cwd: Path, has_setup: bool)
         f"the base worktree has no {top} ({missing} is built, not committed): add `server.setup: {command}` "
         "to the config so each side builds it"
     )
+
+
+# --------------------------------------------------------------------------- a local setup, skipped when unchanged
+
+SKIPPED_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".toolselect-cache", "toolselect-report"}
+MARKERS = ("node_modules/.package-lock.json", ".venv/pyvenv.cfg", "venv/pyvenv.cfg")  # installs, stat'ed alone
+MAX_FILES = 20_000  # a folder with more is not walked: its setup simply runs
+
+
+def setup_state(commands: Sequence[str], cwd: Path, inputs: Sequence[str], argv: Sequence[str]) -> str | None:
+    """A fingerprint of what a setup depends on and makes: its commands, and each file's size and
+    modification time — the files `inputs` globs match, or every file in the server's folder (not
+    .git, dependencies or toolselect's own folders, whose install markers count instead). None when
+    it can't be known (too many files), or when a file the server's command names is missing."""
+    import hashlib
+
+    for arg in argv:
+        path = Path(arg)
+        named = not arg.startswith("-") and "/" in arg and not path.is_absolute() and ".." not in path.parts
+        if named and not (cwd / path).exists():
+            return None  # the build's output is gone: it must run
+    files = _globbed(cwd, inputs) if inputs else _walked(cwd)
+    if files is None:
+        return None
+    digest = hashlib.sha256(json.dumps(list(commands)).encode())
+    for path in sorted({*files, *(cwd / m for m in MARKERS if (cwd / m).exists())}):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        digest.update(f"{path.relative_to(cwd).as_posix()}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def _globbed(cwd: Path, inputs: Sequence[str]) -> list[Path] | None:
+    found: list[Path] = []
+    for pattern in inputs:
+        found += [p for p in cwd.glob(pattern) if p.is_file()]
+        if len(found) > MAX_FILES:
+            return None
+    return found
+
+
+def _walked(cwd: Path) -> list[Path] | None:
+    import os
+
+    found: list[Path] = []
+    for folder, dirs, names in os.walk(cwd):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]
+        found += [Path(folder) / n for n in names]
+        if len(found) > MAX_FILES:
+            return None
+    return found
+
+
+def unchanged_since(stamp: Path, state: str | None) -> bool:
+    """The setup last succeeded on exactly this state."""
+    if state is None:
+        return False
+    try:
+        return json.loads(stamp.read_text(encoding="utf-8")).get("state") == state
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def note_success(stamp: Path, state: str | None) -> None:
+    if state is None:
+        return
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(json.dumps({"state": state}) + "\n", encoding="utf-8")
+    except OSError:
+        pass  # a read-only cache folder: the setup runs next time too

@@ -43,6 +43,7 @@ class ServerModel(Authored):
     cwd: str | None = None
     startup_timeout_s: float = Field(30.0, gt=0)
     setup: str | list[str] | None = None
+    setup_inputs: list[str] | None = None  # globs (in the server's folder): a local run re-runs setup when they change
     setup_timeout_s: float = Field(900.0, gt=0)
     start: str | list[str] | None = None
     ready_timeout_s: float = Field(60.0, gt=0)
@@ -214,6 +215,9 @@ class ServerSpec:
     cwd: Path | None = None
     startup_timeout_s: float = 30.0
     setup: tuple[str, ...] = ()  # shell commands, run in `cwd` before the server starts
+    setup_inputs: tuple[str, ...] = ()  # globs whose files decide whether a local setup runs again
+    setup_skip: Literal["never", "always", "unchanged"] = "never"  # the head: --no-setup, or a local run
+    setup_stamp: Path | None = None  # where a local run notes the inputs its setup last succeeded on
     setup_timeout_s: float = 900.0
     start: str | tuple[str, ...] | None = None  # starts the HTTP server at `url` (a shell line, or argv)
     ready_timeout_s: float = 60.0
@@ -552,6 +556,8 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         )
     cache_dir = over.get("cache_dir")
     values["cache_dir"] = _path(cache_dir, cwd) if cache_dir else _path(loaded.config_value("cache_dir"), base)
+    if server is not None and server.setup:
+        server = _setup_skipping(server, values.get("head_setup") is False, values["cache_dir"], environ)
     if values.get("shard") and not values["cache"]:
         raise ConfigError(
             f"{at('evals', 'cache')}a shard's answers are how its part is merged: --shard needs the answer cache "
@@ -607,7 +613,11 @@ def _model_specs(
                 hint="run offline with --provider bm25 (no API key needed)",
             )
         model = entry.get("model") or ""
-        if model and not PROVIDERS[provider].api:
+        if (
+            model
+            and not PROVIDERS[provider].takes_model
+            and not _overridden("provider", "model", over, environ, configured)
+        ):
             raise ConfigError(
                 f"{where_}model {model!r} is set ({_said_by('model', loaded, over, environ, configured)}), but "
                 f"provider {provider!r} ({_said_by('provider', loaded, over, environ, configured)}) takes no model: "
@@ -615,6 +625,8 @@ def _model_specs(
                 hint=f"set {_how_to_set('provider', over, environ, configured)} {provider_for(model)} too, or drop "
                 f"the model to run {provider} offline",
             )
+        if not PROVIDERS[provider].takes_model:
+            model = ""  # a provider run offline on purpose (--provider bm25) is labelled by itself
         if PROVIDERS[provider].api and not model:
             raise ConfigError(
                 f"{where_}no model for provider '{provider}': set evals.model, TOOLSELECT_MODEL, or --model",
@@ -643,6 +655,20 @@ def provider_for(model: str) -> str:
     if name.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
         return "openai"
     return "anthropic (or openai, openai-responses)"
+
+
+def _overridden(key: str, other: str, over: Overrides, environ: Mapping[str, str], configured: Any) -> bool:
+    """`key` was given more specifically than `other` (a flag or input over a variable over the
+    config): e.g. `--provider bm25` to run a config's model offline on purpose."""
+
+    def rank(name: str) -> int:
+        if configured:
+            return 1
+        if name in over.values:
+            return 3
+        return 2 if any(environ.get(v) for v in BY_KEY[name].env) else 1
+
+    return rank(key) > rank(other)
 
 
 def _how_to_set(key: str, over: Overrides, environ: Mapping[str, str], configured: Any) -> str:
@@ -795,6 +821,26 @@ def _origins(doc: Located | None) -> dict[str, tuple[str, int | None]]:
     return out
 
 
+def _setup_skipping(server: ServerSpec, no_setup: bool, cache_dir: Path, environ: Mapping[str, str]) -> ServerSpec:
+    """The head's setup: skipped with --no-setup; on a local run (never the Action's: its checkout is
+    fresh, and its cache the pull request's to write) skipped while its inputs are unchanged since it
+    last succeeded, noted in the answer cache's folder. A base worktree's always runs (baseline.py)."""
+    from dataclasses import replace
+
+    from .contain import ACTION
+
+    if no_setup:
+        return replace(server, setup_skip="always")
+    if environ.get(ACTION):
+        return server
+    import hashlib
+    import json
+
+    named = json.dumps([server.setup, str(server.cwd), server.setup_inputs]).encode()
+    stamp = cache_dir / "setup" / f"{hashlib.sha256(named).hexdigest()[:24]}.json"
+    return replace(server, setup_skip="unchanged", setup_stamp=stamp)
+
+
 def _path(value: str, base: Path) -> Path:
     path = Path(value)
     return path if path.is_absolute() else base / path
@@ -831,6 +877,7 @@ def surface_source(loaded: Loaded, over: Overrides, cwd: Path) -> tuple[ServerSp
                 cwd=_path(server.cwd, base) if server.cwd else base,
                 startup_timeout_s=server.startup_timeout_s,
                 setup=(server.setup,) if isinstance(server.setup, str) else tuple(server.setup or ()),
+                setup_inputs=tuple(server.setup_inputs or ()),
                 setup_timeout_s=server.setup_timeout_s,
                 start=tuple(server.start) if isinstance(server.start, list) else server.start,
                 ready_timeout_s=server.ready_timeout_s,

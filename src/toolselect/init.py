@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .builds import Setup
 from .lint import confusable_pairs
 from .surface import Surface
 
@@ -47,12 +48,14 @@ CONFIG = """\
 {source}
 
 evals:
+{model}  min_accuracy: 0.9
+  golden: {golden}
+"""
+OFFLINE_MODEL = """\
   # bm25 is the offline baseline (no API key). For the model your users' clients use:
   #   provider: anthropic   (or openai, openai-responses)
   #   model: <model name>
   provider: bm25
-  min_accuracy: 0.9
-  golden: {golden}
 """
 
 
@@ -166,8 +169,26 @@ def _by(drafts: Drafts, prompt: str | None) -> str:
     return f"  # drafted by {_c(drafts.by)}" if prompt and drafts.by else ""
 
 
-def render_config(source: str, golden: str) -> str:
-    return CONFIG.format(source=source, golden=golden)
+def render_config(
+    source: str,
+    golden: str,
+    *,
+    setup: Setup | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+) -> str:
+    """The config `init` writes: the surface (with the setup its project needs, when a server is
+    built or has dependencies to install), and the model that drafted the prompts — or bm25."""
+    if setup is not None and source.startswith("server:"):
+        source += f"\n  setup: {_q(setup.command)}   # {setup.why}: run before the server starts, on each side"
+    if provider and model:
+        chosen = f"  provider: {provider}\n  model: {_q(model)}\n" + (
+            f"  base_url: {_q(base_url)}\n" if base_url else ""
+        )
+    else:
+        chosen = OFFLINE_MODEL
+    return CONFIG.format(source=source, golden=golden, model=chosen)
 
 
 # --------------------------------------------------------------------------- --draft

@@ -221,6 +221,10 @@ OPTIONS: tuple[Option, ...] = (
            metavar="FILE", shown_default="`toolselect.yaml`, then `toolproof.yaml`"),
     Option("tools_file", "a frozen tool surface (a tools/list result, JSON or YAML) instead of the config's server",
            "text", "surface", config="top", flag="--tools", metavar="FILE", shown_default="the config's"),
+    Option("head_setup",
+           "--no-setup: skip server.setup on the head (your machine built the server already); a base worktree "
+           "always runs it. Without it a local run skips a setup whose inputs are unchanged since it last succeeded",
+           "bool", "surface", config=None, input=None, default=True, flag="--setup"),
     Option("golden",
            "golden files (.jsonl in seed 001's format, or .yaml), after the inline cases; a flag (repeatable) or an "
            "input (one per line or comma-separated) replaces the config's list",

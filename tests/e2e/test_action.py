@@ -179,6 +179,23 @@ def parse_outputs(text: str) -> dict[str, str]:
     return out
 
 
+def asks_a_model(repo: Path, inputs: dict[str, str]) -> bool:
+    """Whether the run asks an API model: the provider input, else a config in the checkout that
+    names an API provider (or several models)."""
+    if inputs.get("provider") or inputs.get("models"):
+        return inputs.get("provider") != "bm25"
+    for config in [*repo.glob("*.yaml"), *repo.glob("*/*.yaml")]:
+        if config.name not in ("toolselect.yaml", "toolproof.yaml"):
+            continue
+        try:
+            evals = (yaml.safe_load(config.read_text()) or {}).get("evals") or {}
+        except (yaml.YAMLError, AttributeError):
+            continue
+        if isinstance(evals, dict) and (evals.get("provider") in ("openai", "anthropic") or evals.get("models")):
+            return True
+    return False
+
+
 def run_action(
     repo: Path,
     tmp: Path,
@@ -215,9 +232,11 @@ def run_action(
     # GitHub sets every declared input: its default (expressions evaluated), or ""
     for name, spec in ACTION["inputs"].items():
         env[f"INPUT_{name.upper()}"] = str(spec.get("default", "")).replace("${{ github.token }}", TOKEN)
-    env.update(
-        {"INPUT_WORKING-DIRECTORY": "evals", "INPUT_OPENAI-API-KEY": KEY, "INPUT_OPENAI-BASE-URL": api.url + "/v1"}
-    )
+    env.update({"INPUT_WORKING-DIRECTORY": "evals", "INPUT_OPENAI-BASE-URL": api.url + "/v1"})
+    if asks_a_model(
+        repo, inputs
+    ):  # the workflow passes the key its config's provider takes (a key bm25 can't use is an error)
+        env["INPUT_OPENAI-API-KEY"] = KEY
     env.update({f"INPUT_{k.upper()}": v for k, v in inputs.items()})
     env.update(
         {

@@ -308,9 +308,9 @@ def test_setup_and_server_never_see_the_keys_or_the_token(world, tmp_path):
     files = {
         "server.py": (ROOT / "examples" / "weather" / "server.py").read_text(),
         "golden.jsonl": (ROOT / "examples" / "weather" / "golden.jsonl").read_text(),
-        "toolselect.yaml": f"{server}evals:\n  provider: bm25\n  golden: golden.jsonl\n",
+        "toolselect.yaml": f"{server}evals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n",
     }
-    repo = commit_repo(tmp_path, files, {"README.md": "x\n"})
+    repo = commit_repo(tmp_path, files, {"README.md": "x\n"})  # the key input is the provider's: it is used
     run = run_action(
         repo.path,
         tmp_path,

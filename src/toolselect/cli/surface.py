@@ -147,9 +147,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from ..builds import setup_for
     from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, ConfigError
     from ..init import render_config, render_golden, render_trajectories
     from ..pipeline import load_surface
+    from ..urls import public_url
 
     out = args.output
     targets = [out / "toolselect.yaml", out / "golden.yaml"]
@@ -193,7 +195,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 0
     golden = render_golden(surface, drafts)
     listed = "[golden.yaml, trajectories.yaml]" if args.trajectory else "golden.yaml"
-    targets[0].write_text(render_config(_init_source(args, out), listed), encoding="utf-8")
+    setup = setup_for(out) if args.server_command else None
+    chosen = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
+    config_text = render_config(_init_source(args, out), listed, setup=setup, **chosen)
+    targets[0].write_text(config_text, encoding="utf-8")
     targets[1].write_text(golden, encoding="utf-8")
     _ignore_the_cache(out / ".gitignore")
     if args.trajectory:
@@ -202,6 +207,13 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"
     )
+    if setup is not None:
+        print(f"server.setup: {setup.command} ({setup.why}): each side's checkout builds its own server")
+    if args.provider in API_PROVIDERS and args.model:
+        print(
+            f"the config asks {args.provider} {args.model}"
+            + (f" at {public_url(args.base_url)}" if args.base_url else "")
+        )
     if drafts is not None:
         print(f"{drafts.summary()} — by {drafts.by}")
         if args.strict and drafts.missing:

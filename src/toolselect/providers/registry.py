@@ -12,6 +12,7 @@ class ProviderInfo:
     factory: str  # "module:function"; the function takes the run's Settings, Pool and environment
     keys: tuple[str, ...] = ()  # environment variables that hold its API key (none: answered locally)
     max_tools: int | None = None  # the most tools one request may offer (OpenAI's APIs refuse more than 128)
+    takes_model: bool = True  # the model's name reaches it (bm25 has none; a `command` picker is told it)
 
     @property
     def api(self) -> bool:
@@ -20,7 +21,7 @@ class ProviderInfo:
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
-    "bm25": ProviderInfo("toolselect.providers.bm25:make"),
+    "bm25": ProviderInfo("toolselect.providers.bm25:make", takes_model=False),
     "command": ProviderInfo("toolselect.providers.command:make"),
     "anthropic": ProviderInfo("toolselect.providers.anthropic:make", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
     "openai": ProviderInfo("toolselect.providers.openai:make_chat", ("OPENAI_API_KEY",), max_tools=128),

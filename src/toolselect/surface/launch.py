@@ -82,9 +82,7 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
             spec, command=tuple(confined.command(spec.command)), shown_command=spec.shown_command or spec.command
         )
     try:
-        for command in spec.setup:
-            await run_setup(command, spec, say, confined)
-            _swept(environ, say, f"server setup `{command}`")
+        await _setup(spec, environ, say, confined)
         if spec.start is None:
             if program is not None:
                 check_program(program, spec.env, spec.cwd, spec.place)
@@ -97,6 +95,29 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
         raise
     finally:
         _swept(environ, say, "the server")
+
+
+async def _setup(spec: ServerSpec, environ: Mapping[str, str], say: Say, confined: Confinement) -> None:
+    """server.setup's commands in order — unless the head's is skipped: --no-setup, or a local run
+    whose setup inputs are unchanged since it last succeeded (the base's always runs)."""
+    from ..builds import note_success, setup_state, unchanged_since
+
+    if not spec.setup:
+        return
+    if spec.setup_skip == "always":
+        say("server setup skipped (--no-setup)")
+        return
+    cwd = spec.cwd or Path.cwd()
+    stamp = spec.setup_stamp if spec.setup_skip == "unchanged" else None
+    argv = spec.shown_command or ()
+    if stamp is not None and unchanged_since(stamp, setup_state(spec.setup, cwd, spec.setup_inputs, argv)):
+        say("server setup skipped: its inputs are unchanged since it last succeeded (--no-setup skips it always)")
+        return
+    for command in spec.setup:
+        await run_setup(command, spec, say, confined)
+        _swept(environ, say, f"server setup `{command}`")
+    if stamp is not None:
+        note_success(stamp, setup_state(spec.setup, cwd, spec.setup_inputs, argv))
 
 
 def check_program(program: str, env: Mapping[str, str], cwd: Path | None, place: str = "") -> None:

@@ -1,0 +1,183 @@
+"""A maintainer's first hour, as they would live it: the README's Action snippet over the config
+`init` writes, an endpoint that isn't running, a TypeScript server `tsc` builds into a gitignored
+build/, a FastMCP server with a dependency run by uv, and the setup that must not cost every
+local run. Real processes, real npm, tsc and uv (offline, from the pinned packages)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import yaml
+
+from tests.conftest import ROOT, toolselect
+from tests.e2e.test_action import BASE_FORECAST, HEAD_FORECAST, SCRIPT, TOOLS, run_action
+from tests.e2e.test_servers import GOLDEN, commit_repo, no_process_left, toolchain_env, tools_ts
+from tests.fakes.github_api import FakeGitHub
+from tests.fakes.model_api import FakeModelAPI
+
+TS = ROOT / "tests" / "data" / "servers" / "ts"
+ANTHROPIC_KEY = "sk-ant-first-hour"
+DEAD = "http://127.0.0.1:9/v1"  # nothing listens on port 9 (discard)
+
+
+def readme_snippet() -> dict[str, str]:
+    """The `with:` of the README's first Action snippet."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    uses = next(i for i, x in enumerate(lines) if "uses: org/tool-select-action@v1" in x)
+    return yaml.safe_load(lines[uses + 1].strip().removeprefix("with: "))
+
+
+def test_the_readme_snippet_works_with_the_config_init_writes(tmp_path):
+    """`init` writes provider: bm25; the README's snippet names provider, model and key: the run asks
+    that model. Without `provider:` the same snippet is refused with what to set — never a run
+    that is silently bm25, labelled with the model's name."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    made = toolselect("init", "--tools", "tools.json", cwd=tmp_path)
+    assert made.code == 0, made.err
+    config = (tmp_path / "toolselect.yaml").read_text()
+    assert "  provider: bm25\n" in config
+    line = config.splitlines().index("  provider: bm25") + 1
+    (tmp_path / "toolselect.yaml").write_text(config.replace("golden: golden.yaml", "golden: golden.jsonl"))
+    (tmp_path / "golden.jsonl").write_text(GOLDEN)  # the maintainer's reviewed cases
+    (tmp_path / "job").mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], cwd=tmp_path, check=True)
+    snippet = readme_snippet()
+    assert snippet["provider"] == "anthropic" and snippet["anthropic-api-key"].startswith("${{ secrets.")
+    with (
+        FakeModelAPI({**{k: v for k, v in SCRIPT.items() if k != "key"}, "key": ANTHROPIC_KEY}) as api,
+        FakeGitHub() as github,
+    ):
+        inputs = {**snippet, "anthropic-api-key": ANTHROPIC_KEY, "anthropic-base-url": api.url,
+                  "working-directory": ".", "openai-base-url": ""}  # fmt: skip
+        inputs.pop("max-drop")  # a push: no base to drop against
+        run = run_action(tmp_path, tmp_path / "job", inputs=inputs, event=None, event_name="push", api=api,
+                         github=github)  # fmt: skip
+        assert run.code in (0, 1), run.stdout + run.stderr
+        assert api.requests > 0 and run.report()["run"]["provider"] == "anthropic"
+        assert run.report()["run"]["model"] == "your-model-name"
+
+        inputs.pop("provider")
+        unlabelled = run_action(tmp_path, tmp_path / "job", inputs=inputs, event=None, event_name="push", api=api,
+                                github=github)  # fmt: skip
+    assert unlabelled.code == 2
+    assert (
+        f"model 'your-model-name' is set (input model), but provider 'bm25' (toolselect.yaml:{line}: "
+        "evals.provider) takes no model" in unlabelled.stdout
+    )
+    assert "set the input provider: anthropic (or openai, openai-responses) too" in unlabelled.stdout
+    del inputs["model"]
+    key_only = run_action(tmp_path, tmp_path / "job", inputs=inputs, event=None, event_name="push", api=api,
+                          github=github)  # fmt: skip
+    assert key_only.code == 2
+    assert "the input anthropic-api-key is set, but the run's provider is bm25" in key_only.stdout
+    assert "set the inputs provider: anthropic and model:" in key_only.stdout
+
+
+def test_a_refused_connection_stops_the_run_in_seconds_with_one_line(tmp_path):
+    """Nothing listens at the endpoint: eval (with -q too) and init --draft stop before their first
+    request, exit 3, naming the URL — no retries, no tables of a run that asked nothing."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    (tmp_path / "golden.jsonl").write_text(GOLDEN)
+    env = {"OPENAI_API_KEY": "sk-x"}
+    for quiet in ([], ["-q"]):
+        started = time.monotonic()
+        run = toolselect("eval", "--tools", "tools.json", "--golden", "golden.jsonl", "--provider", "openai",
+                         "--model", "m", "--base-url", DEAD, *quiet, cwd=tmp_path, env=env)  # fmt: skip
+        assert time.monotonic() - started < 20  # not 27 prompts × 5 retries
+        assert run.code == 3, run.out + run.err
+        assert f"error: connection refused at {DEAD}" in run.err and "is the server running" in run.err
+        assert "Confusion matrix" not in run.out and "accuracy" not in run.out
+    draft = toolselect("init", "--tools", "tools.json", "-o", "drafted", "--draft", "--provider", "openai", "--model",
+                       "m", "--base-url", DEAD, cwd=tmp_path, env=env)  # fmt: skip
+    assert draft.code == 3 and f"connection refused at {DEAD}" in draft.err
+    assert not (tmp_path / "drafted").exists()  # nothing drafted, nothing written
+
+
+def test_init_knows_a_typescript_server_is_built_and_setup_skips_while_nothing_changed(tmp_path):
+    """`tsc` builds into a gitignored build/: `init -- node build/index.js` writes the setup a fresh
+    checkout needs. A local eval runs it once; the next run skips it while nothing changed, runs it
+    again when a source changes; --no-setup skips it always; the base worktree always runs it."""
+    repo = commit_repo(
+        tmp_path,
+        {
+            **{p.relative_to(TS).as_posix(): p.read_text() for p in TS.rglob("*") if p.is_file()},
+            "src/tools.ts": tools_ts(BASE_FORECAST),
+            "golden.jsonl": GOLDEN,
+        },
+        {"src/tools.ts": tools_ts(HEAD_FORECAST)},
+        ignore="node_modules/\nbuild/\n.toolselect-cache/\n",
+    )
+    env = toolchain_env(tmp_path)
+    npm = shutil.which("npm")
+    assert npm
+    for step in (["ci", "--no-audit", "--no-fund"], ["run", "build"]):  # the maintainer's own build
+        subprocess.run([npm, *step], cwd=repo.path, env={**os.environ, **env}, check=True, capture_output=True)
+    made = toolselect("init", "--force", "-o", ".", "--", "node", "build/index.js", cwd=repo.path, env=env)
+    assert made.code == 0, made.err
+    assert "server.setup: npm ci && npm run build (package.json has a build script)" in made.out
+    config = yaml.safe_load((repo.path / "toolselect.yaml").read_text())
+    assert config["server"] == {"command": ["node", "build/index.js"], "setup": "npm ci && npm run build"}
+    text = (repo.path / "toolselect.yaml").read_text().replace("golden: golden.yaml", "golden: golden.jsonl")
+    (repo.path / "toolselect.yaml").write_text(text.replace("min_accuracy: 0.9", "min_accuracy: 0"))
+
+    first = toolselect("eval", cwd=repo.path, env=env, timeout=300)
+    assert first.code == 0, first.out + first.err
+    assert "server setup done in" in first.out
+    again = toolselect("eval", cwd=repo.path, env=env)
+    assert again.code == 0, again.err
+    assert "server setup skipped: its inputs are unchanged since it last succeeded" in again.out
+    assert "server setup done" not in again.out
+    source = repo.path / "src" / "tools.ts"
+    source.write_text(source.read_text() + "\n")
+    changed = toolselect("eval", cwd=repo.path, env=env, timeout=300)
+    assert "server setup done in" in changed.out, changed.out + changed.err
+    forced = toolselect("eval", "--no-setup", cwd=repo.path, env=env)
+    assert "server setup skipped (--no-setup)" in forced.out
+
+    subprocess.run(["git", "add", "-A"], cwd=repo.path, check=True)
+    for message in ("init", "a change"):  # the base (HEAD~1) has the config too
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message, "--allow-empty"],
+                       cwd=repo.path, check=True)  # fmt: skip
+    compared = toolselect("eval", "--no-setup", "--base-ref", "HEAD~1", cwd=repo.path, env=env, timeout=300)
+    assert "server setup skipped (--no-setup)" in compared.out
+    assert re.search(r"base: server setup done in [\d.]+ s: npm ci && npm run build", compared.out), compared.out
+    no_process_left(repo.path)
+
+
+def test_init_knows_a_uv_server_needs_its_dependencies_and_writes_the_drafting_model(tmp_path):
+    """A FastMCP server importing its dependency, run by `uv run` in a uv project: init writes
+    `setup: uv sync --frozen`; `--draft --provider --model --base-url` writes that model and endpoint."""
+    folder = tmp_path / "weather"
+    folder.mkdir()
+    shutil.copy(ROOT / "examples" / "weather" / "server.py", folder)
+    (folder / "pyproject.toml").write_text(
+        '[project]\nname = "weather"\nversion = "0.1.0"\nrequires-python = "==3.11.*"\ndependencies = ["mcp==2.3.0"]\n'
+        "\n[tool.uv]\nenvironments = [\"sys_platform == 'linux'\"]\n"
+    )
+    env = toolchain_env(tmp_path)
+    subprocess.run(["uv", "lock", "--quiet"], cwd=folder, env={**os.environ, **env}, check=True)
+    script = {"key": "sk-draft", "default": {"text": '{"direct": "weather in Oslo now?"}'}}
+    with FakeModelAPI(script) as api:
+        made = toolselect("init", "--draft", "--provider", "openai", "--model", "gpt-4.1-mini", "--base-url",
+                          api.url + "/v1", "--", "uv", "run", "--quiet", "server.py", cwd=folder,
+                          env={**env, "OPENAI_API_KEY": "sk-draft"}, timeout=180)  # fmt: skip
+    assert made.code == 0, made.err
+    assert "server.setup: uv sync --frozen" in made.out
+    assert f"the config asks openai gpt-4.1-mini at {api.url}/v1" in made.out
+    config = yaml.safe_load((folder / "toolselect.yaml").read_text())
+    assert config["server"]["setup"] == "uv sync --frozen"
+    assert config["evals"] | {"golden": None} == {
+        "provider": "openai",
+        "model": "gpt-4.1-mini",
+        "base_url": f"{api.url}/v1",
+        "min_accuracy": 0.9,
+        "golden": None,
+    }
+    no_process_left(folder)
