@@ -16,13 +16,14 @@ from dataclasses import dataclass, replace
 
 from .converse import Conversation
 from .errors import InfraError
-from .golden import Case
+from .golden import Case, placeholder
 from .pick import Pick, failed, skipped
 from .pool import Pool
 from .providers import Provider, Request, SampleError, WireTool
 from .surface import Surface
 
 STOPPED = "the run stopped before this sample was asked"
+PLACEHOLDER = "the prompt is still a TODO placeholder: never sent to a paid model (write the prompt)"
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,8 @@ async def ask_all(
             known = preset.get((job.case.name, job.sample)) if preset else None
             if known is not None:
                 pick = known
+            elif provider.cacheable and placeholder(job.case):
+                pick = skipped(PLACEHOLDER)
             elif fatal:
                 pick = skipped(STOPPED)
             else:

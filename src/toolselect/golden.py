@@ -280,6 +280,11 @@ class Case:
         return self.split == "holdout"
 
 
+def placeholder(case: Case) -> bool:
+    """The prompt is still `init`'s TODO: nothing a user would type, so never sent to a paid model."""
+    return case.prompt.lstrip().upper().startswith("TODO")
+
+
 def default_name(prompt: str) -> str:
     """toolproof's rule: the prompt with whitespace collapsed, cut to 60 characters."""
     return " ".join(prompt.split())[:60]

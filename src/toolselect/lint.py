@@ -12,15 +12,16 @@ import difflib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, cast
 
 from jsonschema.exceptions import SchemaError, best_match
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from .errors import ConfigErrors, did_you_mean, where
-from .golden import Case
+from .golden import Case, placeholder
 from .surface import SAFE_NAME, Surface, Tool, described, nameless
 from .text import BM25, similar_pairs, tokenize, tool_text
 
@@ -356,6 +357,38 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                         "the tool itself would reject this value: fix the expected value",
                         tool_name,
                     )
+    lines = _file_lines()
+    for case in cases:
+        if placeholder(case):
+            reviewed = case.status != "needs_review"
+            add(
+                case,
+                "prompt-todo",
+                "error" if reviewed else "info",
+                f"case '{case.name}': the prompt is still a TODO placeholder"
+                + (", yet the case is marked reviewed" if reviewed else "")
+                + ": it is never sent to a paid model (NOT-EVALUATED)",
+                "write what a user would type; then a domain owner confirms the label (status: reviewed)",
+            )
+            continue
+        if (cut := _cut_by_comment(case, lines)) is not None:
+            add(
+                case,
+                "prompt-cut-by-comment",
+                "error",
+                f"case '{case.name}': YAML read everything after ' #' as a comment: the prompt is {cut[0]!r}, "
+                f"not {cut[1]!r}",
+                f"quote the prompt: prompt: {json.dumps(cut[1], ensure_ascii=False)}",
+            )
+        if case.script is None:
+            for key, value in _missing_from_prompt(case, surface.get(case.expected[0]) if case.expected else None):
+                add(
+                    case,
+                    "arg-not-in-prompt",
+                    "warning",
+                    f"case '{case.name}': expected {key}={_short(value)} appears nowhere in the prompt",
+                    "a copy-paste slip, or a prompt cut short? The model can only pass what the prompt says",
+                )
     seen_names: dict[str, Case] = {}
     seen_prompts: dict[str, Case] = {}
     for case in cases:
@@ -459,18 +492,130 @@ def _copies(prompt: str, description: str) -> bool:
     return overlap >= 0.9 or ratio >= 0.8
 
 
+def _file_lines() -> Callable[[str], list[str]]:
+    """A golden file's lines, read once each (bounded: a huge file is not re-read for this)."""
+    read: dict[str, list[str]] = {}
+
+    def lines(file: str) -> list[str]:
+        if file not in read:
+            try:
+                path = Path(file)
+                read[file] = path.read_text(encoding="utf-8-sig").splitlines() if path.stat().st_size < 8 << 20 else []
+            except (OSError, ValueError):
+                read[file] = []
+        return read[file]
+
+    return lines
+
+
+PLAIN_PROMPT = re.compile(r"^\s*(?:-\s+)?prompt:\s+(?P<value>[^\s\"'|>&*!%@`{\[][^#]*?)\s+#(?P<rest>.*)$")
+
+
+def _cut_by_comment(case: Case, lines: Callable[[str], list[str]]) -> tuple[str, str] | None:
+    """(the prompt as YAML read it, as written) when an unquoted prompt holds ` #`, which YAML reads
+    as the start of a comment (`prompt: status of issue #42?`)."""
+    file, line = case.source.file, case.source.line
+    if not file or not line or not file.endswith((".yaml", ".yml")):
+        return None
+    text = lines(file)
+    for number in range(line - 1, min(len(text), line + 30)):
+        found = PLAIN_PROMPT.match(text[number])
+        if found and found.group("value").strip() == case.prompt.strip():
+            return case.prompt, f"{found.group('value')} #{found.group('rest')}".strip()
+        if number > line - 1 and text[number].lstrip().startswith("- "):
+            break  # the next case
+    return None
+
+
+NUMBER_WORDS = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+)
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
+TENS = {30: "thirty", 40: "forty", 50: "fifty", 60: "sixty", 70: "seventy", 80: "eighty", 90: "ninety", 100: "hundred"}
+DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _missing_from_prompt(case: Case, tool: Tool | None) -> list[tuple[str, Any]]:
+    """Expected argument values that appear nowhere in the prompt — text of two characters or more,
+    numbers of two digits or more, neither written out — a slip the model can't make up for. Not an
+    enum's value (the model maps "fahrenheit" to "imperial"), nor a date ("tomorrow")."""
+    said = " ".join(case.prompt.casefold().split())
+    properties = (tool.input_schema.get("properties") if tool and isinstance(tool.input_schema, dict) else None) or {}
+    out: list[tuple[str, Any]] = []
+    for key, value in case.expect_args.items():
+        schema = properties.get(key) if isinstance(properties, dict) else None
+        if isinstance(schema, dict) and ("enum" in schema or "const" in schema or "format" in schema):
+            continue
+        if isinstance(value, str) and len(value.strip()) >= 2 and not DATE_LIKE.match(value):
+            if " ".join(value.casefold().split()) not in said:
+                out.append((key, value))
+        elif isinstance(value, int | float) and not isinstance(value, bool) and abs(value) >= 10:
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            word = NUMBER_WORDS[int(value)] if value == int(value) and 0 <= value <= 20 else TENS.get(int(value))
+            if shown not in said.replace(",", "") and not (word and re.search(rf"\b{word}\b", said)):
+                out.append((key, value))
+    return out
+
+
 def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     out: list[Finding] = []
     reviewed = [c for c in cases if c.status != "needs_review"]  # what the gate will count
     counts = Counter(t for c in reviewed for t in c.expected)
+    waiting = Counter(t for c in cases if c.status == "needs_review" for t in c.expected)
     uncovered = [t.name for t in surface.tools if not counts.get(t.name)]
     few = [(t.name, counts[t.name]) for t in surface.tools if 0 < counts.get(t.name, 0) < MIN_CASES_PER_TOOL]
     if uncovered:
+        pending = sum(waiting.get(name, 0) for name in uncovered)
         out.append(
             Finding(
                 "coverage-no-case",
                 "warning",
-                f"no case expects {', '.join(uncovered)}",
+                (
+                    f"no reviewed case expects {', '.join(uncovered)} ({pending} wait for review)"
+                    if pending
+                    else f"no case expects {', '.join(uncovered)}"
+                ),
                 "add 3–5 cases per tool: a direct ask, paraphrases in users' own words, an argument-extraction ask",
                 "golden",
                 uncovered[0],

@@ -21,7 +21,16 @@ from typing import Any
 
 from .diff import Diff, diff_reports
 from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, ConfigError
-from .gate import BaseFailure, Gate, Verdict, comparison_failed, decide_verdict, failed_base, run_failure
+from .gate import (
+    BaseFailure,
+    Gate,
+    Verdict,
+    comparison_failed,
+    comparison_reasons,
+    decide_verdict,
+    failed_base,
+    run_failure,
+)
 from .pipeline import Comparison
 from .portability import Portability, portability
 from .report import Report, write_reports
@@ -41,6 +50,7 @@ class ModelOutcome:
     base_note: str | None = None  # why this model has no baseline (the base has no config)
     base_failure: BaseFailure | None = None  # why the comparison asked for could not run
     no_measurement: bool = False  # the comparison could not run and the gate's base_failure is "fail"
+    base_fails_too: bool = False  # failed on the head's own gate alone, and the base fails it as well
 
 
 @dataclass(frozen=True)
@@ -175,15 +185,23 @@ def compare_saved(
 
 def _judged(run: Comparison, gate: Gate, base_note: str | None = None) -> ModelOutcome:
     failure = run.base_failure if run.diff is None else None
+    verdict = decide_verdict(run.head, run.diff, gate, base_failure=failure)
+    base_too = (
+        not verdict.passed
+        and run.base is not None
+        and not comparison_reasons(run.diff, gate)[0]
+        and not decide_verdict(run.base, None, gate).passed
+    )
     return ModelOutcome(
         label=run.label or run.head.run.model or run.head.run.provider,
         head=run.head,
         base=run.base,
         diff=run.diff,
-        verdict=decide_verdict(run.head, run.diff, gate, base_failure=failure),
+        verdict=verdict,
         base_note=None if failure else run.base_note or base_note,
         base_failure=failure,
         no_measurement=comparison_failed(failure, gate),
+        base_fails_too=base_too,
     )
 
 

@@ -314,9 +314,12 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     # the numbers in the comment are the JSON report's
     assert lines[1] == (
         f"### ❌ toolselect failed: accuracy {pct(base['metrics']['accuracy']['value'])} → "
-        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt, 95% CI −50.3…0.0), "
-        "not significant (p = 0.5)"
-    )  # two of eight cases flipped: a sign test can't tell
+        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt) — accuracy dropped 25.0 pt vs the base, more "
+        "than max-drop 5 pt"
+    )
+    assert lines[3].startswith(  # two of eight cases flipped: a sign test can't tell, and it did not decide
+        "Paired over the whole suite: −25.0 pt, 95% CI −50.3…0.0, not significant (p = 0.5) — max-drop decided"
+    )
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2" in body
     assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
@@ -391,7 +394,7 @@ def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_pa
         "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by "
         "integration" in run.stdout
     )
-    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
+    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt)\n\nPaired over")
     assert github.comments_on(7) == []
 
 
@@ -576,7 +579,7 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)  # on PR 7, found via the API: not the artifact's "pr": 1
     body = comment["body"]
-    assert body.splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt, 95% CI")
+    assert body.splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt) — accuracy")
     assert "a fork PR, so only answers already in the cache were evaluated" in body  # from the event, not meta.fork
     assert body.count("<!-- toolselect:") == 1 and "@acme" not in body and "evil.example" not in body
     outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", body)  # what GitHub renders as Markdown/HTML

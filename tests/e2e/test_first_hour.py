@@ -181,3 +181,68 @@ def test_init_knows_a_uv_server_needs_its_dependencies_and_writes_the_drafting_m
         "golden": None,
     }
     no_process_left(folder)
+
+
+SLIPS = """\
+- name: issue-42
+  prompt: status of issue #42?
+  expect_tool: get_weather
+  expect_args: {city: Paris}
+- name: copied
+  prompt: weather in Paris right now
+  expect_tool: get_weather
+  expect_args: {city: Oslo}
+- name: forecast-todo
+  prompt: "TODO: ask directly for what get_forecast does"
+  expect_tool: get_forecast
+  status: reviewed
+- name: search-todo
+  prompt: "TODO: a request only search_web can serve"
+  expect_tool: search_web
+  status: needs_review
+- name: fine
+  prompt: will it rain in Lisbon this week?
+  expect_tool: get_forecast
+  expect_args: {city: Lisbon}
+"""
+
+
+def test_lint_catches_the_slips_people_make_and_eval_never_pays_for_a_todo(tmp_path):
+    """A prompt YAML cut at `#`, an argument the prompt never says, a TODO marked reviewed — and
+    `lint --tools FILE` reads the config's golden set as `eval --tools FILE` does. A TODO prompt
+    is never sent to a paid model: NOT-EVALUATED, with why."""
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    (tmp_path / "golden.yaml").write_text(SLIPS)
+    (tmp_path / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: bm25\n  golden: golden.yaml\n"
+    )
+    run = toolselect("lint", "--tools", "tools.json", "--json", "lint.json", cwd=tmp_path)
+    assert run.code == 2, run.out + run.err
+    assert "5 cases" in run.out  # the config's golden set, with --tools too
+    findings = {(f["code"], f["case"]): f for f in json.loads((tmp_path / "lint.json").read_text())["findings"]}
+    cut = findings[("prompt-cut-by-comment", "issue-42")]
+    assert cut["severity"] == "error" and cut["line"] == 1
+    assert "the prompt is 'status of issue', not 'status of issue #42?'" in cut["message"]
+    assert cut["fix"] == 'quote the prompt: prompt: "status of issue #42?"'
+    assert findings[("arg-not-in-prompt", "copied")]["message"] == (
+        "case 'copied': expected city='Oslo' appears nowhere in the prompt"
+    )
+    assert ("arg-not-in-prompt", "fine") not in findings
+    assert findings[("prompt-todo", "forecast-todo")]["severity"] == "error"
+    assert findings[("prompt-todo", "search-todo")]["severity"] == "info"
+    coverage = next(f for (code, _), f in findings.items() if code == "coverage-no-case")
+    assert coverage["message"] == "no reviewed case expects search_web (1 wait for review)"
+
+    fixed = SLIPS.replace("status: reviewed", "status: needs_review")
+    (tmp_path / "golden.yaml").write_text(fixed.replace("status of issue #42?", '"status of issue #42?"'))
+    env = {"OPENAI_API_KEY": SCRIPT["key"]}
+    with FakeModelAPI(SCRIPT) as api:
+        evaluated = toolselect("eval", "--provider", "openai", "--model", "m", "--base-url", api.url + "/v1",
+                               "--json", "r.json", cwd=tmp_path, env=env)  # fmt: skip
+        asked = [entry["prompt"] for entry in api.log]
+    assert evaluated.code in (0, 1), evaluated.out + evaluated.err
+    assert not any(p.startswith("TODO") for p in asked) and len(asked) == 3
+    report = json.loads((tmp_path / "r.json").read_text())
+    todo = next(c for c in report["cases"] if c["name"] == "forecast-todo")
+    assert todo["samples"][0]["outcome"] == "NOT-EVALUATED"
+    assert "the prompt is still a TODO placeholder" in json.dumps(todo)

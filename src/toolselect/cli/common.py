@@ -27,12 +27,15 @@ def has_surface_flag(over: Overrides) -> bool:
     return bool(over.get("tools_file") or over.url or over.server_command)
 
 
-def load_settings(over: Overrides, *, config_optional: bool = False) -> tuple[Loaded, Settings]:
+def load_settings(
+    over: Overrides, *, config_optional: bool = False, config_beside: bool = False
+) -> tuple[Loaded, Settings]:
     """The config (found as `eval` finds it) and the settings; with `config_optional`, a surface
-    flag alone will do and a config is read only when -c names one."""
+    flag alone will do and a config is read only when -c names one — or, `config_beside`, when
+    one is found too (lint reads its golden set as eval does)."""
     cwd = Path.cwd()
     explicit = over.get("config")
-    wanted = explicit or not (config_optional and has_surface_flag(over))
+    wanted = explicit or config_beside or not (config_optional and has_surface_flag(over))
     path = find_config(explicit, cwd) if wanted else None
     if path is None and not has_surface_flag(over):
         if config_optional:

@@ -91,9 +91,10 @@ def _say(text: str) -> None:
     print(text, file=sys.stderr)
 
 
-def _surface_only(args: argparse.Namespace) -> Any:
+def _surface_only(args: argparse.Namespace, config_beside: bool = False) -> Any:
     """Config (optional) and settings for commands that need a tool surface but no model."""
-    return load_settings(flag_overrides(args, provider="bm25", model=""), config_optional=True)
+    over = flag_overrides(args, provider="bm25", model="")
+    return load_settings(over, config_optional=True, config_beside=config_beside)
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -108,7 +109,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..render.markdown import lint_list
     from ..report import FindingOut
 
-    loaded, settings = _surface_only(args)
+    loaded, settings = _surface_only(args, config_beside=True)  # --tools FILE with the config's golden set, as eval
     try:
         cases = load_cases(loaded, settings)
     except ConfigError as exc:

@@ -104,34 +104,62 @@ def delta_text(value: float | None) -> str:
     return f"{'+' if value > 0 else '−'}{abs(value):.1f} pt"
 
 
+HEADLINE_CHARS = 150  # the comment's headline is one line: the verdict, accuracy base → head, the first reason
+
+
 def title_line(
-    verdict: Verdict, head: Report, diff: Diff | None, base_note: str | None, failed: BaseFailure | None = None
+    verdict: Verdict,
+    head: Report,
+    diff: Diff | None,
+    base_note: str | None,
+    failed: BaseFailure | None = None,
+    base_too: bool = False,
 ) -> str:
+    """One line of at most HEADLINE_CHARS: the verdict, accuracy base → head, and what decided a
+    failure (its first reason; "fails on the base too" when the base fails the same gate and nothing
+    dropped). The interval and the paired test are the next line's (`paired_line`)."""
     icon = "✅" if verdict.passed else "❌"
     acc = head.metrics["accuracy"]
     if failed is not None:
         change = f"no comparison: the base could not be evaluated (head accuracy {pct(acc)}, {frac(acc)})"
     elif diff is not None and diff.metrics["accuracy"].base is not None:
-        base_acc = diff.metrics["accuracy"].base
-        detail = delta_text(diff.metrics["accuracy"].delta_pt)
-        paired = diff.paired
-        if paired.ci_pt is not None and paired.cases:
-            ci = f"95% CI {_signed(paired.ci_pt[0])}…{_signed(paired.ci_pt[1])}"
-            whole = (
-                paired.cases == diff.head.counted_cases == diff.base.counted_cases
-                and abs((paired.delta_pt or 0) - (diff.metrics["accuracy"].delta_pt or 0)) < 0.05
-            )
-            # the interval is for the cases on both sides; say so when that is not the whole suite
-            detail += (
-                f", {ci}" if whole else f"; the {paired.cases} cases on both sides: {delta_text(paired.delta_pt)}, {ci}"
-            )
-        change = f"accuracy {pct(base_acc)} → {pct(acc)} ({detail})"
-        if paired.cases and (paired.improved or paired.worsened):
-            change += f", {significance_text(diff)}"
+        moved = diff.metrics["accuracy"]
+        change = f"accuracy {pct(moved.base)} → {pct(acc)} ({delta_text(moved.delta_pt)})"
     else:
-        change = f"accuracy {pct(acc)} ({frac(acc)})" + (f" · {esc(base_note)}" if base_note else "")
+        change = f"accuracy {pct(acc)} ({frac(acc)})" + (" · no baseline" if base_note else "")
     word = "passed" if verdict.passed else "failed"
-    return f"### {icon} toolselect {word}: {change}"
+    line = f"### {icon} toolselect {word}: {change}"
+    if failed is None and not verdict.passed and verdict.reasons:
+        why = ("fails on the base too: " if base_too else "") + verdict.reasons[0]
+        room = HEADLINE_CHARS - len(line) - 3
+        shown = esc(" ".join(why.split()))
+        if len(shown) > room:
+            shown = shown[: max(0, room - 1)].rstrip("\\ ") + "…"
+        line += f" — {shown}"
+    return line
+
+
+def paired_line(diff: Diff | None, verdict: Verdict, significance: float | None) -> str | None:
+    """The paired comparison under the headline: the difference over the cases on both sides, its
+    interval and test — and, when a drop failed without a significance test, that the drop decided."""
+    if diff is None or diff.metrics["accuracy"].base is None:
+        return None
+    paired = diff.paired
+    if paired.ci_pt is None or not paired.cases:
+        return None
+    whole = (
+        paired.cases == diff.head.counted_cases == diff.base.counted_cases
+        and abs((paired.delta_pt or 0) - (diff.metrics["accuracy"].delta_pt or 0)) < 0.05
+    )
+    over = "the whole suite" if whole else f"the {paired.cases} cases on both sides"
+    low, high = _signed(paired.ci_pt[0]), _signed(paired.ci_pt[1])
+    text = f"Paired over {over}: {delta_text(paired.delta_pt)}, 95% CI {low}…{high}"
+    if paired.improved or paired.worsened:
+        text += f", {significance_text(diff)}"
+        dropped = any(r.startswith("accuracy dropped") for r in verdict.reasons)
+        if dropped and significance is None and paired.p_value >= paired.alpha:
+            text += " — max-drop decided, not the test (`significance: 0.05` fails only significant drops)"
+    return text + "."
 
 
 def _signed(points: float) -> str:
@@ -296,8 +324,11 @@ def render_comment(
         top.append("")
         said = [*outcome.notes, *verdict.notes]
     else:
+        one = outcome.models[0]
         head, diff, base_note = outcome.head, outcome.diff, outcome.base_note
-        top += [title_line(verdict, head, diff, base_note, outcome.base_failure), ""]
+        top += [title_line(verdict, head, diff, base_note, outcome.base_failure, one.base_fails_too), ""]
+        if (paired := paired_line(diff, verdict, head.gate.options().significance)) is not None:
+            top += [paired, ""]
         said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
     top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]
     top += [f"- ℹ️ {esc(note)}" for note in said]
