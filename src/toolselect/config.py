@@ -312,6 +312,7 @@ class Settings:
     gate: Gate
     notes: tuple[str, ...] = ()
     origins: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, repr=False)  # key → (file, line)
+    given: Mapping[str, str] = field(default_factory=dict, repr=False)  # key → the flag, input or variable that set it
     models: tuple[ModelSpec, ...] = ()  # every model of the run, in order (one: this one)
     several: bool = False  # one model's settings in a run of several: its report carries its label
     shard: Shard | None = None  # --shard I/N: this run evaluates only its slice of the units
@@ -339,6 +340,13 @@ class Settings:
 
     def each_model(self) -> tuple[Settings, ...]:
         return tuple(self.for_model(m) for m in self.models) if self.models else (self,)
+
+    def named(self, key: str) -> str:
+        """Where an option was set, for a message: `--min-tool-recall`, `input min-tool-recall`,
+        or `toolselect.yaml:10: evals.min_tool_recall`."""
+        if key in self.given:
+            return self.given[key]
+        return self.origin(key) + (BY_KEY[key].config_key or key)
 
     def origin(self, key: str) -> str:
         """`file:line: ` of a config key (an `evals:` key, `server` or `tools_file`), for messages."""
@@ -517,6 +525,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         notes.append(f"ignoring toolproof section(s) {', '.join(loaded.ignored)}: toolselect runs the evals only")
 
     values: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for option in OPTIONS:
         if option.config is None and option.key not in over.values:
             continue
@@ -524,6 +533,8 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         if option.choices and value is not None:  # from the environment or the YAML: checked here
             option.check_text(value, origin, place)
         values[option.key] = value
+        if origin and not place and origin != option.config_key:  # a flag, an input or a variable
+            given[option.key] = origin
 
     # distractor files: a flag's from the working directory, the config's from the config's folder
     from_flags = "distractors" in over.values
@@ -573,6 +584,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         cache_mode=over.cache_mode or ("use" if values["cache"] else "off"),
         notes=tuple(notes),
         origins=_origins(doc),
+        given=given,
         models=specs,
     )
 

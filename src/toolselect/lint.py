@@ -12,7 +12,7 @@ import difflib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -22,7 +22,7 @@ from jsonschema.validators import Draft202012Validator, validator_for
 
 from .errors import ConfigErrors, did_you_mean, where
 from .golden import Case, placeholder
-from .surface import SAFE_NAME, Surface, Tool, described, nameless
+from .surface import SAFE_NAME, Surface, Tool, described, nameless, schema_problem_text
 from .text import BM25, similar_pairs, tokenize, tool_text
 
 Severity = Literal["error", "warning", "info"]
@@ -65,11 +65,16 @@ def confusable_pairs(surface: Surface, threshold: float = CONFUSABLE) -> list[tu
 # --------------------------------------------------------------------------- the surface
 
 
-def lint_surface(surface: Surface, file: str | None = None, line: int | None = None) -> list[Finding]:
+def lint_surface(
+    surface: Surface, file: str | None = None, line: int | None = None, lines: Mapping[str, int] | None = None
+) -> list[Finding]:
+    """Findings about the surface, each at `file`:`line` — or at its tool's own line (`lines`, by
+    name: its entry in a tools file)."""
     out: list[Finding] = []
+    lines = lines or {}
 
     def add(code: str, severity: Severity, message: str, fix: str, tool: str | None = None) -> None:
-        out.append(Finding(code, severity, message, fix, "surface", tool, None, file, line))
+        out.append(Finding(code, severity, message, fix, "surface", tool, None, file, lines.get(tool or "", line)))
 
     names: Counter[str] = Counter()
     for index, raw in enumerate(surface.raw):
@@ -136,7 +141,7 @@ def lint_surface(surface: Surface, file: str | None = None, line: int | None = N
             add(code, "error", f"{name}: {left_out}; it is left out of what the model sees", fix, name)
         if isinstance(schema, dict):
             out += [
-                Finding(f.code, f.severity, f.message, f.fix, "surface", name, None, file, line)
+                Finding(f.code, f.severity, f.message, f.fix, "surface", name, None, file, lines.get(name, line))
                 for f in _schema_findings(name, schema, left_out is None)
             ]
         output = raw.get("outputSchema")
@@ -180,7 +185,7 @@ def _schema_problem(schema: Any) -> str | None:
     try:
         validator_for(schema, default=Draft202012Validator).check_schema(schema)
     except SchemaError as exc:
-        return exc.message
+        return schema_problem_text(exc)
     return None
 
 
@@ -232,8 +237,17 @@ def _schema_findings(name: str, schema: dict[str, Any], valid: bool) -> Iterable
             "warning",
             f"{name}: {_plural(unexplained, 'enum')} {_have(unexplained, 'does not', 'do not')} explain "
             f"{'its' if len(unexplained) == 1 else 'their'} values",
-            "say what each value means, e.g. 'metric: °C and km/h; imperial: °F and mph'",
+            _enum_fix(properties, unexplained),
         )
+
+
+def _enum_fix(properties: dict[str, Any], unexplained: list[str]) -> str:
+    """The fix, in this enum's own values: "say what each value means, e.g. 'fast: …; exact: …'"."""
+    param = unexplained[0].split(" (", 1)[0]
+    values = [str(v) for v in properties[param]["enum"][:3]]
+    return (
+        f"say what each value of {param} means in its description, e.g. '" + "; ".join(f"{v}: …" for v in values) + "'"
+    )
 
 
 def _plural(items: Sequence[str], noun: str) -> str:

@@ -52,8 +52,10 @@ def display_path(path: Path, base: Path | None = None) -> str:
 
 
 def read_text(path: Path, shown: str, what: str) -> str:
+    """A file's text; a UTF-8 byte-order mark (some Windows editors write one) is dropped, for JSON
+    and JSONL as YAML does."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{shown}: {what} not found") from None
     except IsADirectoryError:

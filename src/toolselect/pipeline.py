@@ -84,13 +84,15 @@ async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say 
     return build_surface(captured.tools, captured.origin)
 
 
-def surface_place(settings: Settings) -> tuple[str | None, int | None]:
-    """Where surface findings point: the frozen tools.json, or the config's `server:` line."""
+def surface_place(settings: Settings) -> tuple[str | None, int | None, dict[str, int]]:
+    """Where surface findings point: the frozen tools file (each tool's own entry), or the config's
+    `server:` line."""
     if settings.tools_file:
         from .locate import display_path
+        from .surface.file import tool_lines
 
-        return display_path(settings.tools_file), None
-    return settings.place("server")
+        return display_path(settings.tools_file), None, tool_lines(settings.tools_file)
+    return (*settings.place("server"), {})
 
 
 @dataclass
@@ -153,9 +155,7 @@ async def prepare(
         surface = listed
         findings = lint_surface(surface, *surface_place(settings))
         findings += check_cases(cases, surface)  # impossible cases stop here
-        check_tool_names(
-            settings.gate.min_tool_recall, surface, settings.origin("min_tool_recall") + "evals.min_tool_recall"
-        )
+        check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))
@@ -625,7 +625,8 @@ async def run_stress(
         limit = PROVIDERS[settings.provider].max_tools
         if limit is not None and len(user.tools) + most > limit:
             most = max(0, limit - len(user.tools))
-            notes.append(f"{settings.provider} takes at most {limit} tools a request: sizes were capped at {most}")
+            if max(settings.stress.sizes) > most:  # said only when a size asked for was cut
+                notes.append(f"{settings.provider} takes at most {limit} tools a request: sizes were capped at {most}")
         elif max(settings.stress.sizes) > most:
             notes.append(f"sizes above {most} were capped: that is every distractor in the pool")
         sizes = tuple(sorted({0, *(min(s, most) for s in settings.stress.sizes)}))  # 0: your tools alone

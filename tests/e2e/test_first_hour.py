@@ -246,3 +246,60 @@ def test_lint_catches_the_slips_people_make_and_eval_never_pays_for_a_todo(tmp_p
     todo = next(c for c in report["cases"] if c["name"] == "forecast-todo")
     assert todo["samples"][0]["outcome"] == "NOT-EVALUATED"
     assert "the prompt is still a TODO placeholder" in json.dumps(todo)
+
+
+def test_messages_say_where_and_what_to_do(tmp_path):
+    """An invalid schema by its property path with the fix, at the tool's entry in the tools file;
+    an enum's fix in its own values; a BOM in JSON and JSONL read as in YAML; a flag's error named
+    by the flag; a server that prints on stdout told so in one line; `1 tool`."""
+    one = [
+        {
+            "name": "search_issues",
+            "description": "Search the repository's issues by text and state.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "words to look for"},
+                    "state": {"type": "string", "enum": ["open", "closed", "all"]},
+                    "number": {"type": "int"},
+                },
+                "required": ["query"],
+            },
+        }
+    ]
+    (tmp_path / "tools.json").write_bytes(b"\xef\xbb\xbf" + json.dumps({"tools": one}, indent=2).encode())
+    case = {"id": "q", "question": "find open issues about login", "expected_tool": "search_issues"}
+    (tmp_path / "golden.jsonl").write_bytes(b"\xef\xbb\xbf" + (json.dumps(case) + "\n").encode())
+    run = toolselect("lint", "--tools", "tools.json", "--golden", "golden.jsonl", "--json", "l.json", cwd=tmp_path)
+    assert "tool surface: 0 tools from file: tools.json; 1 case\n" in run.out, run.out + run.err  # left out
+    findings = {f["code"]: f for f in json.loads((tmp_path / "l.json").read_text())["findings"]}
+    invalid = findings["input-schema-invalid"]
+    assert "properties.number.type: 'int' is not a JSON Schema type: use 'integer'" in invalid["message"]
+    assert (invalid["file"], invalid["line"]) == ("tools.json", 4)  # where search_issues is named
+    assert findings.get("enum-unexplained") is None  # the tool is left out: its parameters aren't judged
+
+    one[0]["inputSchema"]["properties"]["number"]["type"] = "integer"
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": one}, indent=2))
+    run = toolselect("lint", "--tools", "tools.json", "--golden", "golden.jsonl", "--json", "l.json", cwd=tmp_path)
+    assert "tool surface: 1 tool from file: tools.json; 1 case\n" in run.out, run.out + run.err
+    findings = {f["code"]: f for f in json.loads((tmp_path / "l.json").read_text())["findings"]}
+    assert findings["enum-unexplained"]["fix"] == (
+        "say what each value of state means in its description, e.g. 'open: …; closed: …; all: …'"
+    )
+
+    flagged = toolselect("eval", "--tools", "tools.json", "--golden", "golden.jsonl", "--provider", "bm25",
+                         "--min-tool-recall", "search_isues=0.8", cwd=tmp_path)  # fmt: skip
+    assert flagged.code == 2
+    assert (
+        "error: --min-tool-recall names 'search_isues', which the tool surface does not have (did you mean "
+        "'search_issues'?)" in flagged.err
+    )
+
+    (tmp_path / "noisy.py").write_text(
+        "print('Server starting...', flush=True)\nimport runpy\n"
+        f"runpy.run_path({str(ROOT / 'examples' / 'weather' / 'server.py')!r}, run_name='__main__')\n"
+    )
+    noisy = toolselect("lint", "--golden", "golden.jsonl", "--", "python3", "noisy.py", cwd=tmp_path)
+    said = noisy.out + noisy.err
+    assert "the server wrote 'Server starting...' to stdout: log to stderr, stdout carries the protocol" in said
+    assert "Traceback" not in said and "tool surface: 6 tools" in said

@@ -304,7 +304,14 @@ def test_sizes_are_capped_at_the_apis_tool_limit_and_a_dry_run_runs_no_retriever
     )  # fmt: skip
     assert run.code == 0, run.err
     assert "sizes 0, 50, 122 × 1 seeds = 3 surfaces" in run.out  # 6 tools of ours + 122 = OpenAI's 128
+    assert "openai takes at most 128 tools a request: sizes were capped at 122" in run.out + run.err
     assert not (tmp_path / "ran").exists()  # a dry run asks nothing and runs no retriever
+    small = toolselect(
+        "stress", "--provider", "openai", "--model", "m", "--sizes", "0,20", "--seeds", "1", "--dry-run",
+        cwd=tmp_path, env={"HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert small.code == 0, small.err
+    assert "sizes 0, 20 × 1 seeds" in small.out and "capped" not in small.out + small.err  # nothing was cut
 
 
 @pytest.fixture(scope="module")

@@ -435,3 +435,21 @@ def test_a_report_whose_matrix_does_not_match_its_samples_still_renders():
     text = Page(page_html).joined()
     assert "No counted samples." in text and "wanted get_weather, got (error)" in text
     assert 'id="m0-cell-x0"' in page_html
+
+
+def test_a_change_is_coloured_by_its_direction():
+    """Under-triggering rising is worse (red), as accuracy falling is; a fall of it is better."""
+    from tests.unit.test_diff import report
+    from toolselect.outcome import compare_saved
+    from toolselect.render.html import metrics_table
+
+    good = {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    silent = {**good, "rain tomorrow": None, "wind now": None}
+    worse = compare_saved(report(good), report(silent), {}, base_label="b")
+    table = metrics_table(worse.head, worse.diff)
+    row = next(r for r in table.split("<tr") if "under-triggering" in r)
+    assert 'class="delta worse">+66.7 pt' in row
+    assert 'class="delta worse">−50.0 pt' in next(r for r in table.split("<tr") if ">accuracy (right" in r)
+    better = compare_saved(report(silent), report(good), {}, base_label="b")
+    row = next(r for r in metrics_table(better.head, better.diff).split("<tr") if "under-triggering" in r)
+    assert 'class="delta better">−66.7 pt' in row

@@ -30,6 +30,8 @@ def cmd_stress(args: argparse.Namespace) -> int:
     if args.dry_run:
         runs = len(run.sizes) * stress.seeds
         print(f"sizes {', '.join(map(str, run.sizes))} × {stress.seeds} seeds = {runs} surfaces")
+        for warning in run.warnings:  # e.g. a size cut to what the API takes
+            print(f"warning: {warning}")
         print(describe(run.budget, "stress"))
         return EXIT_PASSED
     report = stress_report_of(run, settings)

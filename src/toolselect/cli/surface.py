@@ -10,6 +10,7 @@ from typing import Any
 
 from ..config import Overrides, Settings
 from ..providers.registry import API_PROVIDERS
+from ..render.common import tools_count
 from ..runtime import run_async
 from ..surface import Surface
 from .common import flag_overrides, load_settings
@@ -50,7 +51,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     if args.check is not None:
         shown = display_path(args.check)
         if args.check.read_text(encoding="utf-8") == tools_file_text(tools):
-            print(f"{shown} is current: {len(tools)} tools from {surface.origin} (surface hash {surface.hash})")
+            print(f"{shown} is current: {tools_count(len(tools))} from {surface.origin} (surface hash {surface.hash})")
             return EXIT_PASSED
         print(f"{shown} is stale: the server at {surface.origin} now lists a different tool surface")
         for line in _surface_report(committed, tools):
@@ -58,7 +59,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
         print(f"update it with: toolselect snapshot -o {shown} (with the same server options), and commit it")
         return EXIT_GATE_FAILED
     write_tools_file(args.output, tools)
-    print(f"{len(tools)} tools from {surface.origin} written to {args.output}")
+    print(f"{tools_count(len(tools))} from {surface.origin} written to {args.output}")
     print(f"surface hash {surface.hash}")
     for lo in surface.left_out:
         print(f"  left out {lo.name}: {lo.reason}")
@@ -121,7 +122,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
     view = ConsoleView()
-    view.console.print(f"tool surface: {len(surface.tools)} tools from {surface.origin}; {len(cases)} cases")
+    counted = f"{len(cases)} case" + ("" if len(cases) == 1 else "s")
+    view.console.print(f"tool surface: {tools_count(len(surface.tools))} from {surface.origin}; {counted}")
     if findings:
         view.print_lint(findings, title="Lint")
     else:

@@ -161,6 +161,11 @@ def metric_text(m: Metric | None, report: Report, key: str) -> str:
 
 
 ARG_METRICS = ("arg_accuracy", "schema_valid_rate")
+LOWER_IS_BETTER = frozenset({"under_trigger_rate", "over_trigger_rate", "error_rate"})  # a rise is worse
+
+
+def tools_count(n: int) -> str:
+    return f"{n} tool" if n == 1 else f"{n} tools"
 
 
 def lint_summary(findings: Sequence[Finding | FindingOut]) -> str:

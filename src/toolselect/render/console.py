@@ -28,6 +28,7 @@ from .common import (
     metric_text,
     pct,
     sorted_findings,
+    tools_count,
     verdict,
 )
 
@@ -108,7 +109,8 @@ class ConsoleView:
             f" · {len(cases)} cases{repeat} · concurrency {settings.concurrency}"
         )
         self.console.print(
-            f"tool surface: {len(surface.tools)} tools from {escape(surface.origin)} [dim](hash {surface.hash[:12]})[/]"
+            f"tool surface: {tools_count(len(surface.tools))} from {escape(surface.origin)} "
+            f"[dim](hash {surface.hash[:12]})[/]"
         )
         for lo in surface.left_out:
             self.console.print(f"  [yellow]left out[/] {escape(lo.name)}: {escape(lo.reason)}")

@@ -29,6 +29,7 @@ from .comment import HEADLINE_METRICS, delta_text
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
+    LOWER_IS_BETTER,
     METRIC_LABELS,
     args_text,
     case_row,
@@ -162,10 +163,13 @@ def verdict_badge(passed: bool) -> str:
     return '<span class="badge pass">PASS</span>' if passed else '<span class="badge fail">FAIL</span>'
 
 
-def delta_span(value: float | None) -> str:
+def delta_span(value: float | None, key: str = "accuracy") -> str:
+    """A change in points, coloured by its direction for `key`: for the rates where lower is better
+    (under- and over-triggering, provider errors) a rise is worse."""
     if value is None:
         return ""
-    kind = "up" if value >= 0.05 else "down" if value <= -0.05 else "flat"
+    better = -value if key in LOWER_IS_BETTER else value
+    kind = "better" if better >= 0.05 else "worse" if better <= -0.05 else "flat"
     return f'<span class="delta {kind}">{esc(delta_text(value))}</span>'
 
 
@@ -293,7 +297,7 @@ def overview(outcome: Outcome, ids: Sequence[str]) -> str:
             d = m.diff.metrics[key].delta_pt if m.diff is not None else None
             cells.append(
                 f'<td class="num">{esc(metric_text(metric, m.head, key))} <span class="n">{frac(metric)}</span>'
-                f"{'<br>' + delta_span(d) if m.diff is not None else ''}</td>"
+                f"{'<br>' + delta_span(d, key) if m.diff is not None else ''}</td>"
             )
         if m.diff is not None:
             vs = esc(accuracy_line(m))
@@ -410,7 +414,7 @@ def metrics_table(report: Report, diff: Diff | None) -> str:
             cells = (
                 f'<td class="num n">{base}</td>'
                 + cells
-                + f'<td class="num">{delta_span(d.delta_pt if d else None)}</td>'
+                + f'<td class="num">{delta_span(d.delta_pt if d else None, key)}</td>'
             )
         strong = ' class="key"' if key in HEADLINE_METRICS[:2] else ""
         rows.append(f"<tr{strong}><th>{esc(label)}</th>{cells}</tr>")
@@ -923,7 +927,7 @@ table.grid{width:100%}
 .overview tbody th a{white-space:nowrap;font-weight:600}
 .grid tr.key th{font-weight:700}
 .num{text-align:right!important;white-space:nowrap}
-.delta{font-weight:600;white-space:nowrap}.delta.up{color:var(--ok)}.delta.down{color:var(--bad)}.delta.flat{color:var(--muted);font-weight:400}
+.delta{font-weight:600;white-space:nowrap}.delta.better{color:var(--ok)}.delta.worse{color:var(--bad)}.delta.flat{color:var(--muted);font-weight:400}
 .heatmap{margin:4px 0}
 .heatmap th.col{vertical-align:bottom;padding:4px 2px;font-weight:500;font-size:12px;height:130px}
 .heatmap th.col span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block}

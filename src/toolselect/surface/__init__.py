@@ -131,6 +131,25 @@ def schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
     return _CHECKED[key]
 
 
+JSON_TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
+# what a type is often called in the language the server is written in → JSON Schema's name for it
+TYPE_NAMES = {"int": "integer", "str": "string", "float": "number", "double": "number", "bool": "boolean",
+              "dict": "object", "list": "array", "long": "integer", "text": "string", "map": "object"}  # fmt: skip
+
+
+def schema_problem_text(exc: SchemaError) -> str:
+    """Where in the schema the problem is (`properties.number.type`), what it is, and for a type
+    misnamed the likely fix (`'int'` → `integer`)."""
+    path = ".".join(str(p) for p in exc.path)
+    at = f"{path}: " if path else ""
+    value = exc.instance
+    if exc.path and exc.path[-1] == "type" and isinstance(value, str):
+        fix = TYPE_NAMES.get(value.lower())
+        known = ", ".join(JSON_TYPES)
+        return f"{at}{value!r} is not a JSON Schema type" + (f": use {fix!r}" if fix else f" (one of {known})")
+    return f"{at}{exc.message}"
+
+
 def _schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
     if not isinstance(schema, dict):
         return None, "input schema is not a JSON object"
@@ -141,7 +160,7 @@ def _schema_validator(schema: Any) -> tuple[Validator | None, str | None]:
         cls.check_schema(schema)
     except SchemaError as exc:
         draft = cls.__name__.removesuffix("Validator")
-        return None, f"input schema is not valid JSON Schema ({draft}): {exc.message}"
+        return None, f"input schema is not valid JSON Schema ({draft}): {schema_problem_text(exc)}"
     if schema.get("type") != "object":
         return None, "input schema's root is not `type: object`, which model APIs require"
     return cls(schema), None

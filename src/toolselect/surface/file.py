@@ -4,6 +4,7 @@ list; `.yaml`/`.yml` files are read as YAML)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,3 +51,32 @@ def tools_file_text(tools: list[dict[str, Any]]) -> str:
 def write_tools_file(path: Path, tools: list[dict[str, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(tools_file_text(tools), encoding="utf-8")
+
+
+JSON_NAME = re.compile(r'"name"\s*:\s*"((?:[^"\\]|\\.)*)"')
+YAML_NAME = re.compile(r"^\s*-?\s*name:\s*[\"']?([^\"'#\n]*?)[\"']?\s*(?:#.*)?$", re.MULTILINE)
+
+
+def tool_lines(path: Path) -> dict[str, int]:
+    """Each tool's line in a tools file (where its `name` is), for findings to point at; tools are
+    matched in order, so a property that is also called `name` further in does not count."""
+    try:
+        tools = read_tools_file(path)
+        text = path.read_text(encoding="utf-8-sig")
+    except (ConfigError, OSError, ValueError):
+        return {}
+    pattern = YAML_NAME if path.suffix.lower() in (".yaml", ".yml") else JSON_NAME
+    found = [(m.start(), m.group(1)) for m in pattern.finditer(text)]
+    out: dict[str, int] = {}
+    at = 0
+    for tool in tools:
+        name = tool.get("name")
+        if not isinstance(name, str):
+            continue
+        shown = json.dumps(name)[1:-1] if pattern is JSON_NAME else name
+        for i in range(at, len(found)):
+            if found[i][1] == shown:
+                out.setdefault(name, text.count("\n", 0, found[i][0]) + 1)
+                at = i + 1
+                break
+    return out

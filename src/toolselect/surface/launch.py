@@ -86,7 +86,7 @@ async def capture(spec: ServerSpec, environ: Mapping[str, str], say: Say = lambd
         if spec.start is None:
             if program is not None:
                 check_program(program, spec.env, spec.cwd, spec.place)
-            return Captured(await list_tools(spec), spec.describe())
+            return Captured(await list_tools(spec, say), spec.describe())
         async with started(spec, say, confined) as server:
             return Captured(await _list_when_ready(spec, server), spec.describe())
     except MissingProgram as exc:

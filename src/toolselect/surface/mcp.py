@@ -8,8 +8,10 @@ toolselect judges schemas itself and leaves the invalid tools out, by name.
 from __future__ import annotations
 
 import asyncio
+import logging
+import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -29,8 +31,52 @@ def leaves(exc: BaseException) -> Iterator[BaseException]:
         yield exc
 
 
-async def list_tools(spec: ServerSpec) -> list[dict[str, Any]]:
-    """Raw tool definitions from a live server, in server order, across every page."""
+class _StrayLines(logging.Filter):
+    """The SDK logs a traceback for every line a stdio server prints on stdout that is not JSON-RPC:
+    kept instead, to be said once, in one line, with the fix."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.getMessage().startswith("Failed to parse JSONRPC message"):
+            return True
+        error: Any = record.exc_info[1] if record.exc_info else None
+        listed = error.errors() if error is not None and hasattr(error, "errors") else []
+        found = listed[0].get("input") if listed else None
+        self.lines.append(str(found) if found is not None else "?")
+        return False
+
+    def said(self) -> str | None:
+        if not self.lines:
+            return None
+        first = self.lines[0] if len(self.lines[0]) <= 80 else self.lines[0][:79] + "…"
+        more = (
+            f" (and {len(self.lines) - 1} more line{'s' if len(self.lines) > 2 else ''})" if len(self.lines) > 1 else ""
+        )
+        return f"the server wrote {first!r} to stdout{more}: log to stderr, stdout carries the protocol"
+
+
+async def list_tools(spec: ServerSpec, say: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Raw tool definitions from a live server, in server order, across every page. Lines a stdio
+    server prints on stdout that aren't the protocol are said once (`say`, else stderr)."""
+    stray = _StrayLines()
+    sdk_log = logging.getLogger("mcp.client.stdio")
+    sdk_log.addFilter(stray)
+    try:
+        return await _list_tools(spec)
+    except InfraError as exc:
+        if (said := stray.said()) is not None:
+            raise type(exc)(f"{said}\n{exc.message}", hint=exc.hint) from None
+        raise
+    finally:
+        sdk_log.removeFilter(stray)
+        if (said := stray.said()) is not None:
+            (say or (lambda text: print(f"warning: {text}", file=sys.stderr)))(said)
+
+
+async def _list_tools(spec: ServerSpec) -> list[dict[str, Any]]:
     import anyio
 
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
