@@ -17,7 +17,7 @@ TOOLS = DATA / "outcomes" / "tools.json"
 RPS = 100
 
 
-def suite(folder, provider: str, cases: int = 200) -> None:
+def suite(folder, provider: str, cases: int = 200, concurrency: int = 16) -> None:
     golden = "".join(
         json.dumps({"id": f"c{i}", "question": f"weather in city {i} now", "expected_tool": "get_weather"}) + "\n"
         for i in range(cases)
@@ -25,31 +25,37 @@ def suite(folder, provider: str, cases: int = 200) -> None:
     (folder / "g.jsonl").write_text(golden)
     (folder / "toolselect.yaml").write_text(
         f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  provider: {provider}\n  model: fake-model\n"
-        "  golden: g.jsonl\n  min_accuracy: 0\n  repeat: 3\n  concurrency: 16\n"
+        f"  golden: g.jsonl\n  min_accuracy: 0\n  repeat: 3\n  concurrency: {concurrency}\n"
     )
 
 
 @pytest.mark.parametrize(
-    ("provider", "headers", "flags"),
-    [("openai", "openai", ()), ("anthropic", "anthropic", ()), ("openai", None, ()),
-     ("openai", None, ("--max-rpm", str(RPS * 60 * 0.95)))],
-    ids=["openai-headers", "anthropic-headers", "no-headers", "max-rpm"],
+    ("provider", "headers", "flags", "burst", "concurrency"),
+    [("openai", "openai", (), 20, 16), ("anthropic", "anthropic", (), 20, 16), ("openai", None, (), 20, 16),
+     ("openai", None, ("--max-rpm", str(RPS * 60 * 0.95)), 20, 16),
+     # issue 24's shape: 20 req/s, a burst of 5, a 0.1 s retry-after, 32 in flight — the first seconds used
+     # to spend some samples' retries (28 of 180 ERROR): a 429 is the endpoint asking to wait, not a failure
+     ("openai", None, (), 5, 32), ("anthropic", "anthropic", (), 5, 32)],
+    ids=["openai-headers", "anthropic-headers", "no-headers", "max-rpm", "no-headers-burst-5", "headers-burst-5"],
 )  # fmt: skip
-def test_a_run_at_the_rate_limit(tmp_path, provider, headers, flags):
-    limit = {"rps": RPS, "burst": 20, "headers": headers, "retry_after": "1"}
+def test_a_run_at_the_rate_limit(tmp_path, provider, headers, flags, burst, concurrency):
+    small = burst < 20
+    rps, cases = (20, 60) if small else (RPS, 200)
+    limit = {"rps": rps, "burst": burst, "headers": headers, "retry_after": "0.1" if small else "1"}
     with FakeModelAPI({"default": {"tool": "get_weather", "args": {}}, "latency": 0.02, "rate_limit": limit}) as api:
-        suite(tmp_path, provider)
+        suite(tmp_path, provider, cases, concurrency)
         key = "ANTHROPIC_API_KEY" if provider == "anthropic" else "OPENAI_API_KEY"
         env = {key: "k", "OPENAI_BASE_URL": api.url + "/v1", "ANTHROPIC_BASE_URL": api.url}
         run = toolselect("eval", *flags, "--json", "r.json", "-q", cwd=tmp_path, env=env, timeout=180)
         stats = api.stats()
     assert run.code in (0, 1), run.err
     report = json.loads((tmp_path / "r.json").read_text())
-    assert report["counts"]["outcomes"].get("ERROR", 0) == 0 and stats["admitted"] == 600
-    achieved = (stats["admitted"] - limit["burst"]) / stats["admitted_span_s"]  # sustained, past the burst
-    assert achieved >= 0.85 * RPS, (achieved, stats)
-    if headers or flags:  # announced or capped: the run never runs into the limit
-        assert stats["rate_limited"] <= 2, stats
+    assert report["counts"]["outcomes"].get("ERROR", 0) == 0 and stats["admitted"] == cases * 3
+    if not small:  # the small burst's pace is the benchmark's to measure (docs/benchmarks.md): its 0 ERROR is here
+        achieved = (stats["admitted"] - limit["burst"]) / stats["admitted_span_s"]  # sustained, past the burst
+        assert achieved >= 0.85 * RPS, (achieved, stats)
+    if headers or flags:  # announced or capped: past the first requests (sent before any answer said the limit)
+        assert stats["rate_limited"] <= max(2, concurrency), stats
     else:  # found: a few 429s set the pace, and the run says how often it slowed down
         assert stats["rate_limited"] > 0 and report["run"]["pool_shrinks"] > 0
 

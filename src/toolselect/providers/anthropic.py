@@ -66,7 +66,7 @@ class AnthropicProvider(SdkProvider):
             kwargs["system"] = request.system
         started = time.perf_counter()
         try:
-            message = await self.client.messages.create(
+            message = await self.patiently(lambda: self.client.messages.create(
                 model=self.model,
                 max_tokens=s.max_tokens,
                 messages=messages(request),
@@ -81,7 +81,7 @@ class AnthropicProvider(SdkProvider):
                     **body,
                 },
                 **kwargs,
-            )
+            ))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise self.sort_error(exc) from None
         latency_ms = (time.perf_counter() - started) * 1000

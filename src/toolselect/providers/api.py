@@ -4,12 +4,14 @@ deadline, and errors sorted into fatal and per-sample."""
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import importlib
+import random
 import socket
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import InfraError
@@ -24,6 +26,10 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_S = 60.0
 # Statuses after which no other request would fare better: stop the run at once.
 FATAL_STATUSES = {400, 401, 402, 403, 404, 413, 422}
+# The endpoint asking to wait (rate limited, overloaded): not a failure, so retried for as long as
+# the sample's time budget lasts, not a number of times. A 503 counts when it says how long to wait.
+WAIT_STATUSES = {429, 529}
+T = TypeVar("T")
 
 
 class SdkProvider(Provider):
@@ -78,6 +84,24 @@ class SdkProvider(Provider):
         why = unreachable(self.endpoint, self.environ)
         if why is not None:
             raise InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.settings.base_url))
+
+    async def patiently(self, send: Callable[[], Awaitable[T]]) -> T:
+        """`send()` (the SDK's call, its own retries inside) again while the endpoint answers that it
+        is busy — 429, 529, a 503 with retry-after — within the sample's time budget: every attempt
+        the SDK's retries could take (timeout_s × (max_retries + 1)). The pool has slowed already
+        (the pacer saw each 429), so the next attempt goes out at the endpoint's pace."""
+        budget = deadline(self.settings) * (self.settings.max_retries + 1)
+        started = time.monotonic()
+        while True:
+            try:
+                return await send()
+            except Exception as exc:
+                wait = asks_to_wait(exc, deadline(self.settings))
+                if wait is None or self.pool.pacer.stalled is not None:
+                    raise
+                if time.monotonic() - started + wait > budget:
+                    raise BusyTooLong(exc, budget) from None
+                await asyncio.sleep(wait)
 
     def key(self, variable: str) -> str | None:
         """A key from the run's environment, refused when it can't go in a header."""
@@ -137,6 +161,12 @@ class SdkProvider(Provider):
         """An SDK exception as a fatal InfraError (stop the run) or a SampleError (this sample only)."""
         if self.pool.pacer.stalled is not None:  # the endpoint asked for a wait no request may make
             return self.pool.pacer.stalled
+        if isinstance(exc, BusyTooLong):
+            status = getattr(exc.error, "status_code", "?")
+            return SampleError(
+                self.redact(f"{status} {api_message(exc.error)}: still busy when the sample's {exc.budget:g} s of "
+                            "waiting ran out (timeout_s × (max_retries + 1))")
+            )  # fmt: skip
         status = getattr(exc, "status_code", None)
         retries = self.settings.max_retries
         if isinstance(status, int) and status in FATAL_STATUSES:
@@ -164,6 +194,25 @@ class SdkProvider(Provider):
             cause = type(exc.__cause__).__name__ if exc.__cause__ else name
             return SampleError(f"connection error ({cause}) at {self.shown_endpoint}{tries}")
         return SampleError(self.redact(f"{name}: {exc}"))
+
+
+class BusyTooLong(Exception):
+    """The endpoint kept asking to wait for longer than a sample's time budget."""
+
+    def __init__(self, error: Exception, budget: float) -> None:
+        super().__init__(str(error))
+        self.error, self.budget = error, budget
+
+
+def asks_to_wait(exc: Exception, limit: float) -> float | None:
+    """Seconds to wait before asking again when an answer said the endpoint is busy (its
+    retry-after, within `limit`; else a second or two, jittered), or None for any other error."""
+    status = getattr(exc, "status_code", None)
+    response = getattr(exc, "response", None)
+    said = retry_after(response.headers) if response is not None else None
+    if status in WAIT_STATUSES or (status == 503 and said is not None):
+        return min(limit, max(0.0, said)) if said is not None else 1.0 + random.random()
+    return None
 
 
 REACH_TIMEOUT_S = 5.0

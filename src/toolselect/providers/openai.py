@@ -67,7 +67,7 @@ class _OpenAIBase(SdkProvider):
     async def pick(self, request: Request) -> Pick:
         started = time.perf_counter()
         try:
-            answer = await self._ask(request)
+            answer = await self.patiently(lambda: self._ask(request))
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise self.sort_error(exc) from None
         try:
