@@ -481,8 +481,8 @@ def main() -> None:
     args = parser.parse_args()
     quick = args.quick
     if args.only:
-        rows = {"models": models_rows, "rate": rate_rows, "burst": rate_burst_rows, "shards": shard_rows}[args.only]
-        print_table(rows(quick))
+        only = {"models": models_rows, "rate": rate_rows, "burst": rate_burst_rows, "shards": shard_rows}[args.only]
+        print_table(only(quick))
         return
     rows: list[tuple[str, str, str, str]] = []
 
