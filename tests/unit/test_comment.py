@@ -75,3 +75,18 @@ def test_big_comments_drop_the_least_important_sections_first():
     assert len(body) <= COMMENT_LIMIT
     assert "✂️ Cut to fit: all cases" in body and "see the job summary" in body
     assert "Flipped to failing (600)" in body and "… 550 more" in body
+
+
+def test_a_failure_that_holds_on_the_base_too_says_so_in_one_line():
+    """Below min_accuracy on both sides and nothing dropped: the headline says it isn't this PR."""
+    same = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
+    outcome = compare_saved(report(same), report(same), {"min_accuracy": 0.9, "max_drop": 5}, base_label="base")
+    [headline] = [line for line in render_comment(outcome, comment_id="x").splitlines() if line.startswith("###")][:1]
+    assert headline == (
+        "### ❌ toolselect failed: accuracy 75.0% → 75.0% (±0.0 pt) — fails on the base too: accuracy 75.0% (3/4) is "
+        "below min\\_accuracy 90%"
+    )
+    assert len(headline) <= 150
+    worse = compare_saved(report(same), report({**same, "week ahead": "get_weather"}), {"min_accuracy": 0.9},
+                          base_label="base")  # fmt: skip
+    assert "fails on the base too" not in render_comment(worse, comment_id="x").splitlines()[1]  # it dropped: this PR
