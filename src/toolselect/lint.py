@@ -66,15 +66,21 @@ def confusable_pairs(surface: Surface, threshold: float = CONFUSABLE) -> list[tu
 
 
 def lint_surface(
-    surface: Surface, file: str | None = None, line: int | None = None, lines: Mapping[str, int] | None = None
+    surface: Surface,
+    file: str | None = None,
+    line: int | None = None,
+    places: Mapping[str, tuple[str, int]] | None = None,
 ) -> list[Finding]:
-    """Findings about the surface, each at `file`:`line` — or at its tool's own line (`lines`, by
-    name: its entry in a tools file)."""
+    """Findings about the surface, each at `file`:`line` — or at its tool's own place (`places`, by
+    name: its entry in a tools file, its declaration in the server's source)."""
     out: list[Finding] = []
-    lines = lines or {}
+    places = places or {}
+
+    def at(tool: str | None) -> tuple[str | None, int | None]:
+        return places.get(tool or "", (file, line))
 
     def add(code: str, severity: Severity, message: str, fix: str, tool: str | None = None) -> None:
-        out.append(Finding(code, severity, message, fix, "surface", tool, None, file, lines.get(tool or "", line)))
+        out.append(Finding(code, severity, message, fix, "surface", tool, None, *at(tool)))
 
     names: Counter[str] = Counter()
     for index, raw in enumerate(surface.raw):
@@ -141,7 +147,7 @@ def lint_surface(
             add(code, "error", f"{name}: {left_out}; it is left out of what the model sees", fix, name)
         if isinstance(schema, dict):
             out += [
-                Finding(f.code, f.severity, f.message, f.fix, "surface", name, None, file, lines.get(name, line))
+                Finding(f.code, f.severity, f.message, f.fix, "surface", name, None, *at(name))
                 for f in _schema_findings(name, schema, left_out is None)
             ]
         output = raw.get("outputSchema")

@@ -7,6 +7,8 @@ A `Located` document maps a path such as `("evals", "cases", 2, "expect_tool")` 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,3 +144,43 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             raise _DuplicateKey(key)
         result[key] = value
     return result
+
+
+SOURCE_SUFFIXES = {".py", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".go", ".rs", ".java", ".kt", ".rb", ".cs"}
+NOT_SOURCE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".toolselect-cache", "toolselect-report",
+              "build", "dist", "out", "target", ".mypy_cache", ".ruff_cache"}  # fmt: skip
+MAX_SOURCE_FILES, MAX_SOURCE_BYTES = 5000, 1 << 20
+
+
+def source_lines(folder: Path, names: Sequence[str]) -> dict[str, tuple[str, int]]:
+    """Where each tool is declared in a server's sources (not its build output, dependencies or
+    tests, when a source has it): the first line naming it as a string or a function — `"get_weather"`,
+    `def get_weather(`, `function get_weather(`. For findings to point at; a name found nowhere is left out."""
+    import os
+
+    files: list[Path] = []
+    for here, dirs, found in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in NOT_SOURCE and not d.startswith("."))
+        files += [Path(here) / f for f in sorted(found) if Path(f).suffix in SOURCE_SUFFIXES]
+        if len(files) > MAX_SOURCE_FILES:
+            return {}
+    files.sort(key=lambda p: ("test" in p.name.lower() or "test" in p.parent.name.lower(), len(p.parts), str(p)))
+    wanted = {name: re.compile(rf"""["'`]{re.escape(name)}["'`]|\b(?:def|function)\s+{re.escape(name)}\s*\(""")
+              for name in names}  # fmt: skip
+    out: dict[str, tuple[str, int]] = {}
+    for path in files:
+        if len(out) == len(wanted):
+            break
+        try:
+            if path.stat().st_size > MAX_SOURCE_BYTES:
+                continue
+            lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+        except OSError:
+            continue
+        for name, pattern in wanted.items():
+            if name in out:
+                continue
+            number = next((i for i, line in enumerate(lines, start=1) if pattern.search(line)), None)
+            if number is not None:
+                out[name] = (display_path(path), number)
+    return out

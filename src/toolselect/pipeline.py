@@ -84,15 +84,23 @@ async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say 
     return build_surface(captured.tools, captured.origin)
 
 
-def surface_place(settings: Settings) -> tuple[str | None, int | None, dict[str, int]]:
-    """Where surface findings point: the frozen tools file (each tool's own entry), or the config's
+def surface_place(settings: Settings, surface: Surface) -> tuple[str | None, int | None, dict[str, tuple[str, int]]]:
+    """Where surface findings point: each tool's entry in the frozen tools file, or its declaration
+    in a stdio server's sources when it is found there, else the tools file or the config's
     `server:` line."""
     if settings.tools_file:
         from .locate import display_path
         from .surface.file import tool_lines
 
-        return display_path(settings.tools_file), None, tool_lines(settings.tools_file)
-    return (*settings.place("server"), {})
+        shown = display_path(settings.tools_file)
+        return shown, None, {name: (shown, line) for name, line in tool_lines(settings.tools_file).items()}
+    server = settings.server
+    places: dict[str, tuple[str, int]] = {}
+    if server is not None and server.command and server.cwd is not None and server.cwd.is_dir():
+        from .locate import source_lines
+
+        places = source_lines(server.cwd, [t.name for t in surface.tools])
+    return (*settings.place("server"), places)
 
 
 @dataclass
@@ -153,7 +161,7 @@ async def prepare(
                 raise outcome
         assert isinstance(listed, Surface)
         surface = listed
-        findings = lint_surface(surface, *surface_place(settings))
+        findings = lint_surface(surface, *surface_place(settings, surface))
         findings += check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
         jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)

@@ -359,9 +359,11 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
         "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::2 tools have fewer than 3 cases: "
         "get_weather (2), search_web (1)" in run.stdout
     )
-    assert (
-        "::warning file=evals/tools.json,title=toolselect lint param-no-description::get_forecast: parameters city, "
-        "days have no description" in run.stdout
+    named = next(i for i, x in enumerate((repo.path / "evals" / "tools.json").read_text().splitlines(), 1)
+                 if '"get_forecast"' in x)  # fmt: skip
+    assert (  # at the tool's own entry in the tools file
+        f"::warning file=evals/tools.json,line={named},title=toolselect lint param-no-description::get_forecast: "
+        "parameters city, days have no description" in run.stdout
     )
 
     # a second run edits the same comment, and the base costs nothing: every answer is cached

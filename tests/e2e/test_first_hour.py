@@ -140,6 +140,11 @@ def test_init_knows_a_typescript_server_is_built_and_setup_skips_while_nothing_c
     assert "server setup done in" in changed.out, changed.out + changed.err
     forced = toolselect("eval", "--no-setup", cwd=repo.path, env=env)
     assert "server setup skipped (--no-setup)" in forced.out
+    linted = toolselect("lint", "--no-setup", "--json", "lint.json", cwd=repo.path, env=env)
+    findings = json.loads((repo.path / "lint.json").read_text())["findings"]
+    [undescribed] = [f for f in findings if f["code"] == "param-no-description" and f["tool"] == "get_weather"]
+    declared = tools_ts(HEAD_FORECAST).splitlines().index('    name: "get_weather",') + 1
+    assert (undescribed["file"], undescribed["line"]) == ("src/tools.ts", declared), linted.out  # not build/
 
     subprocess.run(["git", "add", "-A"], cwd=repo.path, check=True)
     for message in ("init", "a change"):  # the base (HEAD~1) has the config too

@@ -120,7 +120,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     surface = run_async(load_surface(settings, os.environ, _say), message=STOPPED)
     if surface is None:
         return EXIT_INTERRUPTED
-    findings = lint_surface(surface, *surface_place(settings)) + (lint_golden(cases, surface) if cases else [])
+    findings = lint_surface(surface, *surface_place(settings, surface)) + (lint_golden(cases, surface) if cases else [])
     view = ConsoleView()
     counted = f"{len(cases)} case" + ("" if len(cases) == 1 else "s")
     view.console.print(f"tool surface: {tools_count(len(surface.tools))} from {surface.origin}; {counted}")
