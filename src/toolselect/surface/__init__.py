@@ -7,6 +7,7 @@ would reject are mapped to safe names for the request and mapped back in every r
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -144,7 +145,7 @@ def schema_problem_text(exc: SchemaError) -> str:
     at = f"{path}: " if path else ""
     value = exc.instance
     if exc.path and exc.path[-1] == "type" and isinstance(value, str):
-        fix = TYPE_NAMES.get(value.lower())
+        fix = TYPE_NAMES.get(value.lower()) or next(iter(difflib.get_close_matches(value.lower(), JSON_TYPES, 1)), None)
         known = ", ".join(JSON_TYPES)
         return f"{at}{value!r} is not a JSON Schema type" + (f": use {fix!r}" if fix else f" (one of {known})")
     return f"{at}{exc.message}"
