@@ -42,7 +42,8 @@ from .github.commands import Workflow, chown_like
 from .merging import Part
 from .nofollow import fresh_folder, write_text
 from .options import BY_KEY, OPTIONS, read_inputs
-from .outcome import ModelOutcome, Outcome, Targets, compare_saved, evaluate, exit_code, with_stress, write_outputs
+from .outcome import ModelOutcome, Outcome, compare_saved, evaluate, exit_code, with_stress
+from .outputs import Targets, write_outputs
 from .pipeline import Against, run_eval, run_merge, stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS

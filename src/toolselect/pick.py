@@ -100,6 +100,16 @@ class Pick:
         return (ToolCall(self.tool, self.args, self.raw_args),)
 
 
+@dataclass(frozen=True)
+class Reading:
+    """The judge's reading (evals.judge) of a trajectory's final answer after a tool failed: did it
+    tell the user? (Not a gate's verdict.)"""
+
+    surfaced: bool | None  # None: the judge's answer was neither yes nor no
+    said: str  # the judge's own words (cut)
+    cached: bool = False
+
+
 def failed(message: str, latency_ms: float | None = None) -> Pick:
     return Pick(error=message, latency_ms=latency_ms)
 

@@ -26,14 +26,15 @@ from .errors import ConfigError, InfraError, Refused, ToolselectError
 from .gate import BaseFailure, failed_base
 from .golden import Case
 from .golden import Source as CaseSource
-from .judge import Verdict, judge_all, wants_judge
+from .judge import judge_all, wants_judge
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .merging import Part
-from .pick import Pick
+from .pick import Pick, Reading
 from .pool import Pacer, Pool
 from .prices import cost_usd
-from .providers import Provider, Spend, make_provider
+from .providers import Provider, Spend
 from .providers.api import deadline
+from .providers.factory import make_provider
 from .providers.registry import PROVIDERS
 from .report import JudgeRunOut, PartOut, Report, RunOut, build_report
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
@@ -272,7 +273,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
-    verdicts: dict[int, Verdict] = {}
+    verdicts: dict[int, Reading] = {}
     session = cache_keys if cache_keys is not None else set()
     try:
         asked = await ask_all(

@@ -25,7 +25,7 @@ from .surface import Surface, Tool
 from .trajectory import Call, Expectation, Scores, Trajectory, score
 
 if TYPE_CHECKING:
-    from .judge import Verdict
+    from .pick import Reading
 
 
 class Outcome(StrEnum):
@@ -81,7 +81,7 @@ class Result:
     schema_ok: bool | None = None  # None: no call to an offered tool, or not measured
     tool_order: tuple[str, ...] | None = None  # the order the tools were offered in, when shuffled
     scores: Scores | None = None  # a trajectory case's four dimensions and failure codes
-    judge: Verdict | None = None  # evals.judge's reading of the answer after an error
+    judge: Reading | None = None  # evals.judge's reading of the answer after an error
 
     @property
     def passed(self) -> bool:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..config import Loaded, Overrides, Settings
 from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, ConfigError
-from ..outcome import Outcome, Targets, compare_saved, evaluate, exit_code, write_outputs
+from ..outcome import Outcome, compare_saved, evaluate, exit_code
+from ..outputs import Targets, write_outputs
 from ..pipeline import Against, plan_eval, run_eval
 from ..render.console import ConsoleView
 from ..runtime import run_async

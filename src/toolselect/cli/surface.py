@@ -246,7 +246,7 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
     from ..options import option
     from ..pipeline import pacer
     from ..pool import Pool
-    from ..providers import make_provider
+    from ..providers.factory import make_provider
 
     if not args.model:
         raise ConfigError("--draft needs --model: the model that writes the prompts")

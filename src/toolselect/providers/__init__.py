@@ -3,7 +3,7 @@
 `Provider` is the whole contract the pipeline relies on: a provider overrides `pick` and
 `identity` (and `connect`, `preload`, `write` when it talks to a model API); the base class gives
 everything else a default, so the pipeline never probes with `getattr` or `isinstance`. The answer
-cache is one more provider that wraps another (`make_provider` puts it on every API provider).
+cache is one more provider that wraps another (`factory.make_provider` puts it on every API provider).
 
 Factories import their SDK lazily, so `toolselect --version` and the offline providers never pay
 for the model SDKs. A provider answers in *wire* names (the safe names it was sent); the ask stage
@@ -12,19 +12,12 @@ maps them back to MCP names.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ConfigError
 from ..pick import Pick, ToolCall
-from .registry import PROVIDERS
-
-if TYPE_CHECKING:
-    from ..config import Settings
-    from ..pool import Pool
 
 
 @dataclass(frozen=True)
@@ -180,15 +173,3 @@ class Provider(ABC):
     def finish(self, session: set[str] | None = None, interrupted: bool = False) -> None:
         """After the run: record which cached answers it used (for `toolselect cache prune`)."""
         return None
-
-
-def make_provider(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> Provider:
-    """The provider the settings name, wrapped in the answer cache when its answers are worth keeping.
-    `environ` is where its key and endpoint variables are read (never os.environ behind its back)."""
-    module_name, _, factory = PROVIDERS[settings.provider].factory.partition(":")
-    provider: Provider = getattr(importlib.import_module(module_name), factory)(settings, pool, environ)
-    if provider.cacheable:
-        from ..cache import AnswerCache, CachedProvider
-
-        provider = CachedProvider(provider, AnswerCache(settings.cache_dir), settings.cache_mode)
-    return provider

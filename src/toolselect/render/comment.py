@@ -16,10 +16,12 @@ from ..report import Report, case_headline
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
+    HEADLINE_METRICS,
     METRIC_LABELS,
     case_row,
     cases_moved,
     codes_text,
+    delta_text,
     dimension_rows,
     frac,
     interval,
@@ -43,7 +45,6 @@ from .markdown import (
 
 COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
-HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
 MAX_ROWS = 50
 MAX_DETAIL_LINES, MAX_DETAIL_CHARS = 60, 6000  # of what a base that failed said: its last lines
 MAX_TRACED = 10  # flipped trajectory cases whose traces the comment shows side by side
@@ -94,14 +95,6 @@ class Section:
         if not self.folded:
             return self.body
         return f"<details><summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
-
-
-def delta_text(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if abs(value) < 0.05:
-        return "±0.0 pt"
-    return f"{'+' if value > 0 else '−'}{abs(value):.1f} pt"
 
 
 HEADLINE_CHARS = 150  # the comment's headline is one line: the verdict, accuracy base → head, the first reason

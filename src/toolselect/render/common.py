@@ -164,6 +164,18 @@ ARG_METRICS = ("arg_accuracy", "schema_valid_rate")
 LOWER_IS_BETTER = frozenset({"under_trigger_rate", "over_trigger_rate", "error_rate"})  # a rise is worse
 
 
+HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
+
+
+def delta_text(value: float | None) -> str:
+    """A change in points: `+2.5 pt`, `−4.8 pt`, `±0.0 pt`, or `n/a`."""
+    if value is None:
+        return "n/a"
+    if abs(value) < 0.05:
+        return "±0.0 pt"
+    return f"{'+' if value > 0 else '−'}{abs(value):.1f} pt"
+
+
 def tools_count(n: int) -> str:
     return f"{n} tool" if n == 1 else f"{n} tools"
 

@@ -19,6 +19,7 @@ from .common import (
     METRIC_LABELS,
     case_row,
     codes_text,
+    delta_text,
     dimension_rows,
     frac,
     hot_cells,
@@ -171,7 +172,6 @@ class ConsoleView:
         for col in ("model", "accuracy", *(("base", "Δ", "p") if compared else ()), "tool acc.", "restraint",
                     "over-trigger", "errors", "gate"):  # fmt: skip
             table.add_column(col, justify="left" if col in ("model", "gate") else "right")
-        from .comment import delta_text
 
         for m in outcome.models:
             r = m.head.metrics
@@ -405,7 +405,7 @@ class ConsoleView:
             self.console.print(f"  hint: {escape(failed.hint)}")
 
     def print_diff(self, diff: Diff | None, base_note: str | None, base_label: str) -> None:
-        from .comment import cell_line, delta_text
+        from .comment import cell_line
 
         if diff is None:
             self.console.print(f"[yellow]{escape(base_note or 'no baseline')}[/]")

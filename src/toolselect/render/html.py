@@ -25,16 +25,17 @@ from ..diff import CaseDelta, CaseSide, CellDelta, Diff
 from ..gate import significance_text
 from ..report import ERROR, NONE, PENDING, UNKNOWN, CaseOut, Report, SampleOut, case_expected
 from ..scoring import Outcome as SampleOutcome
-from .comment import HEADLINE_METRICS, delta_text
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
+    HEADLINE_METRICS,
     LOWER_IS_BETTER,
     METRIC_LABELS,
     args_text,
     case_row,
     cases_moved,
     codes_text,
+    delta_text,
     dimension_rows,
     frac,
     hot_cells,

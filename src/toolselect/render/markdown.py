@@ -18,6 +18,7 @@ from .common import (
     CaseRow,
     case_row,
     codes_text,
+    delta_text,
     dimension_rows,
     frac,
     hot_cells,
@@ -211,7 +212,6 @@ def render_markdown(what: Report | Outcome) -> str:
 def models_table(outcome: Outcome) -> list[str]:
     """One row per model: accuracy (base → head, Δ, significance when compared) and the headline metrics."""
     from ..gate import significance_text
-    from .comment import delta_text
 
     compared = any(m.diff is not None for m in outcome.models)
     head = ["model", "accuracy", *(["base → head", "Δ", "significance"] if compared else [])]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from ..impact import RateChange, ToolImpact
 from ..sourcelines import Location
-from .comment import cell_line, delta_text, flips_table
-from .common import frac, pct
+from .comment import cell_line, flips_table
+from .common import delta_text, frac, pct
 from .markdown import code, esc
 
 _MARK = re.compile(r"<!-- toolselect-review:([A-Za-z0-9_.-]+) tool=([^ ]*) key=([0-9a-f]+)( resolved)? -->")
