@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from .errors import ConfigError, did_you_mean
 from .providers.registry import PROVIDERS
+from .taxonomy import DIMENSIONS
 
 Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "models", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
@@ -343,7 +344,7 @@ OPTIONS: tuple[Option, ...] = (
            "trajectory cases: floors for seed 004's mean dimension scores (0–3): in the config a mapping "
            "{recovery: 2.0}; as a flag (repeatable) or an input: recovery=2, restraint=2.5",
            "floors", "gate", default={}, ge=0, le=3, metavar="DIMENSION=X", example="recovery=2",
-           keys=("selection", "arguments", "recovery", "restraint")),
+           keys=DIMENSIONS),
     # the gate against the base
     Option("max_drop", "fail when accuracy drops more than this many points against the base (0: any drop)", "float",
            "compare", ge=0, unit=POINTS, metavar="PTS", shown_default="none"),

@@ -27,6 +27,7 @@ from .scoring import Outcome, Result
 from .stats import cluster_bootstrap, wilson
 from .strict import Record
 from .surface import Surface
+from .taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode
 from .trajectory import Scores
 
 SCHEMA_VERSION: Literal[1] = 1
@@ -51,11 +52,6 @@ MetricName = Literal[
     "error_rate",
 ]
 Third = Literal["first", "middle", "last"]
-Dimension = Literal["selection", "arguments", "recovery", "restraint"]
-FailureCode = Literal[
-    "SEL-WRONG", "SEL-SUBOPTIMAL", "SEL-MISSED", "ARG-INVALID", "ARG-SEMANTIC", "REC-SILENT", "REC-LOOP",
-    "RES-OVERCALL", "RES-UNNECESSARY",
-]  # fmt: skip
 Sequence_ = Literal["strict", "in_order", "unordered", "any_of_these"]
 LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
 Label = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+~-]{0,63}$")]  # a model's label (config.py's)
@@ -261,7 +257,7 @@ class GateOut(Record):
     max_error_rate: float
     max_over_trigger: float | None = None
     min_tool_recall: dict[str, float] = Field(default_factory=dict)
-    min_dimension: Annotated[dict[str, float], _keys_of(get_args(Dimension))] = only_when_set({})
+    min_dimension: Annotated[dict[str, float], _keys_of(DIMENSIONS)] = only_when_set({})
     max_drop: float | None = None
     significance: float | None = None
     fail_on_certain_flips: bool = False
@@ -330,8 +326,8 @@ class Report(Record):
     position: Annotated[dict[str, Metric], _keys_of(get_args(Third))] | None = None
     warnings: list[str] = Field(default_factory=list)
     # trajectory cases: seed 004's dimensions and how often each failure code applied
-    dimensions: Annotated[dict[str, DimensionOut], _keys_of(get_args(Dimension))] | None = only_when_set()
-    failure_codes: Annotated[dict[str, Count], _keys_of(get_args(FailureCode))] | None = only_when_set()
+    dimensions: Annotated[dict[str, DimensionOut], _keys_of(DIMENSIONS)] | None = only_when_set()
+    failure_codes: Annotated[dict[str, Count], _keys_of(FAILURE_CODES)] | None = only_when_set()
     part: PartOut | None = only_when_set()  # a shard's report: one slice of the units, merged by `toolselect merge`
 
 
@@ -571,9 +567,6 @@ def position_warning(table: dict[str, Metric] | None) -> str | None:
     )
 
 
-DIMENSIONS: tuple[str, ...] = get_args(Dimension)
-
-
 def dimension_scores(results: Sequence[Result]) -> tuple[dict[str, DimensionOut], dict[str, int]] | None:
     """Seed 004's dimensions over the counted trajectory samples (None: the run has none), and how
     many samples each failure code applied to."""
@@ -596,7 +589,7 @@ def dimension_scores(results: Sequence[Result]) -> tuple[dict[str, DimensionOut]
             distribution={str(k): sum(v == k for _, v in values) for k in range(4)},  # type: ignore[misc]
         )
     codes = Counter(code for r in scored for code in (r.scores.codes if r.scores else ()))
-    return dimensions, {code: codes[code] for code in get_args(FailureCode) if codes[code]}
+    return dimensions, {code: codes[code] for code in FAILURE_CODES if codes[code]}
 
 
 def build_report(

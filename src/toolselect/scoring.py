@@ -44,7 +44,7 @@ class Outcome(StrEnum):
     FINAL_MISMATCH = "FINAL-MISMATCH"  # the final answer fails the case's `final` checks
     MAX_TURNS = "MAX-TURNS"  # still calling tools at max_turns: no final answer
     ERROR = "ERROR"  # the provider failed for this sample
-    NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, or the run stopped first)
+    NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, the run stopped first, a TODO prompt)
 
 
 OUTCOME_MEANING = {
@@ -63,7 +63,7 @@ OUTCOME_MEANING = {
     Outcome.FINAL_MISMATCH: "the final answer fails the case's final checks",
     Outcome.MAX_TURNS: "still calling tools at max_turns, with no final answer",
     Outcome.ERROR: "the provider failed for this sample",
-    Outcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, or the run stopped)",
+    Outcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, the run stopped, or a TODO prompt)",
 }
 
 

@@ -38,6 +38,7 @@ from enum import StrEnum
 from typing import Any
 
 from .matching import loose_equal, match_value
+from .taxonomy import FAILURE_CODES
 
 
 class Order(StrEnum):
@@ -157,10 +158,6 @@ class Scores:
     sequence_ok: bool
     passed: bool
     reasons: tuple[str, ...]
-
-
-CODES = ("SEL-WRONG", "SEL-SUBOPTIMAL", "SEL-MISSED", "ARG-INVALID", "ARG-SEMANTIC", "REC-SILENT", "REC-LOOP",
-         "RES-OVERCALL", "RES-UNNECESSARY")  # fmt: skip
 
 
 def args_match(expected: ExpectedCall, call: Call) -> bool:
@@ -331,7 +328,7 @@ def score(expect: Expectation, trajectory: Trajectory, args_measured: bool = Tru
         arguments=arguments,
         recovery=recovery,
         restraint=restraint,
-        codes=tuple(c for c in CODES if c in codes),
+        codes=tuple(c for c in FAILURE_CODES if c in codes),
         sequence_ok=sequence_ok,
         passed=passed,
         reasons=tuple(reasons),

@@ -10,7 +10,6 @@ from typing import Any
 from ..diff import Diff
 from ..lint import Finding
 from ..report import (
-    DIMENSIONS,
     ERROR,
     NONE,
     UNKNOWN,
@@ -25,6 +24,7 @@ from ..report import (
     case_expected,
     case_headline,
 )
+from ..taxonomy import DIMENSIONS
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",
