@@ -87,7 +87,7 @@ def inline_comment(base_json: Path, head_json: Path, patch: str) -> str:
     from toolselect.diff import diff_reports
     from toolselect.impact import tool_impacts
     from toolselect.render.review import Mark, finding_key, inline_body
-    from toolselect.report import read_report
+    from toolselect.report.files import read_report
     from toolselect.sourcelines import FilePatch, locate
 
     base, head = read_report(base_json), read_report(head_json)

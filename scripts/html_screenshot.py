@@ -27,7 +27,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from toolselect.outcome import ModelOutcome, Outcome, compare_saved, joint_verdict
-from toolselect.report import Report, read_report
+from toolselect.report.files import read_report
+from toolselect.report.schema import Report
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "weather"

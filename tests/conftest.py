@@ -22,7 +22,7 @@ EXAMPLE = ROOT / "examples" / "weather"
 
 def run_record(provider: str = "openai") -> Any:
     """A report's `run` section for unit tests: what ran, without timings or costs."""
-    from toolselect.report import RunOut
+    from toolselect.report.schema import RunOut
 
     return RunOut(
         toolselect_version="t",

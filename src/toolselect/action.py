@@ -48,7 +48,7 @@ from .pipeline import Against, run_eval, run_merge, stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
 from .render.comment import fence
-from .report import read_reports
+from .report.files import read_reports
 from .runtime import run_async
 from .strict import Record
 from .urls import public_url

@@ -12,7 +12,7 @@ import difflib
 import json
 from typing import Any, Literal
 
-from .report import (
+from .report.schema import (
     DIMENSIONS,
     CaseOut,
     Metric,

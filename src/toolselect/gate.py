@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .diff import Diff
-    from .report import DimensionOut, Metric, Report, ToolStats
+    from .report.schema import DimensionOut, Metric, Report, ToolStats
 
 
 @dataclass(frozen=True)
@@ -209,24 +209,40 @@ def unevaluated(report: Report) -> int:
     return sum(s.outcome == "NOT-EVALUATED" for c in report.cases if c.status != "needs_review" for s in c.samples)
 
 
+def gate_of(report: Report) -> Gate:
+    """The gate a report was judged under: the options its `gate` record holds."""
+    return Gate.from_values(report.gate.model_dump())
+
+
+def judged(report: Report, gate: Gate) -> Report:
+    """The report with the head's own gate applied — the one place it is: `passed`, and its `gate`
+    record (every option in force, the reasons). A report just built comes here once (report/build.py);
+    a saved report comes here again under the gate it is compared with (it is untrusted, and flags
+    or inputs may change the options). Every verdict and every view reads this record."""
+    reasons = head_reasons(
+        report.metrics, report.per_tool, gate, report.gate.stopped, unevaluated(report), report.dimensions
+    )
+    record = report.gate.model_copy(update={**gate.values(), "passed": not reasons, "reasons": reasons})
+    return report.model_copy(update={"passed": not reasons, "gate": record})
+
+
 def decide_verdict(
     head: Report,
     diff: Diff | None,
-    gate: Gate,
     notes: tuple[str, ...] = (),
     base_failure: BaseFailure | None = None,
 ) -> Verdict:
-    """The verdict: the head's own gate, judged again on the head report with `gate` (so a saved
-    report meets the same rules as a live one), plus the comparison when there is a diff — or, when
-    the comparison could not run, that (a failure unless the gate's base_failure is "pass")."""
-    own = head_reasons(head.metrics, head.per_tool, gate, head.gate.stopped, unevaluated(head), head.dimensions)
+    """The verdict: the head's own gate as its report records it (`judged`), plus the comparison
+    under the same gate when there is a diff — or, when the comparison could not run, that (a
+    failure unless the gate's base_failure is "pass")."""
+    gate = gate_of(head)
     compared, said = comparison_reasons(diff, gate)
     first = []  # the comparison that did not run is said first: it is why the verdict means little
     if base_failure is not None and comparison_failed(base_failure, gate):
         first.append(base_failure.line)
     elif base_failure is not None:
         said.append(f"{base_failure.line} (base-failure: pass: the head's own gate decides)")
-    reasons = (*first, *own, *compared)
+    reasons = (*first, *head.gate.reasons, *compared)
     return Verdict(passed=not reasons, reasons=reasons, notes=(*notes, *said))
 
 

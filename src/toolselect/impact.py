@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .diff import CaseDelta, CellDelta, Diff
-from .report import Metric, Report
+from .report.schema import Metric, Report
 from .sourcelines import TextChange, text_changes
 from .stats import fisher_exact
 

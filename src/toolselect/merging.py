@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .pick import Pick, failed
-from .report import Report, RunOut, SampleOut
+from .report.schema import Report, RunOut, SampleOut
 from .shards import Given, Shard, Unit, assign_sides, plan_units
 from .surface import LeftOut, Surface, build_surface
 

@@ -27,12 +27,26 @@ from .gate import (
     comparison_reasons,
     decide_verdict,
     failed_base,
+    gate_of,
+    judged,
     run_failure,
 )
-from .pipeline import Comparison
 from .portability import Portability, portability
-from .report import Report
+from .report.schema import Report
 from .stress import StressReport, stress_reasons
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a run measured of one model: the head, and the base with the diff when there is a usable
+    baseline."""
+
+    head: Report
+    base: Report | None = None
+    diff: Diff | None = None
+    base_note: str | None = None  # why there is no baseline (the base has no config)
+    label: str = ""  # the model's label (evals.models); "" for a one-model run: the model's name
+    base_failure: BaseFailure | None = None  # why the comparison asked for did not run
 
 
 @dataclass(frozen=True)
@@ -111,10 +125,12 @@ def evaluate(
     enforced: bool = True,
 ) -> Outcome:
     """A live run (`pipeline.run_eval`: each model's head, or head and base commit) judged: each
-    model under `gate`, or (None) under the gate its head report recorded — its own, per model. The
-    one place a verdict is given (compare_saved comes here too)."""
+    model under the gate its head report recorded — its own, per model — or, when `gate` is given,
+    its head judged again under that one."""
     runs = (runs,) if isinstance(runs, Comparison) else tuple(runs)
-    models = tuple(_judged(run, gate or run.head.gate.options(), base_note) for run in runs)
+    if gate is not None:
+        runs = tuple(replace(run, head=judged(run.head, gate)) for run in runs)
+    models = tuple(_judged(run, base_note) for run in runs)
     return Outcome(
         models=models,
         verdict=joint_verdict(models),
@@ -161,7 +177,8 @@ def compare_saved(
     by_label = {b.run.label: b for b in bases}
     runs = []
     for h in heads:
-        gate = h.gate.options().overridden(gate_options)
+        gate = gate_of(h).overridden(gate_options)
+        h = judged(h, gate)  # read back, so untrusted: judged again, under the options given
         b = by_label.get(h.run.label) if len(heads) > 1 or len(bases) > 1 else (bases[0] if bases else None)
         note, failure = base_note, base_failure
         if b is None and bases:
@@ -176,14 +193,15 @@ def compare_saved(
         if b is not None and (failed := failed_base(b)):
             b, failure = None, failed
         diff = diff_reports(b, h, alpha=gate.alpha) if b is not None else None
-        runs.append((Comparison(h, b, diff, note, label=h.run.label or "", base_failure=failure), gate))
-    models = tuple(_judged(run, gate) for run, gate in runs)
+        runs.append(Comparison(h, b, diff, note, label=h.run.label or "", base_failure=failure))
+    models = tuple(_judged(run) for run in runs)
     return Outcome(models, joint_verdict(models), base_label=base_label, notes=notes, enforced=enforced)
 
 
-def _judged(run: Comparison, gate: Gate, base_note: str | None = None) -> ModelOutcome:
+def _judged(run: Comparison, base_note: str | None = None) -> ModelOutcome:
+    gate = gate_of(run.head)
     failure = run.base_failure if run.diff is None else None
-    verdict = decide_verdict(run.head, run.diff, gate, base_failure=failure)
+    verdict = decide_verdict(run.head, run.diff, base_failure=failure)
     moved = run.diff.metrics["accuracy"].delta_pt if run.diff is not None else None
     base_too = (  # it isn't this PR: nothing dropped, and the base fails the same gate
         not verdict.passed
@@ -191,7 +209,7 @@ def _judged(run: Comparison, gate: Gate, base_note: str | None = None) -> ModelO
         and moved is not None
         and moved > -0.05
         and not comparison_reasons(run.diff, gate)[0]
-        and not decide_verdict(run.base, None, gate).passed
+        and not judged(run.base, gate).passed
     )
     return ModelOutcome(
         label=run.label or run.head.run.model or run.head.run.provider,

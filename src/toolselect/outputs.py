@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .outcome import Outcome
-from .report import write_reports
+from .report.files import write_reports
 
 
 @dataclass(frozen=True)

@@ -21,14 +21,15 @@ from .budget import Budget, check_budget, combined, estimate
 from .cache import AnswerCache
 from .config import Loaded, Overrides, Settings, load_cases
 from .contain import sweep
-from .diff import Diff, diff_reports
+from .diff import diff_reports
 from .errors import ConfigError, InfraError, Refused, ToolselectError
-from .gate import BaseFailure, failed_base
+from .gate import BaseFailure, failed_base, gate_of
 from .golden import Case
 from .golden import Source as CaseSource
 from .judge import judge_all, wants_judge
 from .lint import Finding, check_cases, check_tool_names, lint_surface
 from .merging import Part
+from .outcome import Comparison
 from .pick import Pick, Reading
 from .pool import Pacer, Pool
 from .prices import cost_usd
@@ -36,7 +37,8 @@ from .providers import Provider, Spend
 from .providers.api import deadline
 from .providers.factory import make_provider
 from .providers.registry import PROVIDERS
-from .report import JudgeRunOut, PartOut, Report, RunOut, build_report
+from .report.build import build_report
+from .report.schema import JudgeRunOut, PartOut, Report, RunOut
 from .retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from .scoring import Result, score_sample
 from .shards import Unit, assign_sides, cost, fingerprint, plan_units
@@ -382,19 +384,6 @@ class Against:
             if isinstance(made, GitFailed):
                 raise made
             yield made
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """What a run measured of one model: the head, and the base with the diff when there is a usable
-    baseline."""
-
-    head: Report
-    base: Report | None = None
-    diff: Diff | None = None
-    base_note: str | None = None  # why there is no baseline (the base has no config)
-    label: str = ""  # the model's label (evals.models); "" for a one-model run: the model's name
-    base_failure: BaseFailure | None = None  # why the comparison asked for did not run
 
 
 @dataclass(frozen=True)
@@ -835,5 +824,5 @@ async def run_merge(
             out.append(replace(run, head=head))
             continue
         base = put["base"][i]
-        out.append(replace(run, head=head, base=base, diff=diff_reports(base, head, alpha=head.gate.options().alpha)))
+        out.append(replace(run, head=head, base=base, diff=diff_reports(base, head, alpha=gate_of(head).alpha)))
     return tuple(out)

@@ -28,7 +28,8 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import Field
 
-from .report import Count, counted
+from .report.build import counted
+from .report.schema import Count
 from .retrieval import Ranking, recall_at
 from .scoring import Outcome, Result
 from .stats import cluster_bootstrap, sign_test, wilson

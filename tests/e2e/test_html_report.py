@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from tests.unit.test_html import hostile, hostile_outcome, screenshot
 from toolselect.outcome import Outcome
 from toolselect.render.html import confusion_cell, render_html, shown_name
-from toolselect.report import Report
+from toolselect.report.schema import Report
 
 CHROMIUM = Path(screenshot.CHROMIUM)
 # one worker runs every test here: the reports are built and the browser started once, not per worker

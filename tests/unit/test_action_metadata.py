@@ -195,7 +195,7 @@ def test_the_gate_is_declared_once():
     from dataclasses import fields
 
     from toolselect.gate import Gate
-    from toolselect.report import GateOut
+    from toolselect.report.schema import GateOut
 
     declared = {o.key for o in OPTIONS if o.group in ("gate", "compare") and o.config is not None}
     assert {f.name for f in fields(Gate)} == declared

@@ -63,7 +63,7 @@ def test_big_comments_drop_the_least_important_sections_first():
     from tests.unit.test_diff import RUN, surface
     from toolselect.golden import Case, Source
     from toolselect.pick import Pick
-    from toolselect.report import build_report
+    from toolselect.report.build import build_report
     from toolselect.scoring import score_sample
 
     s = surface("Forecast")

@@ -20,7 +20,7 @@ from toolselect.outcome import compare_saved
 from toolselect.pick import Pick, ToolCall
 from toolselect.providers import Provider, Request, WireTool
 from toolselect.render.comment import render_comment
-from toolselect.report import build_report
+from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 from toolselect.trajectory import DEFAULT_RESULT, Expectation, ExpectedCall, FinalCheck, Mock, Order, Script, Stubs
@@ -170,7 +170,7 @@ def test_a_trajectory_report_reads_back_and_its_diff_shows_dimensions_and_traces
     assert base.dimensions is not None and base.dimensions["recovery"].mean == 3.0
     assert head.failure_codes == {"REC-LOOP": 1}
     # written and read back (an artifact is untrusted input): the same report
-    from toolselect.report import Report
+    from toolselect.report.schema import Report
 
     again = Report.model_validate_json(head.model_dump_json())
     assert again == head
@@ -210,7 +210,7 @@ def test_a_single_call_report_has_no_trajectory_keys():
 )  # fmt: skip
 def test_a_tampered_trajectory_report_is_refused(tmp_path: Path, path, value, said):
     from toolselect.errors import ConfigError
-    from toolselect.report import read_report, write_report
+    from toolselect.report.files import read_report, write_report
 
     head = trajectory_report(
         "Lovely weather!", [("get_forecast", None), ("get_forecast", None), ("get_forecast", None)]
@@ -232,11 +232,11 @@ def test_a_long_trace_is_cut_in_the_comment():
 
 
 def test_min_dimension_gates_on_a_dimension_mean():
-    from toolselect.gate import decide_verdict
+    from toolselect.gate import decide_verdict, judged
 
     head = trajectory_report("Lovely weather!", [("get_forecast", None)] * 3)
-    verdict = decide_verdict(head, None, gate(min_accuracy=0, min_dimension={"recovery": 2.0, "selection": 3}))
+    verdict = decide_verdict(judged(head, gate(min_accuracy=0, min_dimension={"recovery": 2.0, "selection": 3})), None)
     assert verdict.reasons == ("recovery scores 0.00 on average (n = 1), below its floor 2 (0–3)",)
-    assert decide_verdict(head, None, gate(min_accuracy=0, min_dimension={"arguments": 1})).reasons == (
+    assert decide_verdict(judged(head, gate(min_accuracy=0, min_dimension={"arguments": 1})), None).reasons == (
         "min_dimension names arguments, but no counted trajectory sample is scored on it",
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tests.conftest import run_record
 from toolselect.diff import diff_reports, incomparable
-from toolselect.gate import Gate, comparison_reasons, decide_verdict
+from toolselect.gate import Gate, comparison_reasons, decide_verdict, judged
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
-from toolselect.report import build_report
+from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
@@ -93,7 +93,7 @@ def test_max_drop_gate():
     ]
     assert comparison_reasons(diff, gate())[0] == []
     assert comparison_reasons(diff_reports(base, base), gate(max_drop=0))[0] == []  # max-drop 0 fires on a drop only
-    assert not decide_verdict(head, diff, gate(max_drop=0)).passed
+    assert not decide_verdict(judged(head, gate(max_drop=0)), diff).passed
 
 
 def test_the_heads_own_gate_counts_in_a_comparison():
@@ -101,10 +101,10 @@ def test_the_heads_own_gate_counts_in_a_comparison():
     picks = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None}
     base, head = report(picks), report(picks)
     strict = gate(min_accuracy=0.9, max_drop=0)
-    verdict = decide_verdict(head, diff_reports(base, head), strict)
+    verdict = decide_verdict(judged(head, strict), diff_reports(base, head))
     assert not verdict.passed
     assert verdict.reasons == ("accuracy 50.0% (2/4) is below min_accuracy 90%",)
-    assert decide_verdict(head, diff_reports(base, head), gate(max_drop=0)).passed
+    assert decide_verdict(judged(head, gate(max_drop=0)), diff_reports(base, head)).passed
 
 
 def test_incomparable_reports_say_why():
@@ -121,7 +121,7 @@ def test_incomparable_reports_say_why():
 def test_pending_cases_are_not_compared():
     from toolselect.golden import Case, Source
     from toolselect.pick import Pick
-    from toolselect.report import build_report
+    from toolselect.report.build import build_report
     from toolselect.scoring import score_sample
 
     s = surface("Forecast for the coming days")

@@ -27,7 +27,8 @@ from toolselect.golden import Case, Source
 from toolselect.outcome import ModelOutcome, Outcome, compare_saved, joint_verdict
 from toolselect.pick import Pick
 from toolselect.render.html import CSP, SCRIPT, cell_members, confusion_cell, render_html, shown_name
-from toolselect.report import LeftOutOut, Report, build_report
+from toolselect.report.build import build_report
+from toolselect.report.schema import LeftOutOut, Report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 

@@ -8,9 +8,8 @@ import pytest
 
 from tests.unit.test_diff import gate, report
 from toolselect.errors import ConfigError
-from toolselect.outcome import compare_saved, evaluate, exit_code
+from toolselect.outcome import Comparison, compare_saved, evaluate, exit_code
 from toolselect.outputs import Targets, write_outputs
-from toolselect.pipeline import Comparison
 
 GOOD = {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
 WORSE = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}

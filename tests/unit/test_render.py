@@ -13,14 +13,13 @@ from tests.unit.gfm import BIDI, html, live
 from toolselect.config import default_settings
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
-from toolselect.outcome import evaluate
+from toolselect.outcome import Comparison, evaluate
 from toolselect.pick import Pick
-from toolselect.pipeline import Comparison
 from toolselect.render.comment import fence
 from toolselect.render.console import ConsoleView
 from toolselect.render.junit import render_junit
 from toolselect.render.markdown import code, esc, render_markdown
-from toolselect.report import build_report
+from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
@@ -73,7 +72,7 @@ def test_escape_leaves_no_autolink_mention_or_issue_reference():
 
 
 def test_markdown_report_is_safe_and_hides_holdout_names():
-    md = render_markdown(report())
+    md = render_markdown(evaluate(Comparison(report())))
     assert md.startswith("## ❌ toolselect failed: accuracy 0.0% (0/2), min 100%")
     assert "<!-- toolselect" not in md and "@octocat" not in md
     assert "secret holdout" not in md and "the holdout prompt" not in md
@@ -84,7 +83,7 @@ def test_markdown_report_is_safe_and_hides_holdout_names():
 
 
 def test_junit_fails_each_missed_case():
-    root = ET.fromstring(render_junit(report()))
+    root = ET.fromstring(render_junit(evaluate(Comparison(report()))))
     suite = root.find("testsuite")
     failures = [tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None]
     assert failures == ["ping @octocat <!-- toolselect:x -->", "secret holdout", "gate"]

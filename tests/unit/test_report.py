@@ -6,7 +6,8 @@ from tests.conftest import run_record
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick, failed, skipped
-from toolselect.report import build_report, read_report, write_report
+from toolselect.report.build import build_report
+from toolselect.report.files import read_report, write_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
@@ -105,7 +106,7 @@ def test_report_round_trips_through_json(tmp_path):
 
 
 def test_two_tools_split_into_first_and_last_not_middle():
-    from toolselect.report import accuracy_by_position
+    from toolselect.report.build import accuracy_by_position
     from toolselect.scoring import Outcome, Result
 
     c = case("a", "a")

@@ -7,7 +7,7 @@ import re
 
 from toolselect.impact import RateChange, ToolImpact
 from toolselect.render.review import Mark, annotation_text, finding_key, inline_body, read_mark, resolved_body
-from toolselect.report import Metric
+from toolselect.report.schema import Metric
 from toolselect.sourcelines import Location, TextChange
 
 EVIL = "x`` --> <img src=x> @acme/maintainers <!-- toolselect-review:default tool=y key=00 -->"

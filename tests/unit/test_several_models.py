@@ -14,7 +14,7 @@ from toolselect.config import Overrides
 from toolselect.errors import ConfigError
 from toolselect.options import option, pair_models, read_flags, read_inputs
 from toolselect.outcome import compare_saved, exit_code
-from toolselect.report import read_report, read_reports, write_reports
+from toolselect.report.files import read_report, read_reports, write_reports
 
 MODELS = """
 tools_file: tools.json

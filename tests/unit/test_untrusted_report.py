@@ -21,7 +21,8 @@ from toolselect.outcome import compare_saved
 from toolselect.pick import Pick
 from toolselect.render.comment import render_comment
 from toolselect.render.markdown import render_markdown
-from toolselect.report import MAX_CONTAINERS, MAX_REPORT_BYTES, build_report, read_report, write_report
+from toolselect.report.build import build_report
+from toolselect.report.files import MAX_CONTAINERS, MAX_REPORT_BYTES, read_report, write_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 
@@ -85,7 +86,7 @@ def test_a_crafted_report_renders_no_html_links_pings_or_bidi(tmp_path):
     bodies = {
         "comment, head only": render_comment(compare_saved(None, head, {}, base_label="b", base_note=EVIL)),
         "comment with a base": render_comment(compare_saved(base, head, {}, base_label="b")),
-        "markdown report": render_markdown(head),
+        "markdown report": render_markdown(compare_saved(None, head, {}, base_label="b")),
     }
     for what, body in bodies.items():
         assert EVIL_TOOL.split("<")[0] in body and "exe.txt" in body, what  # the text is shown…

@@ -77,7 +77,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     """Shards' parts → one outcome, as one unsharded run would give it (gate, outputs, exit code)."""
     from ..merging import Part
     from ..pipeline import run_merge
-    from ..report import read_reports
+    from ..report.files import read_reports
 
     over = flag_overrides(args)
     base_ref = over.get("base_ref")
@@ -128,7 +128,7 @@ def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Two saved reports, judged as a live comparison: under the head's recorded gate, flags on top."""
-    from ..report import read_reports
+    from ..report.files import read_reports
 
     base, head = read_reports(args.base), read_reports(args.head)
     over: Overrides = flag_overrides(args)

@@ -108,7 +108,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..render.common import lint_summary
     from ..render.console import ConsoleView
     from ..render.markdown import lint_list
-    from ..report import FindingOut
+    from ..report.schema import FindingOut
 
     loaded, settings = _surface_only(args, config_beside=True)  # --tools FILE with the config's golden set, as eval
     try:

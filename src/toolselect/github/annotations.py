@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..lint import Finding
-from ..report import FindingOut, Report, case_headline, pick_name
+from ..report.schema import FindingOut, Report, case_headline, pick_name
 from .commands import Workflow
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}

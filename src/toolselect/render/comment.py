@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CellDelta, Diff
-from ..gate import BaseFailure, Verdict, significance_text
-from ..report import Report, case_headline
+from ..gate import BaseFailure, Verdict, gate_of, significance_text
+from ..report.schema import Report, case_headline
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
@@ -320,7 +320,7 @@ def render_comment(
         one = outcome.models[0]
         head, diff, base_note = outcome.head, outcome.diff, outcome.base_note
         top += [title_line(verdict, head, diff, base_note, outcome.base_failure, one.base_fails_too), ""]
-        if (paired := paired_line(diff, verdict, head.gate.options().significance)) is not None:
+        if (paired := paired_line(diff, verdict, gate_of(head).significance)) is not None:
             top += [paired, ""]
         said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
     top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]

@@ -9,10 +9,8 @@ from typing import Any
 
 from ..diff import Diff
 from ..lint import Finding
-from ..report import (
-    ERROR,
-    NONE,
-    UNKNOWN,
+from ..report.build import ERROR, NONE, UNKNOWN
+from ..report.schema import (
     CaseOut,
     DimensionOut,
     FindingOut,
@@ -141,7 +139,8 @@ def hot_cells(confusion: dict[str, dict[str, int]]) -> list[tuple[str, str, int]
     return sorted(cells, key=lambda c: (-c[2], c[0], c[1]))
 
 
-def verdict(report: Report) -> str:
+def accuracy_line(report: Report) -> str:
+    """What the gate judged, in words: accuracy against min_accuracy, or why there is nothing to judge."""
     acc = report.metrics["accuracy"]
     if acc.value is not None:
         return f"accuracy {pct(acc)} ({frac(acc)}), min {report.gate.min_accuracy * 100:g}%"

@@ -12,11 +12,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..report import FindingOut, Report
+from ..report.schema import FindingOut, Report
 from ..stress import StressReport, sparkline
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
+    accuracy_line,
     case_row,
     codes_text,
     delta_text,
@@ -30,7 +31,6 @@ from .common import (
     pct,
     sorted_findings,
     tools_count,
-    verdict,
 )
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class ConsoleView:
             self.print_models(outcome)
         for m in outcome.models:
             mark = "[green]✓[/]" if m.verdict.passed else "[red]✗[/]"
-            self.console.print(f"{mark} [bold]{escape(m.label)}[/]: {escape(verdict(m.head))}")
+            self.console.print(f"{mark} [bold]{escape(m.label)}[/]: {escape(accuracy_line(m.head))}")
 
     def print_models(self, outcome: Outcome) -> None:
         """One row per model: accuracy (base → head and Δ when compared), the other headline metrics."""
@@ -438,7 +438,7 @@ class ConsoleView:
 
     def print_verdict(self, outcome: Outcome) -> None:
         """The verdict, said once: PASSED or FAILED, what it judged, the reasons and notes."""
-        judged = verdict(outcome.head) if not outcome.several else f"{len(outcome.models)} models"
+        judged = accuracy_line(outcome.head) if not outcome.several else f"{len(outcome.models)} models"
         if outcome.compared and all(m.diff is not None for m in outcome.models):
             judged += f" · and the comparison with {outcome.base_label}"
         elif outcome.compared:

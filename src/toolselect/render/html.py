@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CaseSide, CellDelta, Diff
 from ..gate import significance_text
-from ..report import ERROR, NONE, PENDING, UNKNOWN, CaseOut, Report, SampleOut, case_expected
+from ..report.build import ERROR, NONE, UNKNOWN
+from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected
 from ..scoring import Outcome as SampleOutcome
 from .common import (
     CLUSTER_NOTE,

@@ -8,25 +8,22 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..gate import Verdict
-from ..report import Report
+from ..report.schema import Report
 from .common import case_row, codes_text, dimension_rows, picked_label, scores_text, trace_lines
 
 if TYPE_CHECKING:
     from ..outcome import Outcome
 
 
-def render_junit(report: Report | Outcome, verdict: Verdict | None = None) -> str:
-    """The cases, and a `gate` testcase that fails with the verdict's reasons (the head's own gate
-    when there is no verdict). An outcome of several models: a testsuite per model, named
-    `toolselect[label]`, each with its own gate."""
-    if isinstance(report, Report):
-        suites = [_suite(report, verdict, "toolselect", "toolselect")]
-    elif not report.several:
-        suites = [_suite(report.head, verdict or report.verdict, "toolselect", "toolselect")]
+def render_junit(outcome: Outcome) -> str:
+    """The cases, and a `gate` testcase that fails with the verdict's reasons. An outcome of several
+    models: a testsuite per model, named `toolselect[label]`, each with its own verdict."""
+    if not outcome.several:
+        suites = [_suite(outcome.head, outcome.verdict, "toolselect", "toolselect")]
     else:
         suites = [
             _suite(m.head, m.verdict, f"toolselect[{m.label}]", f"toolselect.{m.label.replace('.', '_')}")
-            for m in report.models
+            for m in outcome.models
         ]
     total = {key: sum(int(s.get(key, "0")) for s in suites) for key in ("tests", "failures", "errors")}
     root = ET.Element("testsuites", {"name": "toolselect", **{k: str(v) for k, v in total.items()}})
@@ -35,7 +32,7 @@ def render_junit(report: Report | Outcome, verdict: Verdict | None = None) -> st
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite(report: Report, verdict: Verdict | None, name: str, prefix: str) -> ET.Element:
+def _suite(report: Report, verdict: Verdict, name: str, prefix: str) -> ET.Element:
     rows = [case_row(c) for c in report.cases]
     suite = ET.Element("testsuite", name=name, timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}")
     failures = errors = skipped = 0
@@ -93,9 +90,8 @@ def _suite(report: Report, verdict: Verdict | None, name: str, prefix: str) -> E
         for code, n in (report.failure_codes or {}).items():
             ET.SubElement(properties, "property", name=f"failure_code.{code}", value=str(n))
     ET.SubElement(gate, "system-out").text = said
-    passed, reasons_list = (verdict.passed, verdict.reasons) if verdict else (report.passed, tuple(report.gate.reasons))
-    if not passed:
-        reasons = "; ".join(reasons_list) or "gate failed"
+    if not verdict.passed:
+        reasons = "; ".join(verdict.reasons) or "gate failed"
         ET.SubElement(gate, "failure", message=reasons, type="gate").text = reasons
         failures += 1
     suite.set("tests", str(len(rows) + 1))

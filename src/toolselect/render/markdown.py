@@ -10,12 +10,14 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..gate import Verdict
 from ..lint import Finding
-from ..report import FindingOut, Report
+from ..report.schema import FindingOut, Report
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
     CaseRow,
+    accuracy_line,
     case_row,
     codes_text,
     delta_text,
@@ -28,7 +30,6 @@ from .common import (
     metric_text,
     pct,
     sorted_findings,
-    verdict,
 )
 
 if TYPE_CHECKING:
@@ -189,13 +190,11 @@ def dimensions_table(report: Report) -> list[str]:
     return [*out, "", f"Failure codes: {esc(codes_text(report.failure_codes or {}))}"]
 
 
-def render_markdown(what: Report | Outcome) -> str:
+def render_markdown(what: Outcome) -> str:
     """The report of a run: one model's, or for several models a model × metric table, then each
-    model's report under its label."""
-    if isinstance(what, Report):
-        return _one_model(what)
+    model's report under its label (each with its own verdict)."""
     if not what.several:
-        return _one_model(what.head)
+        return _one_model(what.head, what.verdict)
     passed = what.verdict.passed
     lines = [
         f"## {'✅' if passed else '❌'} toolselect {'passed' if passed else 'failed'}: {len(what.models)} models",
@@ -204,7 +203,7 @@ def render_markdown(what: Report | Outcome) -> str:
         "",
     ]
     for m in what.models:
-        body = _one_model(m.head).replace("\n### ", "\n#### ").replace("## ", f"### {code(m.label)}: ", 1)
+        body = _one_model(m.head, m.verdict).replace("\n### ", "\n#### ").replace("## ", f"### {code(m.label)}: ", 1)
         lines += [body]
     return "\n".join(lines)
 
@@ -233,11 +232,11 @@ def models_table(outcome: Outcome) -> list[str]:
     return lines
 
 
-def _one_model(report: Report) -> str:
-    icon = "✅" if report.passed else "❌"
-    word = "passed" if report.passed else "failed"
+def _one_model(report: Report, verdict: Verdict) -> str:
+    icon = "✅" if verdict.passed else "❌"
+    word = "passed" if verdict.passed else "failed"
     run = report.run
-    lines = [f"## {icon} toolselect {word}: {esc(verdict(report))}", ""]
+    lines = [f"## {icon} toolselect {word}: {esc(accuracy_line(report))}", ""]
     model = f" · model {code(run.model)}" if run.model else ""
     samples = f" × {run.repeat} samples" if run.repeat > 1 else ""
     lines.append(
@@ -247,9 +246,9 @@ def _one_model(report: Report) -> str:
     lines.append("")
     if report.gate.stopped:
         lines += [f"**The run stopped:** {esc(report.gate.stopped)}", ""]
-    for reason in report.gate.reasons:
+    for reason in verdict.reasons:
         lines.append(f"- {esc(reason)}")
-    if report.gate.reasons:
+    if verdict.reasons:
         lines.append("")
     lines += [*metrics_table(report), ""]
     if report.dimensions is not None:

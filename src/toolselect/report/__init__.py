@@ -1,0 +1,1 @@
+"""The report: its records (schema.py), built from results (build.py), written and read back (files.py)."""

@@ -1,0 +1,357 @@
+"""Results → report: metrics, per-tool precision/recall, the confusion matrix, the trajectory
+dimensions, and the head's own gate as judged (gate.py's rule, applied here once)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast, get_args
+
+from ..gate import Gate, judged
+from ..golden import Case
+from ..pick import Trace
+from ..scoring import Outcome, Result
+from ..stats import cluster_bootstrap, wilson
+from ..surface import Surface
+from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode
+from ..trajectory import Scores
+from .schema import (
+    ERROR,
+    NONE,
+    PENDING,
+    UNKNOWN,
+    CaseOut,
+    CaseStatus,
+    Counts,
+    DimensionOut,
+    ExpectedCallOut,
+    FindingOut,
+    GateOut,
+    JudgeOut,
+    LeftOutOut,
+    Metric,
+    Report,
+    RunOut,
+    SampleOut,
+    ScoresOut,
+    SourceOut,
+    SurfaceOut,
+    Third,
+    ToolStats,
+    TraceCallOut,
+    TraceOut,
+    UsageOut,
+)
+
+# --------------------------------------------------------------------------- building
+
+
+def metric(numerator: int, denominator: int, measured: bool = True) -> Metric:
+    value = numerator / denominator if measured and denominator else None
+    ci = wilson(numerator, denominator) if value is not None else None
+    return Metric(value=value, numerator=numerator, denominator=denominator, ci=ci, ci_method="wilson" if ci else None)
+
+
+def clustered(m: Metric, results: Sequence[Result], hit: Callable[[Result], bool]) -> Metric:
+    """The same rate with the case as the unit: when a case has several samples they are
+    correlated, so the interval resamples cases (a cluster bootstrap), not samples."""
+    per_case: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for r in results:
+        per_case[r.case.name][0] += hit(r)
+        per_case[r.case.name][1] += 1
+    if m.value is None or all(total <= 1 for _, total in per_case.values()):
+        return m
+    passed, totals = zip(*per_case.values(), strict=True)
+    return m.model_copy(
+        update={"ci": cluster_bootstrap(list(passed), list(totals)), "ci_method": "cluster bootstrap over cases"}
+    )
+
+
+def row_label(result: Result) -> str:
+    """The confusion row: the expected tool (for a list, the picked one when it is listed)."""
+    expected = result.case.expected
+    if not expected:
+        return NONE
+    return result.pick.tool if result.pick.tool in expected else expected[0]
+
+
+def column_label(result: Result, surface: Surface) -> str:
+    if result.outcome is Outcome.ERROR:
+        return ERROR
+    if result.pick.tool is None:
+        return NONE
+    return result.pick.tool if surface.get(result.pick.tool) else UNKNOWN
+
+
+def counted(result: Result) -> bool:
+    """Samples the metrics and the gate count: evaluated, of a reviewed case."""
+    return result.evaluated and result.case.status != PENDING
+
+
+def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
+    rs = [r for r in results if counted(r)]
+    decided = [r for r in rs if r.outcome is not Outcome.ERROR]
+    expect_none = [r for r in decided if not r.case.expected]
+    expect_tool = [r for r in decided if r.case.expected]
+    no_call = [r for r in decided if r.pick.tool is None]
+    arg_scored = [r for r in rs if r.args_ok is not None]
+    schema_scored = [r for r in rs if r.schema_ok is not None]
+    return {
+        "accuracy": clustered(metric(sum(r.passed for r in rs), len(rs)), rs, lambda r: r.passed),
+        "tool_accuracy": clustered(metric(sum(bool(r.tool_ok) for r in rs), len(rs)), rs, lambda r: bool(r.tool_ok)),
+        "arg_accuracy": metric(sum(bool(r.args_ok) for r in arg_scored), len(arg_scored), args_measured),
+        "schema_valid_rate": metric(sum(bool(r.schema_ok) for r in schema_scored), len(schema_scored), args_measured),
+        "no_call_precision": metric(sum(not r.case.expected for r in no_call), len(no_call)),
+        "no_call_recall": metric(sum(r.pick.tool is None for r in expect_none), len(expect_none)),
+        "over_trigger_rate": metric(sum(r.pick.tool is not None for r in expect_none), len(expect_none)),
+        "under_trigger_rate": metric(sum(r.pick.tool is None for r in expect_tool), len(expect_tool)),
+        "error_rate": metric(sum(r.outcome is Outcome.ERROR for r in rs), len(rs)),
+    }
+
+
+def confusion_matrix(results: Iterable[Result], surface: Surface) -> dict[str, dict[str, int]]:
+    cells: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in results:
+        if counted(r):
+            cells[row_label(r)][column_label(r, surface)] += 1
+    return {row: dict(sorted(cols.items())) for row, cols in sorted(cells.items())}
+
+
+def tool_stats(confusion: dict[str, dict[str, int]], tools: Iterable[str]) -> dict[str, ToolStats]:
+    out = {}
+    for tool in tools:
+        support = sum(confusion.get(tool, {}).values())
+        hits = confusion.get(tool, {}).get(tool, 0)
+        picked = sum(row.get(tool, 0) for row in confusion.values())
+        precision, recall = metric(hits, picked), metric(hits, support)
+        p, r = precision.value, recall.value
+        if p is None and r is None:
+            f1 = None
+        else:  # an undefined side counts as 0: a tool never picked (or never expected) has F1 0
+            p, r = p or 0.0, r or 0.0
+            f1 = 2 * p * r / (p + r) if p + r else 0.0
+        out[tool] = ToolStats(precision=precision, recall=recall, f1=f1, support=support)
+    return out
+
+
+def trace_out(case: Case, trace: Trace | None) -> TraceOut | None:
+    if trace is None or case.script is None:
+        return None
+    return TraceOut(
+        request=case.prompt,
+        tool_calls=[
+            TraceCallOut(
+                name=c.tool,
+                arguments=c.args,
+                raw_arguments=c.raw_args if c.args is None else None,
+                turn=c.turn,
+                timestamp_ms=c.at_ms,
+                result=c.result if c.error is None else None,
+                error=c.error,
+            )
+            for c in trace.calls
+        ],
+        final_response=trace.final,
+        expected_tools=[e.tool for e in case.script.expect.calls],
+        expected_no_tools=not case.script.expect.calls,
+        turns=trace.turns,
+        hit_max_turns=trace.hit_max_turns,
+    )
+
+
+def scores_out(scores: Scores | None) -> ScoresOut | None:
+    if scores is None:
+        return None
+    return ScoresOut(
+        selection=scores.selection,
+        arguments=scores.arguments,
+        recovery=scores.recovery,
+        restraint=scores.restraint,
+        codes=cast(list[FailureCode], list(scores.codes)),
+    )
+
+
+def _script_fields(case: Case) -> dict[str, Any]:
+    script = case.script
+    if script is None:
+        return {}
+    final = script.expect.final
+    return {
+        "expect_calls": [
+            ExpectedCallOut(tool=e.tool, args=None if e.args is None else dict(e.args), match=dict(e.match))
+            for e in script.expect.calls
+        ],
+        "sequence": script.expect.order.value,
+        "max_turns": script.max_turns,
+        "final": {k: list(v) for k, v in vars(final).items() if v} if final else None,
+    }
+
+
+def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
+    evaluated = [r for r in results if r.evaluated]
+    passed = sum(r.passed for r in evaluated)
+    return CaseOut(
+        name=case.name,
+        prompt=case.prompt,
+        source=SourceOut(file=case.source.file, line=case.source.line),
+        expect_tool=list(case.expect_tool) if isinstance(case.expect_tool, tuple) else case.expect_tool,
+        expect_args=case.expect_args,
+        match=case.match,
+        forbid_extra_args=case.forbid_extra_args,
+        tags=list(case.tags),
+        split=case.split,
+        status=cast(CaseStatus, case.status),
+        passed=passed,
+        evaluated=len(evaluated),
+        pass_rate=passed / len(evaluated) if evaluated else None,
+        samples=[
+            SampleOut(
+                index=r.sample,
+                outcome=r.outcome,
+                picked_tool=r.pick.tool,
+                picked_args=r.pick.args,
+                raw_args=r.pick.raw_args if r.pick.args is None else None,
+                text=r.pick.text,
+                reasons=list(r.reasons),
+                calls=r.pick.calls,
+                cached=r.pick.cached,
+                latency_ms=None if r.pick.latency_ms is None else round(r.pick.latency_ms, 1),
+                usage=UsageOut(**vars(r.pick.usage)) if r.pick.usage else None,
+                stop_reason=r.pick.stop_reason,
+                tool_order=list(r.tool_order) if r.tool_order else None,
+                position=expected_position(r),
+                trace=trace_out(case, r.pick.trace),
+                scores=scores_out(r.scores),
+                judge=JudgeOut(surfaced=r.judge.surfaced, said=r.judge.said, cached=r.judge.cached)
+                if r.judge
+                else None,
+            )
+            for r in results
+        ],
+        acceptable=list(case.acceptable),
+        **_script_fields(case),
+    )
+
+
+def expected_position(result: Result) -> int | None:
+    """Where the expected tool (its confusion row) sat in the order this sample was offered."""
+    if not result.tool_order or not result.case.expected:
+        return None
+    row = row_label(result)
+    return result.tool_order.index(row) if row in result.tool_order else None
+
+
+THIRDS: tuple[str, ...] = get_args(Third)
+
+
+def accuracy_by_position(results: Sequence[Result]) -> dict[str, Metric] | None:
+    """Accuracy by the expected tool's position in the shuffled order: first, middle, last third."""
+    buckets: dict[str, list[bool]] = {t: [] for t in THIRDS}
+    for r in results:
+        if not counted(r) or r.outcome is Outcome.ERROR:
+            continue
+        pos = expected_position(r)
+        if pos is None or r.tool_order is None:
+            continue
+        n = len(r.tool_order)
+        buckets[THIRDS[round(pos * 2 / (n - 1)) if n > 1 else 0]].append(r.passed)
+    if not any(buckets.values()):
+        return None
+    return {t: metric(sum(v), len(v)) for t, v in buckets.items()}
+
+
+def position_warning(table: dict[str, Metric] | None) -> str | None:
+    if not table:
+        return None
+    values = {t: m.value for t, m in table.items() if m.value is not None and m.denominator >= 5}
+    if len(values) < 2:
+        return None
+    spread = (max(values.values()) - min(values.values())) * 100
+    if spread < 20:
+        return None
+    shown = ", ".join(f"{t} {v:.0%}" for t, v in values.items())
+    return (
+        f"the expected tool's position moves accuracy by {spread:.0f} points ({shown}): the model favours tools "
+        "by where they are listed; make the descriptions carry the choice"
+    )
+
+
+def dimension_scores(results: Sequence[Result]) -> tuple[dict[str, DimensionOut], dict[str, int]] | None:
+    """Seed 004's dimensions over the counted trajectory samples (None: the run has none), and how
+    many samples each failure code applied to."""
+    scored = [r for r in results if counted(r) and r.scores is not None]
+    if not scored:
+        return None
+    dimensions = {}
+    for name in DIMENSIONS:
+        values = [(r.case.name, v) for r in scored if (v := getattr(r.scores, name)) is not None]
+        per_case: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for case_name, v in values:
+            per_case[case_name][0] += v
+            per_case[case_name][1] += 3
+        total = [p for p, _ in per_case.values()], [t for _, t in per_case.values()]
+        ci = cluster_bootstrap(*total) if values else None
+        dimensions[name] = DimensionOut(
+            mean=sum(v for _, v in values) / len(values) if values else None,
+            ci=(ci[0] * 3, ci[1] * 3) if ci else None,
+            n=len(values),
+            distribution={str(k): sum(v == k for _, v in values) for k in range(4)},  # type: ignore[misc]
+        )
+    codes = Counter(code for r in scored for code in (r.scores.codes if r.scores else ()))
+    return dimensions, {code: codes[code] for code in FAILURE_CODES if codes[code]}
+
+
+def build_report(
+    cases: Sequence[Case],
+    results: Sequence[Result],
+    surface: Surface,
+    run: RunOut,
+    gate: Gate,
+    *,
+    stopped: str | None = None,
+    warnings: Sequence[str] = (),
+    lint: Sequence[Any] = (),
+) -> Report:
+    by_case: dict[str, list[Result]] = defaultdict(list)
+    for r in results:
+        by_case[r.case.name].append(r)
+    metrics = compute_metrics(results, run.args_measured)
+    confusion = confusion_matrix(results, surface)
+    expected_tools = {t for c in cases for t in c.expected}
+    per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))
+    trajectories = dimension_scores(results)
+    position = accuracy_by_position(results)
+    warning = position_warning(position)
+    case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
+    outcomes = Counter(r.outcome.value for r in results)
+    built = Report(
+        passed=True,  # until judged, below
+        gate=GateOut(passed=True, stopped=stopped, **gate.values()),
+        metrics=metrics,
+        per_tool=per_tool,
+        confusion=confusion,
+        counts=Counts(
+            cases=len(cases),
+            samples=len(results),
+            counted_samples=sum(counted(r) for r in results),
+            pending_cases=sum(c.status == PENDING for c in cases),
+            not_evaluated=outcomes.get(Outcome.NOT_EVALUATED.value, 0),
+            outcomes={o: outcomes[o.value] for o in Outcome if outcomes.get(o.value)},
+        ),
+        cases=case_list,
+        surface=SurfaceOut(
+            hash=surface.hash,
+            origin=surface.origin,
+            tools=list(surface.names),
+            left_out=[LeftOutOut(name=lo.name, reason=lo.reason) for lo in surface.left_out],
+            definitions=[dict(d) for d in surface.definitions],
+        ),
+        run=run,
+        lint=[FindingOut(**vars(f)) for f in lint],
+        flaky=[c.name for c in case_list if c.pass_rate is not None and 0 < c.pass_rate < 1],
+        position=position,
+        warnings=[*warnings, *([warning] if warning else [])],
+        dimensions=trajectories[0] if trajectories else None,
+        failure_codes=trajectories[1] if trajectories else None,
+    )
+    return judged(built, gate)

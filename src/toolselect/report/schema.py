@@ -1,0 +1,373 @@
+"""The report's records: what a run measured, as the JSON (`schema_version: 1`, documented in
+docs/report-format.md) holds it — the literals and limits a report read back is held to, and the
+one-line views of a case every renderer shares.
+
+The renderers, the base-branch diff and the Action all read this one type, so a report loaded from
+disk (report/files.py) and one just built (report/build.py) are handled the same way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, Field
+
+from ..explain import show
+from ..scoring import Outcome
+from ..strict import Record
+from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode
+
+SCHEMA_VERSION: Literal[1] = 1
+NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
+PENDING = "needs_review"
+
+# The enumerated fields: a report read from disk (a fork PR's artifact is untrusted) holds one of
+# these values or is refused; the JSON is the same strings.
+Count = Annotated[int, Field(ge=0)]
+CaseStatus = Literal["reviewed", "needs_review"]
+CacheMode = Literal["use", "refresh", "only", "off"]  # as config.CacheMode
+CiMethod = Literal["wilson", "cluster bootstrap over cases"]
+MetricName = Literal[
+    "accuracy",
+    "tool_accuracy",
+    "arg_accuracy",
+    "schema_valid_rate",
+    "no_call_precision",
+    "no_call_recall",
+    "over_trigger_rate",
+    "under_trigger_rate",
+    "error_rate",
+]
+METRIC_NAMES: tuple[str, ...] = get_args(MetricName)
+Third = Literal["first", "middle", "last"]
+Sequence_ = Literal["strict", "in_order", "unordered", "any_of_these"]
+LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
+Label = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+~-]{0,63}$")]  # a model's label (config.py's)
+MODELS_SCHEMA_VERSION: Literal[2] = 2
+MAX_MODELS = 16
+SurfaceHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]  # sha256 hex
+
+
+def _keys_of(names: tuple[str, ...]) -> AfterValidator:
+    """A mapping's keys must be among `names` (typed `str` keys, for callers that index by name)."""
+
+    def check(value: dict[str, Any]) -> dict[str, Any]:
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ValueError(f"unknown key {show(unknown[0])} (known: {', '.join(names)})")
+        return value
+
+    return AfterValidator(check)
+
+
+class Metric(Record):
+    """A rate with its counts and a 95% interval; `value` is null when not measured (never 0)."""
+
+    value: float | None
+    numerator: Count
+    denominator: Count
+    ci: tuple[float, float] | None = None
+    ci_method: CiMethod | None = None  # "cluster bootstrap over cases" when samples repeat
+
+
+class ToolStats(Record):
+    precision: Metric
+    recall: Metric
+    f1: float | None
+    support: Count
+
+
+class SourceOut(Record):
+    file: str
+    line: Count
+
+
+class UsageOut(Record):
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+
+
+def only_when_set(default: Any = None) -> Any:
+    """A field a single-call report leaves out (so its JSON stays as it was before trajectories):
+    omitted when None, or, for a list or mapping default, when empty."""
+    if isinstance(default, (list, dict)):
+        return Field(default_factory=type(default), exclude_if=lambda v: not v)
+    return Field(default, exclude_if=lambda v: v is None)
+
+
+class TraceCallOut(Record):
+    """One call in a trace (seed 004's tool_calls[]): name, arguments, when, the stub's answer."""
+
+    name: str
+    arguments: Any = None
+    raw_arguments: str | None = only_when_set()
+    turn: Count
+    timestamp_ms: Annotated[float, Field(ge=0)]  # the model's time until the answer carrying the call
+    result: Any = None
+    error: str | None = only_when_set()
+
+
+class TraceOut(Record):
+    """Seed 004's trace capture schema, per sample of a trajectory case."""
+
+    request: str
+    tool_calls: list[TraceCallOut]
+    final_response: str | None
+    expected_tools: list[str]
+    expected_no_tools: bool
+    turns: Count
+    hit_max_turns: bool = False
+
+
+Score = Annotated[int, Field(ge=0, le=3)]
+
+
+class JudgeOut(Record):
+    """evals.judge's reading of a trajectory's final answer after a tool error."""
+
+    surfaced: bool | None  # null: the judge answered neither yes nor no
+    said: str = ""
+    cached: bool = False
+
+
+class JudgeRunOut(Record):
+    model: str
+    api_calls: Count = 0
+    cache_hits: Count = 0
+
+
+class ScoresOut(Record):
+    """Seed 004's four dimensions, 0–3 (null: the dimension doesn't apply), and the failure codes."""
+
+    selection: Score | None
+    arguments: Score | None
+    recovery: Score | None
+    restraint: Score
+    codes: list[FailureCode] = Field(default_factory=list)
+
+
+class SampleOut(Record):
+    index: Count
+    outcome: Outcome
+    picked_tool: str | None
+    picked_args: Any = None
+    raw_args: str | None = None
+    text: str = ""
+    reasons: list[str] = Field(default_factory=list)
+    calls: Count = 0
+    cached: bool = False
+    latency_ms: float | None = None
+    usage: UsageOut | None = None
+    stop_reason: str | None = None
+    tool_order: list[str] | None = None  # the order the tools were offered in (shuffled samples)
+    position: Count | None = None  # where the expected tool was in that order (0-based)
+    trace: TraceOut | None = only_when_set()  # a trajectory case's whole conversation
+    scores: ScoresOut | None = only_when_set()
+    judge: JudgeOut | None = only_when_set()
+
+
+class ExpectedCallOut(Record):
+    tool: str
+    args: dict[str, Any] | None = None
+    match: dict[str, Any] = Field(default_factory=dict)
+
+
+class CaseOut(Record):
+    name: str
+    prompt: str
+    source: SourceOut
+    expect_tool: str | list[str] | None
+    expect_args: dict[str, Any] = Field(default_factory=dict)
+    match: dict[str, Any] = Field(default_factory=dict)
+    forbid_extra_args: bool = False
+    tags: list[str] = Field(default_factory=list)
+    split: str | None = None
+    status: CaseStatus = "reviewed"
+    passed: Count  # samples that passed
+    evaluated: Count  # samples that were asked
+    pass_rate: float | None
+    samples: list[SampleOut]
+    acceptable: list[str] = only_when_set([])
+    # a trajectory case
+    expect_calls: list[ExpectedCallOut] | None = only_when_set()
+    sequence: Sequence_ | None = only_when_set()
+    max_turns: Annotated[int, Field(ge=1, le=50)] | None = only_when_set()
+    final: dict[Literal["contains", "regex", "not_contains"], list[str]] | None = only_when_set()
+
+
+class LeftOutOut(Record):
+    name: str
+    reason: str
+
+
+class SurfaceOut(Record):
+    hash: SurfaceHash
+    origin: str
+    tools: list[str]
+    left_out: list[LeftOutOut] = Field(default_factory=list)
+    definitions: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RunOut(Record):
+    toolselect_version: str
+    provider: str
+    model: str
+    endpoint: str | None = None
+    repeat: Annotated[int, Field(ge=1)]
+    concurrency: Annotated[int, Field(ge=1)]
+    started_at: str
+    finished_at: str
+    duration_s: float
+    args_measured: bool
+    config: str | None = None
+    system: str | None = None
+    temperature: float | None = None
+    seed: int | None = None
+    shuffle: bool = False
+    cache_mode: CacheMode = "off"
+    cache_hits: Count = 0
+    api_calls: Count = 0
+    cache_writes: Count = 0  # new answers saved to the cache
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    cost_usd: float | None = 0.0  # null: no price known for this model
+    pool_shrinks: Count = 0  # how often a 429 (or 529) slowed the run's pace
+    judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
+    label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
+
+
+class GateOut(Record):
+    """The head's own gate as judged when the report was built, and every gate option in force (the
+    comparison's too, so a saved report can be compared under the gate its run had)."""
+
+    passed: bool
+    min_accuracy: float
+    max_error_rate: float
+    max_over_trigger: float | None = None
+    min_tool_recall: dict[str, float] = Field(default_factory=dict)
+    min_dimension: Annotated[dict[str, float], _keys_of(DIMENSIONS)] = only_when_set({})
+    max_drop: float | None = None
+    significance: float | None = None
+    fail_on_certain_flips: bool = False
+    base_failure: Literal["fail", "pass"] = "fail"
+    reasons: list[str] = Field(default_factory=list)
+    stopped: str | None = None  # why the run stopped early (infrastructure failure)
+
+
+class FindingOut(Record):
+    code: LintCode
+    severity: Literal["error", "warning", "info"]
+    scope: Literal["surface", "golden"]
+    message: str
+    fix: str = ""
+    tool: str | None = None
+    case: str | None = None
+    file: str | None = None
+    line: Count | None = None
+
+
+class DimensionOut(Record):
+    """One of seed 004's dimensions over the counted trajectory samples it applies to: the mean
+    score (0–3) with a 95% interval (a bootstrap over cases), and how many samples scored 0, 1, 2, 3."""
+
+    mean: float | None
+    ci: tuple[float, float] | None = None
+    n: Count
+    distribution: dict[Literal["0", "1", "2", "3"], Count]
+
+
+class Counts(Record):
+    cases: Count
+    samples: Count
+    counted_samples: Count  # evaluated samples of reviewed cases: what the metrics and the gate use
+    pending_cases: Count  # status: needs_review (scored and shown, not counted)
+    not_evaluated: Count
+    outcomes: dict[Outcome, Count]
+
+
+class PartOut(Record):
+    """A shard's report (`--shard I/N`): which slice it holds and the plan it belongs to."""
+
+    shard: Annotated[int, Field(ge=1, le=256)]
+    shards: Annotated[int, Field(ge=1, le=256)]
+    fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
+
+
+class Report(Record):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    passed: bool
+    gate: GateOut
+    metrics: Annotated[dict[str, Metric], _keys_of(get_args(MetricName))]
+    per_tool: dict[str, ToolStats]
+    confusion: dict[str, dict[str, Count]]
+    counts: Counts
+    cases: list[CaseOut]
+    surface: SurfaceOut
+    run: RunOut
+    lint: list[FindingOut] = Field(default_factory=list)  # what `toolselect lint` finds, before any model is asked
+    flaky: list[str] = Field(default_factory=list)  # cases whose pass rate is strictly between 0 and 1
+    # accuracy by the expected tool's third (shuffled runs)
+    position: Annotated[dict[str, Metric], _keys_of(get_args(Third))] | None = None
+    warnings: list[str] = Field(default_factory=list)
+    # trajectory cases: seed 004's dimensions and how often each failure code applied
+    dimensions: Annotated[dict[str, DimensionOut], _keys_of(DIMENSIONS)] | None = only_when_set()
+    failure_codes: Annotated[dict[str, Count], _keys_of(FAILURE_CODES)] | None = only_when_set()
+    part: PartOut | None = only_when_set()  # a shard's report: one slice of the units, merged by `toolselect merge`
+
+
+def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:
+    """A case's headline outcome and the sample that shows it: PASS when every evaluated sample
+    passed, else its most common failing outcome (and its first failing sample)."""
+    evaluated = [s for s in case.samples if s.outcome != Outcome.NOT_EVALUATED]
+    failing = [s for s in evaluated if s.outcome != Outcome.PASS]
+    if failing:
+        worst = Counter(s.outcome for s in failing).most_common(1)[0][0]
+        return worst, failing[0]
+    if evaluated:
+        return Outcome.PASS.value, evaluated[0]
+    return Outcome.NOT_EVALUATED.value, case.samples[0] if case.samples else None
+
+
+def pick_name(sample: SampleOut | None) -> str:
+    """What a sample picked, in one word: a tool, (none), (error) or (not asked); for a trajectory,
+    its calls in order (✗: answered with an error), e.g. `get_forecast✗ → get_weather`."""
+    if sample is None or sample.outcome == Outcome.NOT_EVALUATED:
+        return "(not asked)"
+    if sample.outcome == Outcome.ERROR:
+        return ERROR
+    if sample.trace is not None:
+        return calls_text(sample.trace)
+    return sample.picked_tool or NONE
+
+
+MAX_SHOWN_CALLS = 6
+
+
+def calls_text(trace: TraceOut) -> str:
+    """A trajectory's calls in one line: `a → b✗ → b`, `(none)`, `… (max turns)` at the limit."""
+    names = [c.name + ("✗" if c.error is not None else "") for c in trace.tool_calls]
+    if len(names) > MAX_SHOWN_CALLS:
+        names = [*names[: MAX_SHOWN_CALLS - 1], f"… {len(names) - MAX_SHOWN_CALLS + 1} more"]
+    text = " → ".join(names) or NONE
+    return text + (" (max turns)" if trace.hit_max_turns else "")
+
+
+SEQUENCE_JOIN = {"strict": " → ", "in_order": " → … ", "unordered": " + ", "any_of_these": " | "}
+
+
+def expected_text(expect_tool: str | list[str] | None, expect_calls: Sequence[str] | None, sequence: str | None) -> str:
+    """What a case expects, in one line: a tool, `a | b`, `(none)`; a trajectory's calls joined by
+    its sequence: `a → b` (strict), `a → … b` (in order, others allowed), `a + b` (any order),
+    `a | b` (one of them)."""
+    if expect_calls is not None:
+        return SEQUENCE_JOIN[sequence or "strict"].join(expect_calls) or NONE
+    if expect_tool is None:
+        return NONE
+    return " | ".join(expect_tool) if isinstance(expect_tool, list) else expect_tool
+
+
+def case_expected(case: CaseOut) -> str:
+    calls = [c.tool for c in case.expect_calls] if case.expect_calls is not None else None
+    return expected_text(case.expect_tool, calls, case.sequence)
