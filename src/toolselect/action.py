@@ -47,7 +47,7 @@ from .outputs import Targets, write_outputs
 from .pipeline import Against, run_eval, run_merge, stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
-from .render.comment import fence
+from .render.escape import fence
 from .report.files import read_reports
 from .runtime import run_async
 from .strict import Record
@@ -699,7 +699,7 @@ def review_lines(
     from .github.comment import make_client, whoami
     from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
     from .impact import across_models, selected, tool_impacts
-    from .render.markdown import visible
+    from .render.escape import visible
     from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
     from .sourcelines import locate
 

@@ -344,7 +344,8 @@ def test_a_tampered_stress_report_is_refused_with_where(example_stress, tmp_path
 
 
 def test_the_bundled_pool_ships_in_the_wheel(tmp_path):
-    """`pip install .` (the README's first command, the image) must carry the pool and its licences."""
+    """`pip install .` (the README's first command, the image) must carry the pool and its licences,
+    and the HTML report's style and script (without them no `--html` page can be written)."""
     import subprocess
     import sys
     import zipfile
@@ -361,3 +362,4 @@ def test_the_bundled_pool_ships_in_the_wheel(tmp_path):
     assert {"toolselect/data/pool/github.json", "toolselect/data/pool/README.md"} <= names
     assert "toolselect/data/pool/LICENSE-playwright-mcp.txt" in names
     assert sum(n.startswith("toolselect/data/pool/") and n.endswith(".json") for n in names) == 17
+    assert {"toolselect/render/assets/report.css", "toolselect/render/assets/report.js"} <= names

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from tests.unit.test_diff import gate, report
 from toolselect.outcome import compare_saved
-from toolselect.render.comment import COMMENT_LIMIT, fence, marker, render_comment
+from toolselect.render.comment import COMMENT_LIMIT, marker, render_comment
+from toolselect.render.escape import fence
 
 
 def test_first_line_is_the_verdict_with_base_to_head():

@@ -17,9 +17,10 @@ from toolselect.gate import Gate, Verdict
 from toolselect.outcome import Comparison, Outcome, compare_saved, evaluate
 from toolselect.render.comment import render_comment
 from toolselect.render.console import ConsoleView
+from toolselect.render.escape import esc
 from toolselect.render.html import render_html
 from toolselect.render.junit import render_junit
-from toolselect.render.markdown import esc, render_markdown
+from toolselect.render.markdown import render_markdown
 
 
 def console_says(outcome: Outcome) -> tuple[bool, list[str]]:

@@ -15,10 +15,10 @@ from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.outcome import Comparison, evaluate
 from toolselect.pick import Pick
-from toolselect.render.comment import fence
 from toolselect.render.console import ConsoleView
+from toolselect.render.escape import code, esc, fence
 from toolselect.render.junit import render_junit
-from toolselect.render.markdown import code, esc, render_markdown
+from toolselect.render.markdown import render_markdown
 from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
@@ -105,7 +105,7 @@ def test_console_shows_a_progress_bar_on_a_terminal():
 
 
 def test_inline_code_cannot_be_broken_out_of():
-    from toolselect.render.markdown import code
+    from toolselect.render.escape import code
 
     evil = "x``<img src=x> @acme <!-- toolselect:default --> ``y"
     rendered = code(evil)

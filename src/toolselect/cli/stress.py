@@ -11,7 +11,7 @@ from ..budget import describe
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from ..pipeline import run_stress, stress_report_of
 from ..render.console import ConsoleView
-from ..render.markdown import esc
+from ..render.escape import esc
 from ..render.stress import CHART_TITLE, stress_markdown
 from ..runtime import run_async
 from ..stress import read_stress_report, stress_reasons

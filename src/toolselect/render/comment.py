@@ -30,18 +30,8 @@ from .common import (
     pct,
     trace_lines,
 )
-from .markdown import (
-    ZWSP,
-    cases_table,
-    code,
-    confusion_table,
-    esc,
-    flaky_list,
-    lint_list,
-    no_mentions,
-    position_rows,
-    visible,
-)
+from .escape import code, esc, fence
+from .markdown import cases_table, confusion_table, flaky_list, lint_list, position_rows
 
 COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
@@ -56,32 +46,6 @@ if TYPE_CHECKING:
 
 def marker(comment_id: str) -> str:
     return f"<!-- toolselect:{comment_id} -->"
-
-
-def defang(text: str) -> str:
-    """Text for a code block: no hidden-comment marker can be spelled out inside it, no @mention
-    survives even if the block were ever rendered as text, and no bidi control reorders a line
-    (each is shown as ⟨U+XXXX⟩, line by line)."""
-    text = "\n".join(visible(line) for line in text.split("\n"))
-    return no_mentions(text.replace("<!--", "<!" + ZWSP + "--").replace("-->", "-" + ZWSP + "->"))
-
-
-def fence(text: str, lang: str = "") -> str:
-    """A fenced code block longer than any run of backticks in the text."""
-    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{defang(text)}\n{ticks}"
-
-
-def _backtick_runs(line: str) -> list[str]:
-    runs, current = [], ""
-    for ch in line:
-        if ch == "`":
-            current += ch
-        elif current:
-            runs.append(current)
-            current = ""
-    return runs + ([current] if current else [])
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 confusion matrix as a heatmap whose cells list their cases, the changes against the base, flaky
 cases, traces, lint findings and warnings.
 
-The page loads nothing: its style and its one small script are inline, and a Content-Security-Policy
+The page loads nothing: its style and its one small script (render/assets/report.css and report.js,
+read as package data) are inline, and a Content-Security-Policy
 allows that script by its hash and nothing else, so no script written into a report could run even
 if escaping failed. Every string from the report (prompts, tool names and descriptions, arguments,
 reasons, file names, labels) goes through `esc`; the script reads nothing but ids this module makes.
@@ -19,6 +20,7 @@ import hashlib
 import html
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, CaseSide, CellDelta, Diff
@@ -49,7 +51,7 @@ from .common import (
     sorted_findings,
     trace_lines,
 )
-from .markdown import visible
+from .escape import visible
 
 if TYPE_CHECKING:
     from ..outcome import ModelOutcome, Outcome
@@ -876,187 +878,15 @@ def page_footer(run_url: str | None) -> str:
 
 # --------------------------------------------------------------------------- style and script
 
-STYLE = """
-:root{--bg:#f7f8fa;--card:#fff;--fg:#1b1f24;--muted:#626b76;--line:#dde1e6;--head:rgba(247,248,250,.92);
---ok:#13794a;--okbg:#dcf3e6;--bad:#b42318;--badbg:#fde4e1;--warn:#8a5a00;--warnbg:#fff1cc;--accent:#2f6fde;
---green:22 163 74;--red:220 38 38;--code:#eef1f4;color-scheme:light dark}
-@media (prefers-color-scheme:dark){:root{--bg:#111418;--card:#191d23;--fg:#e6e9ed;--muted:#98a1ac;--line:#2c323a;
---head:rgba(17,20,24,.92);--ok:#5fd394;--okbg:#123524;--bad:#ff8f84;--badbg:#42191a;--warn:#f0c35b;--warnbg:#3a2e10;
---accent:#7aa7ff;--green:52 199 108;--red:248 81 73;--code:#232830}}
-*{box-sizing:border-box}[hidden]{display:none!important}
-body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
-"Helvetica Neue",Arial,sans-serif}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;font-size:12.5px}
-code{background:var(--code);padding:0 .3em;border-radius:4px;overflow-wrap:anywhere}
-a{color:var(--accent)}
-header.top{position:sticky;top:0;z-index:10;display:flex;gap:16px;align-items:center;flex-wrap:wrap;
-padding:8px 24px;background:var(--head);backdrop-filter:blur(6px);border-bottom:1px solid var(--line)}
-.brand{font-weight:700;font-size:15px}.one{color:var(--muted)}
-.switcher{display:flex;gap:6px;flex-wrap:wrap}
-.tab{font:inherit;color:var(--fg);background:var(--card);border:1px solid var(--line);border-radius:999px;
-padding:3px 12px;text-decoration:none;cursor:pointer}
-.tab[aria-pressed=true]{background:var(--accent);border-color:var(--accent);color:#fff}
-main{max-width:1500px;margin:0 auto;padding:16px 24px 40px}
-h1{font-size:20px;margin:0 0 6px}h2{font-size:18px;margin:0 0 4px}h3{font-size:14px;margin:0 0 8px}
-h4{font-size:13px;margin:0 0 6px;font-weight:600}
-section.summary,section.overview,.block,.headline{background:var(--card);border:1px solid var(--line);
-border-radius:10px;padding:14px 16px;margin:0 0 14px}
-section.summary.fail{border-left:4px solid var(--bad)}section.summary.pass{border-left:4px solid var(--ok)}
-.badge{display:inline-block;font-size:12px;font-weight:700;letter-spacing:.04em;padding:1px 8px;border-radius:999px;
-vertical-align:middle}
-.badge.pass{background:var(--okbg);color:var(--ok)}.badge.fail{background:var(--badbg);color:var(--bad)}
-.dot{font-weight:700}.dot.pass{color:var(--ok)}.dot.fail{color:var(--bad)}
-.tab[aria-pressed=true] .dot{color:#fff}
-.reasons,.notes,.warnings,.findings{margin:6px 0;padding-left:20px}.reasons li{color:var(--bad)}
-.reasons li::marker{content:"✗  ";font-weight:700}.notes li::marker{content:"ℹ  ";color:var(--accent)}
-.meta,.muted,.sub,.src,.n,.note,.foot,footer.page{color:var(--muted)}
-.meta{margin:4px 0}.acc{margin:2px 0;font-size:15px;font-weight:600}.sub,.src{font-size:12px}.n{font-size:12px}
-.note{font-size:12px;margin:6px 0 0}
-.models{display:block}
-.side-by-side .models{display:grid;grid-template-columns:repeat(var(--n),minmax(560px,1fr));gap:16px;overflow-x:auto}
-.side-by-side .pair{grid-template-columns:1fr}
-section.model{scroll-margin-top:64px;margin-bottom:28px}
-.pair{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:14px;align-items:start}
-.pair>.block,.stack>.block{margin-bottom:14px}
-@media (max-width:980px){.pair{grid-template-columns:1fr}}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-table.grid{width:100%}
-.grid th,.grid td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:baseline}
-.grid th code{white-space:nowrap;overflow-wrap:normal}
-.grid thead th{font-size:12px;color:var(--muted);font-weight:600;border-bottom:1px solid var(--line)}
-.grid tbody th{font-weight:500}
-.overview tbody th a{white-space:nowrap;font-weight:600}
-.grid tr.key th{font-weight:700}
-.num{text-align:right!important;white-space:nowrap}
-.delta{font-weight:600;white-space:nowrap}.delta.better{color:var(--ok)}.delta.worse{color:var(--bad)}.delta.flat{color:var(--muted);font-weight:400}
-.heatmap{margin:4px 0}
-.heatmap th.col{vertical-align:bottom;padding:4px 2px;font-weight:500;font-size:12px;height:130px}
-.heatmap th.col span{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;display:inline-block}
-.heatmap th.row{text-align:right;padding:0 10px 0 0;font-weight:500;font-size:12.5px;white-space:nowrap}
-.heatmap th.corner{font-size:11px;color:var(--muted);font-weight:500;vertical-align:bottom;text-align:right;
-padding:4px 10px}
-.heatmap td{width:56px;min-width:56px;height:40px;text-align:center;border:1px solid var(--line);padding:0}
-.heatmap td.empty{background:transparent}
-.heatmap td.diag{background:rgb(var(--green)/calc(.10 + var(--s)*.80))}
-.heatmap td.off{background:rgb(var(--red)/calc(.12 + var(--s)*.78))}
-.heatmap td.hi,.heatmap td.hi a{color:#fff}
-.heatmap td.changed{box-shadow:inset 0 0 0 2px var(--accent)}
-.heatmap td.total{border:none;color:var(--muted);font-size:12px;width:auto;min-width:40px}
-.heatmap a.cell{display:flex;align-items:center;justify-content:center;gap:3px;width:100%;height:100%;color:var(--fg);
-text-decoration:none;font-weight:600}
-.heatmap a.cell small{font-weight:500;font-size:11px}
-.heatmap td span{font-size:11px;color:var(--muted)}
-.heatmap a.cell:hover,.heatmap a.cell:focus-visible{outline:2px solid var(--fg);outline-offset:-2px}
-.heatmap a.cell.selected{outline:3px solid var(--fg);outline-offset:-3px}
-.matrix-wrap{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.matrix-wrap>.scroll{flex:0 1 auto;max-width:100%}
-aside.hot{flex:1 1 280px;min-width:260px;max-width:520px}
-aside.hot ul{list-style:none;padding:0;margin:0}aside.hot li{padding:5px 0;border-bottom:1px solid var(--line)}
-aside.hot a{color:var(--fg);text-decoration:none}aside.hot a:hover{text-decoration:underline}
-aside.hot a.selected{outline:2px solid var(--fg);outline-offset:2px;border-radius:3px}
-.legend{font-size:12px;color:var(--muted);margin:8px 0 0}
-.sw{display:inline-block;width:11px;height:11px;border-radius:2px;vertical-align:-1px}
-.sw.diag{background:rgb(var(--green)/.7)}.sw.off{background:rgb(var(--red)/.7)}
-.sw.changed{box-shadow:inset 0 0 0 2px var(--accent)}
-.group{margin:12px 0 0;scroll-margin-top:64px}
-.group h4{padding:6px 8px;border-radius:6px;background:var(--code)}
-.group.off h4{border-left:4px solid rgb(var(--red))}.group.diag h4{border-left:4px solid rgb(var(--green))}
-.group:target h4{outline:2px solid var(--accent)}
-.count{font-weight:500;color:var(--muted);margin-left:6px}
-.filter{display:flex;gap:10px;align-items:center;padding:6px 8px;border:1px dashed var(--accent);border-radius:6px}
-.filter button{font:inherit;cursor:pointer;border:1px solid var(--line);background:var(--card);color:var(--fg);
-border-radius:6px;padding:2px 10px}
-.cases-t{table-layout:fixed}.cases-t td{font-size:13px;overflow-wrap:anywhere}.cases-t .why{color:var(--muted)}
-.cases-t th:nth-child(1){width:17%}.cases-t th:nth-child(2){width:25%}.cases-t th:nth-child(3){width:13%}
-.cases-t th:nth-child(4){width:17%}.cases-t th:nth-child(5){width:11%}
-.cases-t .name{font-weight:600;overflow-wrap:anywhere}
-.args{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;color:var(--muted);
-overflow-wrap:anywhere}
-.tag{display:inline-block;font-size:11px;padding:0 6px;border-radius:4px;background:var(--code);margin:1px 3px 1px 0;
-white-space:nowrap}
-.tag.ok{background:var(--okbg);color:var(--ok)}.tag.bad,.tag.error{background:var(--badbg);color:var(--bad)}
-.tag.warn,.tag.warning{background:var(--warnbg);color:var(--warn)}.tag.muted,.tag.info{color:var(--muted)}
-.trace-row td{padding-top:0}
-.grid tr:has(+ .trace-row)>td,.grid tr:has(+ .sub-row)>td{border-bottom:none}
-pre.trace{margin:0;padding:6px 8px;background:var(--code);border-radius:6px;white-space:pre-wrap;
-overflow-wrap:anywhere;font-size:12px;line-height:1.5}
-pre.udiff{background:var(--code);padding:8px;border-radius:6px;white-space:pre-wrap;overflow-wrap:anywhere}
-pre.udiff .add{color:var(--ok)}pre.udiff .del{color:var(--bad)}pre.udiff .hunk{color:var(--muted)}
-.side-by-side-traces{display:grid;grid-template-columns:1fr 1fr;gap:10px}
-.fix{color:var(--muted);font-size:12.5px}
-details.surface summary{cursor:pointer;font-weight:700}
-dl{margin:8px 0 0}dt{margin-top:8px}dd{margin:2px 0 0 16px}.desc{white-space:pre-wrap}
-.stopped{color:var(--bad)}
-.foot{font-size:12px;margin:4px 2px}
-footer.page{font-size:12px;margin-top:24px;overflow-wrap:anywhere}
-.url{user-select:all}
-"""
 
-SCRIPT = """
-(function () {
-  "use strict";
-  var root = document.documentElement;
-  var models = Array.prototype.slice.call(document.querySelectorAll("section.model"));
-  function each(list, f) { Array.prototype.forEach.call(list, f); }
-  each(document.querySelectorAll("[data-js-only]"), function (el) { el.hidden = false; });
-  function showModel(id) {
-    if (models.length < 2) return;
-    var all = id === "all";
-    each(models, function (m) { m.hidden = !all && m.id !== id; });
-    root.classList.toggle("side-by-side", all);
-    each(document.querySelectorAll(".switcher [data-show]"), function (t) {
-      t.setAttribute("aria-pressed", String(t.getAttribute("data-show") === id));
-    });
-  }
-  function showCell(model, id) {
-    each(model.querySelectorAll("[data-group]"), function (g) {
-      g.hidden = id !== null && g.getAttribute("data-group") !== id;
-    });
-    each(model.querySelectorAll("a[data-cell]"), function (a) {
-      var on = a.getAttribute("data-cell") === id;
-      a.classList.toggle("selected", on);
-      if (on) { a.setAttribute("aria-current", "true"); } else { a.removeAttribute("aria-current"); }
-    });
-    var bar = model.querySelector("[data-filter]");
-    if (bar) { bar.hidden = id === null; }
-    return bar;
-  }
-  function mark(id) {  // the URL's #fragment follows what is shown (some browsers refuse it for file://)
-    try { history.replaceState(null, "", "#" + id); } catch (refused) { /* the page works without it */ }
-  }
-  function follow(id) {
-    var el = id ? document.getElementById(id) : null;
-    var model = el && el.closest ? el.closest("section.model") : null;
-    if (id === "all") { showModel("all"); return; }
-    showModel(model ? model.id : (models[0] ? models[0].id : ""));
-    if (model && el.hasAttribute("data-group")) { showCell(model, id); }
-  }
-  document.addEventListener("click", function (event) {
-    var el = event.target.closest ? event.target.closest("[data-show], a[data-cell], [data-all-cases]") : null;
-    if (!el) return;
-    event.preventDefault();
-    var model = el.closest("section.model");
-    if (el.hasAttribute("data-show")) {
-      var id = el.getAttribute("data-show");
-      showModel(id);
-      mark(id);
-      window.scrollTo(0, 0);
-    } else if (el.hasAttribute("data-cell")) {
-      var cell = el.getAttribute("data-cell");
-      var bar = showCell(model, cell);
-      mark(cell);
-      if (bar && bar.getBoundingClientRect().top > window.innerHeight - 80) { bar.scrollIntoView(); }
-    } else {
-      showCell(model, null);
-      mark(model.id);
-    }
-  });
-  window.addEventListener("hashchange", function () { follow(location.hash.slice(1)); });
-  follow(location.hash.slice(1));
-})();
-"""
+def _asset(name: str) -> str:
+    """A file of render/assets/ (package data: the page's style and script are written as CSS and
+    JavaScript, not Python strings)."""
+    return resources.files("toolselect.render").joinpath("assets", name).read_text(encoding="utf-8")
 
+
+STYLE = _asset("report.css")
+SCRIPT = _asset("report.js")
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CSP = (
     f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '{SCRIPT_HASH}'; "

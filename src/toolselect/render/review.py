@@ -17,7 +17,7 @@ from ..impact import RateChange, ToolImpact
 from ..sourcelines import Location
 from .comment import cell_line, flips_table
 from .common import delta_text, frac, pct
-from .markdown import code, esc
+from .escape import code, esc
 
 _MARK = re.compile(r"<!-- toolselect-review:([A-Za-z0-9_.-]+) tool=([^ ]*) key=([0-9a-f]+)( resolved)? -->")
 MAX_FLIPS = 10

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..stress import StressReport
 from .common import pct
-from .markdown import code, esc
+from .escape import code, esc
 
 CHART_TITLE = "Accuracy as the tool list grows"
 
