@@ -44,7 +44,10 @@ from .nofollow import fresh_folder, write_text
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import ModelOutcome, Outcome, compare_saved, evaluate, exit_code, with_stress
 from .outputs import Targets, write_outputs
-from .pipeline import Against, run_eval, run_merge, stress_against
+from .pipeline.eval import run_eval
+from .pipeline.merge import run_merge
+from .pipeline.sides import Against
+from .pipeline.stress import stress_against
 from .policy import Event, Plan, Review, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
 from .render.escape import fence

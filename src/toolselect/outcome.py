@@ -124,7 +124,7 @@ def evaluate(
     notes: tuple[str, ...] = (),
     enforced: bool = True,
 ) -> Outcome:
-    """A live run (`pipeline.run_eval`: each model's head, or head and base commit) judged: each
+    """A live run (`pipeline.eval.run_eval`: each model's head, or head and base commit) judged: each
     model under the gate its head report recorded — its own, per model — or, when `gate` is given,
     its head judged again under that one."""
     runs = (runs,) if isinstance(runs, Comparison) else tuple(runs)

@@ -10,7 +10,8 @@ from ..config import Loaded, Overrides, Settings
 from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, ConfigError
 from ..outcome import Outcome, compare_saved, evaluate, exit_code
 from ..outputs import Targets, write_outputs
-from ..pipeline import Against, plan_eval, run_eval
+from ..pipeline.eval import plan_eval, run_eval
+from ..pipeline.sides import Against
 from ..render.console import ConsoleView
 from ..runtime import run_async
 from ..shards import Shard
@@ -76,7 +77,7 @@ def _shard_done(outcome: Outcome, shard: Shard, json_path: Path | None, view: Co
 def cmd_merge(args: argparse.Namespace) -> int:
     """Shards' parts → one outcome, as one unsharded run would give it (gate, outputs, exit code)."""
     from ..merging import Part
-    from ..pipeline import run_merge
+    from ..pipeline.merge import run_merge
     from ..report.files import read_reports
 
     over = flag_overrides(args)

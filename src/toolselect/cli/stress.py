@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from ..budget import describe
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
-from ..pipeline import run_stress, stress_report_of
+from ..pipeline.stress import run_stress, stress_report_of
 from ..render.console import ConsoleView
 from ..render.escape import esc
 from ..render.stress import CHART_TITLE, stress_markdown

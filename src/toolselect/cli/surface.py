@@ -104,7 +104,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint import lint_golden, lint_surface
-    from ..pipeline import load_surface, surface_place
+    from ..pipeline.prepare import load_surface, surface_place
     from ..render.common import lint_summary
     from ..render.console import ConsoleView
     from ..render.markdown import lint_list
@@ -153,7 +153,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from ..builds import setup_for
     from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, ConfigError
     from ..init import render_config, render_golden, render_trajectories
-    from ..pipeline import load_surface
+    from ..pipeline.prepare import load_surface
     from ..urls import public_url
 
     out = args.output
@@ -244,7 +244,7 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
     from ..errors import ConfigError
     from ..init import draft
     from ..options import option
-    from ..pipeline import pacer
+    from ..pipeline.prepare import pacer
     from ..pool import Pool
     from ..providers.factory import make_provider
 

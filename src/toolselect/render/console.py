@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..golden import Case
     from ..lint import Finding
     from ..outcome import Outcome
-    from ..pipeline import Hooks
+    from ..pipeline.prepare import Hooks
     from ..surface import Surface
 
 STYLE = {
@@ -74,7 +74,7 @@ class ConsoleView:
         self.started = False
 
     def hooks(self) -> Hooks:
-        from ..pipeline import Hooks
+        from ..pipeline.prepare import Hooks
 
         return Hooks(on_start=self.start, on_sample=self.advance, on_note=self.note)
 

@@ -1,0 +1,110 @@
+"""One prepared side asked and scored: its picks, the judge's readings, the results, the report."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from .. import __version__
+from ..ask import ask_all
+from ..judge import judge_all, wants_judge
+from ..pick import Reading
+from ..prices import cost_usd
+from ..report.build import build_report
+from ..report.schema import JudgeRunOut, Report, RunOut
+from ..scoring import Result, score_sample
+from ..urls import public_url
+from .prepare import Hooks, Prepared
+
+
+async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
+    settings, surface, provider = prep.settings, prep.surface, prep.provider
+    hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
+    started_at, clock = datetime.now(UTC), time.perf_counter()
+    finished = False
+    verdicts: dict[int, Reading] = {}
+    session = cache_keys if cache_keys is not None else set()
+    try:
+        asked = await ask_all(
+            provider,
+            surface,
+            prep.jobs,
+            system=settings.system,
+            pool=prep.pool,
+            on_done=hooks.on_sample,
+            preset=prep.preset,
+        )
+        if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
+            items = [
+                (i, job.case, pick)
+                for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
+                if wants_judge(job.case, pick, surface)
+            ]
+            verdicts = await judge_all(prep.judge, prep.pool, items, provider.problems) if items else {}
+        finished = True
+    finally:
+        await prep.aclose()
+        if prep.judge is not None:
+            prep.judge.finish(session, interrupted=not finished)
+        provider.finish(session, interrupted=not finished)
+    spend = provider.spend
+    results: list[Result] = [  # results
+        replace(
+            score_sample(
+                job.case,
+                pick,
+                surface,
+                job.sample,
+                args_measured=provider.produces_args,
+                surfaced=verdicts[i].surfaced if i in verdicts else None,
+            ),
+            tool_order=None if job.order is None else tuple(surface.tools[i].name for i in job.order),
+            judge=verdicts.get(i),
+        )
+        for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
+    ]
+    run = RunOut(
+        toolselect_version=__version__,
+        provider=settings.provider,
+        model=settings.model,
+        endpoint=public_url(endpoint) if (endpoint := provider.identity().get("endpoint")) else None,
+        repeat=settings.repeat,
+        concurrency=settings.concurrency,
+        started_at=started_at.isoformat(timespec="seconds"),
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        duration_s=round(time.perf_counter() - clock, 3),
+        args_measured=provider.produces_args,
+        config=settings.config_file,
+        system=settings.system,
+        temperature=settings.temperature,
+        seed=settings.seed,
+        shuffle=settings.shuffle,
+        cache_mode=settings.cache_mode if provider.cacheable else "off",
+        cache_hits=spend.cache_hits,
+        api_calls=spend.api_calls,
+        cache_writes=spend.cache_writes,
+        input_tokens=spend.input_tokens,
+        output_tokens=spend.output_tokens,
+        cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price)
+        if spend.api_calls
+        else 0.0,
+        pool_shrinks=prep.pool.shrinks,
+        label=settings.models[0].label if settings.several else None,
+        judge=JudgeRunOut(
+            model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits
+        )
+        if prep.judge is not None and settings.judge
+        else None,
+    )
+    report = build_report(  # report
+        prep.cases,
+        results,
+        surface,
+        run,
+        settings.gate,
+        stopped=asked.stopped,
+        lint=prep.findings,
+        warnings=[*settings.notes, *provider.problems],
+    )
+    return report.model_copy(update={"part": prep.part}) if prep.part else report

@@ -1,0 +1,238 @@
+"""Everything before the first request: the cases, the tool surface, the checks, each model's
+provider, its pool and its plan of samples, and what the answer cache already holds."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+
+from ..ask import Job, plan, wire_tools
+from ..budget import Budget, estimate
+from ..config import Settings
+from ..errors import ToolselectError
+from ..golden import Case
+from ..golden import Source as CaseSource
+from ..lint import Finding, check_cases, check_tool_names, lint_surface
+from ..pick import Pick
+from ..pool import Pacer, Pool
+from ..providers import Provider
+from ..providers.api import deadline
+from ..providers.factory import make_provider
+from ..providers.registry import PROVIDERS
+from ..report.schema import PartOut
+from ..shards import Unit, fingerprint
+from ..surface import Surface, build_surface
+from ..surface.launch import Say
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """Callbacks for the console: what is about to run, and each sample as it finishes."""
+
+    on_start: Callable[[Settings, Surface, list[Case], int], None] = lambda *a: None
+    on_sample: Callable[[Job, Pick], None] = lambda *a: None
+    on_note: Say = lambda _: None  # e.g. the server's setup starting and done
+    on_secret: Say = lambda _: None  # a value `${VAR}` put into a config (the base's too): mask it
+
+
+async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say = lambda _: None) -> Surface:
+    """The tool surface from a frozen tools.json or a live MCP server (built and started first when
+    the config says how; tools/list only). `environ`: what the server's small environment is taken from."""
+    if settings.tools_file is not None:
+        from ..locate import display_path
+        from ..surface.file import read_tools_file
+
+        return build_surface(read_tools_file(settings.tools_file), f"file: {display_path(settings.tools_file)}")
+    from ..surface.launch import capture
+
+    server = settings.server
+    assert server is not None
+    try:
+        captured = await capture(server, environ, say)
+    except ToolselectError as exc:  # the server's last words may repeat a secret it was given
+        raise type(exc)(server.scrub(exc.message), hint=exc.hint) from None
+    return build_surface(captured.tools, captured.origin)
+
+
+def surface_place(settings: Settings, surface: Surface) -> tuple[str | None, int | None, dict[str, tuple[str, int]]]:
+    """Where surface findings point: each tool's entry in the frozen tools file, or its declaration
+    in a stdio server's sources when it is found there, else the tools file or the config's
+    `server:` line."""
+    if settings.tools_file:
+        from ..locate import display_path
+        from ..surface.file import tool_lines
+
+        shown = display_path(settings.tools_file)
+        return shown, None, {name: (shown, line) for name, line in tool_lines(settings.tools_file).items()}
+    server = settings.server
+    places: dict[str, tuple[str, int]] = {}
+    if server is not None and server.command and server.cwd is not None and server.cwd.is_dir():
+        from ..locate import source_lines
+
+        places = source_lines(server.cwd, [t.name for t in surface.tools])
+    return (*settings.place("server"), places)
+
+
+@dataclass
+class Prepared:
+    """One side of a run, ready to ask: nothing has been sent to a model yet."""
+
+    settings: Settings
+    cases: list[Case]
+    surface: Surface
+    provider: Provider
+    pool: Pool
+    jobs: tuple[Job, ...]
+    findings: list[Finding]
+    budget: Budget
+    judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
+    part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
+    preset: Mapping[tuple[str, int], Pick] | None = None  # a merge: samples a shard recorded as errors
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+        if self.judge is not None:
+            await self.judge.aclose()
+
+
+async def prepare(
+    settings: Settings,
+    cases: list[Case],
+    environ: Mapping[str, str],
+    *,
+    connect: bool = True,
+    planned: set[str] | None = None,
+    say: Say = lambda _: None,
+    surface: Surface | None = None,
+    pools: dict[tuple[str, ...], Pool] | None = None,
+    keep: Callable[[Job], bool] | None = None,
+) -> Prepared:
+    """Everything before the first request, for one model asked the golden set's `cases`. `connect`:
+    check the key and build the client (only when the plan needs the API: a fully cached run needs no
+    key). `planned`: cache keys earlier sides will ask for, counted as cached here (and this side's
+    are added). `environ`: where keys are read.
+    `surface`: the tool surface another model of the run already listed. `pools`: the run's pools,
+    one per endpoint (models on one endpoint share its concurrency and its rate-limit back-off).
+    `keep`: the jobs this run asks (a shard's); the others are not planned."""
+    pools = {} if pools is None else pools
+    pool = pools.setdefault(endpoint_key(settings), Pool(settings.concurrency, pacer(settings)))
+    provider = make_provider(settings, pool, environ)  # (+ the answer cache)
+
+    async def listing() -> Surface:
+        return surface if surface is not None else await load_surface(settings, environ, say)
+
+    try:
+        # the SDK is imported while the MCP server starts
+        loaded_sdk, listed = await asyncio.gather(
+            asyncio.to_thread(provider.preload), listing(), return_exceptions=True
+        )
+        for outcome in (loaded_sdk, listed):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        assert isinstance(listed, Surface)
+        surface = listed
+        findings = lint_surface(surface, *surface_place(settings, surface))
+        findings += check_cases(cases, surface)  # impossible cases stop here
+        check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
+        jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
+        if keep is not None:
+            jobs = tuple(j for j in jobs if keep(j))
+        budget = estimate(provider, jobs, wire_tools(surface), settings, planned, surface)
+        if budget.requests:
+            provider.check_writable()
+        if connect and (budget.requests or not provider.cacheable):
+            await asyncio.to_thread(provider.connect)  # a missing key stops here, before any request
+    except BaseException:
+        await provider.aclose()
+        raise
+    judge = None
+    if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
+        judge = make_provider(replace(settings, model=settings.judge), pool, environ)
+    return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget, judge)
+
+
+def pacer(settings: Settings) -> Pacer:
+    """An endpoint's pace: by hand (--max-rpm, --max-tpm) and as its answers announce, never a wait
+    longer than a request may take."""
+    return Pacer(settings.max_rpm, settings.max_tpm, max_wait_s=deadline(settings))
+
+
+def endpoint_key(settings: Settings) -> tuple[str, ...]:
+    """The endpoint a model's requests go to, for its pool: one API (one key, one rate limit) at one
+    URL. OpenAI's two APIs share one; bm25 and the command provider answer locally, each its own."""
+    info = PROVIDERS[settings.provider]
+    return (*(info.keys or (settings.provider,)), settings.base_url or "")
+
+
+async def prepare_models(
+    settings: Settings,
+    cases: list[Case],
+    environ: Mapping[str, str],
+    *,
+    connect: bool = True,
+    planned: set[str] | None = None,
+    say: Say = lambda _: None,
+    surface: Surface | None = None,
+    assigned: Mapping[Unit, int] | None = None,
+    recorded: Mapping[Unit, Pick] | None = None,
+) -> tuple[tuple[Prepared, ...], str | None]:
+    """Every model of the run prepared (`prepare`) on one side's `cases`: the tool surface listed once
+    (or `surface`, frozen), one pool per endpoint. With `settings.shard`, each model asks only the
+    units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
+    pools: dict[tuple[str, ...], Pool] = {}
+    preps: list[Prepared] = []
+    shard = settings.shard
+    keeps: list[Callable[[Job], bool] | None] = [None] * len(settings.each_model())
+    if shard is not None and shard.index and assigned is not None:  # shard 0: the whole run (a merge)
+        index = shard.index
+
+        def mine(label: str) -> Callable[[Job], bool]:
+            return lambda job: assigned[(label, job.case.name, job.sample)] == index
+
+        keeps = [mine(label) for label in settings.labels]
+    try:
+        for each, keep in zip(settings.each_model(), keeps, strict=True):
+            listed = preps[0].surface if preps else surface
+            preps.append(
+                await prepare(
+                    each, cases, environ, connect=connect, planned=planned, say=say, surface=listed, pools=pools,
+                    keep=keep,
+                )
+            )  # fmt: skip
+    except BaseException:
+        for prep in preps:
+            await prep.aclose()
+        raise
+    if recorded:
+        preps = [
+            replace(p, preset={(case, i): pick for (label, case, i), pick in recorded.items() if label == name})
+            for p, name in zip(preps, settings.labels, strict=True)
+        ]
+    if shard is not None:
+        part = PartOut(shard=shard.index or 1, shards=shard.count, fingerprint=plan_fingerprint(settings, preps[0]))
+        preps = [replace(p, part=part if shard.index else None) for p in preps]
+        if not shard.index:
+            return tuple(preps), part.fingerprint
+    return tuple(preps), None
+
+
+def plan_fingerprint(settings: Settings, prep: Prepared) -> str:
+    """What decides a run's answers, hashed: the models and how they are asked, every case, the tool
+    surface, the count of shards. (Not the gate: a merge may judge by other flags.)"""
+    return fingerprint(
+        {
+            "models": [
+                {"label": m.label, "provider": m.provider, "model": m.model, "base_url": m.base_url, "params": m.params}
+                for m in settings.models
+            ]
+            or [{"provider": settings.provider, "model": settings.model, "params": settings.params}],
+            "asked": [settings.repeat, settings.shuffle, settings.seed, settings.temperature, settings.system],
+            "more": [settings.max_tokens, settings.forbid_extra_args, settings.judge, settings.command],
+            "cases": [
+                repr(replace(c, source=CaseSource("", c.source.line))) for c in prep.cases
+            ],  # a base: in a worktree
+            "surface": prep.surface.hash,
+            "shards": settings.shard.count if settings.shard else 1,
+        }
+    )
