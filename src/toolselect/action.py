@@ -1,15 +1,15 @@
 """`toolselect action`: the GitHub Action's step, run by entrypoint.py inside the container.
 
-A straight line: inputs → overrides → the policy (`decide`, in policy.py) → evaluate → outputs →
-comment → exit code. Inputs arrive as `INPUT_<NAME>` with dashes kept (`min-accuracy` →
-`INPUT_MIN-ACCURACY`); every declared input is present and may be empty, and `required` is not
-enforced by GitHub, so options.py validates them. The comment is posted before the exit code says
-the gate failed, and a GitHub failure when commenting never changes the exit code.
+A straight line: inputs → overrides → the policy (`decide`, in policy.py) → evaluate (and stress) →
+outputs (outputs.py) → publish (publish.py: the comment, the review) → exit code. Inputs arrive as
+`INPUT_<NAME>` with dashes kept (`min-accuracy` → `INPUT_MIN-ACCURACY`); every declared input is
+present and may be empty, and `required` is not enforced by GitHub, so options.py validates them.
+The comment is posted before the exit code says the gate failed, and a GitHub failure when
+commenting never changes the exit code.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -18,9 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import TYPE_CHECKING, Any
 
 from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
@@ -36,56 +34,27 @@ from .errors import (
     ToolselectError,
     where,
 )
-from .gate import BaseFailure
 from .github.annotations import annotate_cases, annotate_findings, repo_path
-from .github.commands import Workflow, chown_like
+from .github.commands import Workflow, chown_like, run_url
 from .merging import Part
 from .nofollow import fresh_folder, write_text
 from .options import BY_KEY, OPTIONS, read_inputs
-from .outcome import ModelOutcome, Outcome, compare_saved, evaluate, exit_code, with_stress
-from .outputs import Targets, write_outputs
+from .outcome import Outcome, evaluate, exit_code, with_stress
+from .outputs import REPORT_DIR, Meta, MetaFailure, Targets, step_outputs, write_outputs
 from .pipeline.eval import run_eval
 from .pipeline.merge import run_merge
 from .pipeline.sides import Against
 from .pipeline.stress import stress_against
-from .policy import Event, Plan, Review, decide, read_event
+from .policy import Event, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
+from .publish import post, post_artifact, review_lines
 from .render.escape import fence
 from .report.files import read_reports
 from .runtime import run_async
-from .strict import Record
 from .urls import public_url
 
-REPORT_DIR = "toolselect-report"
-MAX_LOCATED = 200  # changed tools searched for in the PR's diff
-META_MAX_BYTES = 1024 * 1024  # meta.json is a few hundred bytes; the reports have read_report's limit
-
-
-class MetaFailure(Record):
-    """Why the PR's run could not evaluate its base (gate.BaseFailure), as the poster reads it back."""
-
-    reason: str = Field(max_length=4000)
-    details: str = Field("", max_length=20_000)
-    hint: str = Field("", max_length=4000)
-
-
-class Meta(Record):
-    """`toolselect-report/meta.json`: what a fork PR's run hands to the workflow_run poster."""
-
-    schema_version: Literal[1] = 1
-    event: str
-    pr: int | None = None
-    head_sha: str | None = None
-    base_sha: str | None = None
-    fork: bool = False
-    base_note: str | None = None
-    base_failure: MetaFailure | None = None
-    run_url: str | None = None
-
-
-def run_url(environ: Mapping[str, str]) -> str | None:
-    server, repo, run = environ.get("GITHUB_SERVER_URL"), environ.get("GITHUB_REPOSITORY"), environ.get("GITHUB_RUN_ID")
-    return f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
+if TYPE_CHECKING:
+    from .render.console import ConsoleView
 
 
 def run_action(environ: Mapping[str, str]) -> int:
@@ -333,30 +302,11 @@ def evaluate_event(
                 f" (hint: {outcome.base_failure.hint})" if outcome.base_failure.hint else ""
             )
             wf.annotate("error", said, title="toolselect: no comparison")
-        if (
-            loaded.has_stress and plan.stress and merging is None
-        ):  # the config's stress: section: the curve on the head and the base too
-            with wf.group(
-                "toolselect: stress test" + (f" (and the base {plan.base_ref[:12]})" if plan.base_ref else "")
-            ):
-                hooks = replace(view.hooks(), on_secret=wf.mask)
-                failed = None
-                try:
-                    stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
-                except Refused:
-                    raise
-                except ToolselectError as exc:  # the eval stands: the stress test's failure is said, not fatal
-                    stressed, failed = None, f"the stress test could not run: {exc.message}"
-                view.stop()
-                if failed:
-                    wf.annotate("warning", failed, title="toolselect: stress test")
-                    outcome = replace(outcome, notes=(*outcome.notes, failed))
-                elif stressed is None:
-                    return EXIT_INTERRUPTED
-                else:
-                    head_stress, base_stress, stress_note = stressed
-                    view.print_stress(head_stress)
-                    outcome = with_stress(outcome, head_stress, base_stress, stress_note)
+        if loaded.has_stress and plan.stress and merging is None:  # the curve on the head and the base too
+            stressed = _stress(outcome, loaded, settings, env, against, plan.base_ref, view, wf)
+            if stressed is None:
+                return EXIT_INTERRUPTED
+            outcome = stressed
 
     out_dir = workspace / REPORT_DIR
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
@@ -389,7 +339,7 @@ def evaluate_event(
         review_url = review_lines(inputs, env, wf, plan.pr, head_sha, outcome, comment_url or run_url(env), plan.review)
     for notice in plan.notices:
         wf.annotate("notice", notice, title="toolselect")
-    wf.set_outputs(outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
+    wf.set_outputs(step_outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
     # the base commit's fetch and worktree write to .git (the PR's programs write as its owner already)
     chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git"], workspace)
 
@@ -402,6 +352,37 @@ def evaluate_event(
             title="toolselect",
         )
     return code
+
+
+def _stress(
+    outcome: Outcome,
+    loaded: Loaded,
+    settings: Settings,
+    env: Mapping[str, str],
+    against: Against | None,
+    base_ref: str | None,
+    view: ConsoleView,
+    wf: Workflow,
+) -> Outcome | None:
+    """The config's stress: section run on the head (and the base): the outcome with its curves, or
+    with why the stress test could not run (the eval stands); None when interrupted."""
+    with wf.group("toolselect: stress test" + (f" (and the base {base_ref[:12]})" if base_ref else "")):
+        hooks = replace(view.hooks(), on_secret=wf.mask)
+        try:
+            stressed = run_async(stress_against(loaded, settings, env, against, hooks), view.stop)
+        except Refused:
+            raise
+        except ToolselectError as exc:  # the eval stands: the stress test's failure is said, not fatal
+            failed = f"the stress test could not run: {exc.message}"
+            view.stop()
+            wf.annotate("warning", failed, title="toolselect: stress test")
+            return replace(outcome, notes=(*outcome.notes, failed))
+        view.stop()
+        if stressed is None:
+            return None
+        head_stress, base_stress, stress_note = stressed
+        view.print_stress(head_stress)
+        return with_stress(outcome, head_stress, base_stress, stress_note)
 
 
 KEY_INPUTS = {"anthropic_api_key": "anthropic", "openai_api_key": "openai"}  # the key input → its provider
@@ -528,253 +509,3 @@ def _head_sha(event: Event) -> str | None:
     pr = event.pull_request or {}
     head = pr.get("head")
     return head.get("sha") if isinstance(head, dict) else None
-
-
-def outputs(outcome: Outcome, comment_url: str, *, dirty: bool) -> dict[str, str]:
-    """The step's outputs (action.yml declares each one)."""
-    head, base, diff = outcome.head, outcome.base, outcome.diff
-    delta = diff.metrics["accuracy"].delta_pt if diff else None
-    return {
-        "accuracy": _share(head.metrics["accuracy"].value),
-        "tool-accuracy": _share(head.metrics["tool_accuracy"].value),
-        "arg-accuracy": _share(head.metrics["arg_accuracy"].value),
-        "base-accuracy": _share(base.metrics["accuracy"].value) if base else "",
-        "accuracy-delta": f"{delta:.2f}" if delta is not None else "",
-        "passed": "true" if outcome.verdict.passed else "false",
-        "report": f"{REPORT_DIR}/report.json",
-        "html": f"{REPORT_DIR}/report.html",
-        "models": json.dumps([model_output(m) for m in outcome.models], separators=(",", ":")),
-        "comment-url": comment_url,
-        "cache-dirty": "true" if dirty else "false",
-    }
-
-
-def model_output(m: ModelOutcome) -> dict[str, Any]:
-    """One model in the `models` output (JSON): `fromJSON(steps.x.outputs.models)` in a workflow."""
-    head = m.head
-    delta = m.diff.metrics["accuracy"].delta_pt if m.diff else None
-    return {
-        "label": m.label,
-        "provider": head.run.provider,
-        "model": head.run.model,
-        "accuracy": head.metrics["accuracy"].value,
-        "tool_accuracy": head.metrics["tool_accuracy"].value,
-        "base_accuracy": m.base.metrics["accuracy"].value if m.base else None,
-        "accuracy_delta": None if delta is None else round(delta, 2),
-        "p_value": m.diff.paired.p_value if m.diff else None,
-        "passed": m.verdict.passed,
-        "reasons": list(m.verdict.reasons),
-    }
-
-
-def _share(value: float | None) -> str:
-    return "" if value is None else f"{value:.4f}"
-
-
-def post(
-    inputs: Mapping[str, Any], environ: Mapping[str, str], wf: Workflow, number: int, body: str, create: bool
-) -> str:
-    """Upsert the sticky comment; any GitHub failure is a warning, never a different exit code."""
-    from github import GithubException
-    from requests.exceptions import RequestException
-
-    from .github.comment import make_client, upsert_comment
-    from .render.comment import marker
-
-    repo = environ.get("GITHUB_REPOSITORY")
-    token = inputs.get("github_token", "")
-    if not token or not repo:
-        wf.annotate(
-            "warning", "no github-token (or GITHUB_REPOSITORY): the PR comment was not posted", title="toolselect"
-        )
-        return ""
-    gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), token)
-    try:
-        posted = upsert_comment(gh, repo, number, body, marker(inputs["comment_id"]), create=create)
-        print(f"toolselect: PR comment {posted.action}{': ' + posted.url if posted.url else ''}", flush=True)
-        return posted.url
-    except GithubException as exc:
-        message = (exc.data or {}).get("message") if isinstance(exc.data, dict) else None
-        hint = " (the job needs `permissions: pull-requests: write`)" if exc.status == 403 else ""
-        said = f"could not post the PR comment: GitHub answered {exc.status} {message or ''}{hint}"
-        wf.annotate("warning", said.strip(), title="toolselect")
-    except (RequestException, AssertionError) as exc:
-        wf.annotate("warning", f"could not post the PR comment: {exc}", title="toolselect")
-    finally:
-        gh.close()
-    return ""
-
-
-def post_artifact(
-    inputs: Mapping[str, Any], plan: Plan, environ: Mapping[str, str], wf: Workflow, workspace: Path
-) -> int:
-    """The fork-safe poster (`on: workflow_run`): re-render the comment from the artifact's JSON,
-    treated as untrusted data, for the PR found through the API — never the artifact's word — and
-    judge it as the PR's run would have: under the gate its report recorded, with this step's inputs
-    on top."""
-    from github import GithubException
-    from requests.exceptions import RequestException
-
-    from .github.comment import find_pull_request, make_client
-
-    for notice in plan.notices:
-        wf.annotate("notice", notice, title="toolselect")
-    if plan.mode != "post" or plan.lookup is None:
-        return EXIT_PASSED
-    folder = (workspace / inputs["from_artifact"]).resolve()
-    meta_file = folder / "meta.json"
-    if meta_file.exists() and meta_file.stat().st_size > META_MAX_BYTES:
-        raise ConfigError(f"{meta_file}: larger than 1 MiB; not a toolselect artifact")
-    try:
-        meta = Meta.model_validate_json((folder / "meta.json").read_bytes())
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{folder}/meta.json is not a toolselect artifact: {str(exc).splitlines()[0]}") from None
-    head = read_reports(folder / "report.json")
-    base = read_reports(folder / "base.json") if (folder / "base.json").exists() else None
-    lookup = plan.lookup
-    if meta.head_sha and meta.head_sha != lookup.sha:
-        wf.annotate(
-            "warning",
-            "the artifact was made for another commit than the triggering run: not posting",
-            title="toolselect",
-        )
-        return EXIT_PASSED
-    repo = environ.get("GITHUB_REPOSITORY", "")
-    gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), inputs.get("github_token", ""))
-    try:
-        number = find_pull_request(gh, repo, lookup.owner, lookup.branch, lookup.sha)
-    except (GithubException, RequestException) as exc:
-        status = getattr(exc, "status", "")
-        said = f"could not look up the pull request: GitHub answered {status or type(exc).__name__}"
-        wf.annotate("warning", said, title="toolselect")
-        return EXIT_PASSED
-    finally:
-        gh.close()
-    if number is None:
-        said = f"no open pull request has {lookup.owner}:{lookup.branch} at {lookup.sha[:12]}: nothing to post"
-        wf.annotate("notice", said, title="toolselect")
-        return EXIT_PASSED
-    gate_inputs = {k: v for k, v in inputs.items() if BY_KEY[k].group in ("gate", "compare")}
-    outcome = compare_saved(
-        base,
-        head,
-        gate_inputs,
-        base_label="the PR run's base",
-        base_note=None if base is not None or meta.base_failure else meta.base_note or "no baseline in the PR's run",
-        base_failure=BaseFailure(**meta.base_failure.model_dump()) if meta.base_failure else None,
-        notes=plan.notes,
-        enforced=False,
-    )
-    if (folder / "stress.json").exists():  # the PR run's stress test, read as untrusted as the rest
-        from .stress import read_stress_report
-
-        head_stress = read_stress_report(folder / "stress.json")
-        base_file = folder / "stress.base.json"
-        base_stress = read_stress_report(base_file) if base_file.exists() else None
-        outcome = with_stress(outcome, head_stress, base_stress)  # under the stress gate the PR's run recorded
-    written = write_outputs(
-        outcome,
-        Targets(comment_id=inputs["comment_id"], run_url=lookup.run_url, report_artifact=inputs.get("report_artifact")),
-    )
-    url = post(inputs, environ, wf, number, written.comment, create=True)
-    review_url = review_lines(inputs, environ, wf, number, lookup.sha, outcome, url or lookup.run_url, plan.review)
-    passed = "true" if outcome.verdict.passed else "false"
-    wf.set_outputs({"comment-url": url, "review-url": review_url, "passed": passed})
-    return EXIT_PASSED
-
-
-def review_lines(
-    inputs: Mapping[str, Any],
-    environ: Mapping[str, str],
-    wf: Workflow,
-    number: int,
-    head_sha: str,
-    outcome: Outcome,
-    report_url: str | None,
-    review: Review,
-) -> str:
-    """Comment on the source lines of the tool texts the PR changed (a review), or annotate those
-    lines, as the plan says (policy.decide: not in a fork PR's own run, whose poster reviews). Every
-    path and line comes from the PR's own file list, read from the API. A GitHub failure is a warning."""
-    from github import GithubException
-    from requests.exceptions import RequestException
-
-    from .github.comment import make_client, whoami
-    from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
-    from .impact import across_models, selected, tool_impacts
-    from .render.escape import visible
-    from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
-    from .sourcelines import locate
-
-    repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
-    if not repo or not token or review == "none":
-        return ""
-    compared = [(m.label, tool_impacts(m.diff, m.base, m.head)) for m in outcome.models if m.base and m.diff]
-    if not compared:  # no baseline: nothing is known about any tool, so nothing changes
-        return ""
-    impacts = across_models(compared)
-    comment = review != "annotations"
-    chosen = selected(impacts, every_change=review == "all-changes")
-    if not comment and not chosen:
-        return ""
-    gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), token)
-    try:
-        pull = pull_files(gh, repo, number)
-        if pull.head_sha != head_sha:
-            said = f"the pull request moved on to {pull.head_sha[:12]}: the next run comments on its lines"
-            wf.annotate("notice", said, title="toolselect")
-            return ""
-        # every changed tool is located (a tool not commented on still claims its own lines), those
-        # chosen first; a forged report's thousands of tools are cut at MAX_LOCATED
-        ordered = [*chosen, *(i for i in impacts if i not in chosen)][:MAX_LOCATED]
-        found = locate({i.tool: i.changes for i in ordered}, pull.files)
-        located = [(i, found[i.tool]) for i in chosen if i.tool in found]
-        if not comment:
-            for impact, where in located:
-                wf.annotate(
-                    "warning" if impact.regressed else "notice",
-                    annotation_text(impact, where),
-                    file=where.path,
-                    line=where.start_line,
-                    end_line=where.line,
-                    title=f"toolselect: {impact.tool}",
-                )
-            return ""
-        comment_id = inputs["comment_id"]
-        findings = []
-        for impact, where in located:
-            key = finding_key(impact, where)
-            body = inline_body(impact, where, Mark(comment_id, impact.tool, key), report_url)
-            findings.append(Finding(impact.tool, where, key, body))
-        ours = our_comments(gh, repo, number, comment_id, whoami(gh))
-        by_tool = {i.tool: i for i in impacts}
-        listed = set(outcome.head.surface.tools)
-        plan = plan_review(findings, ours, lambda tool: why_resolved(tool, by_tool.get(tool), head_sha, tool in listed))
-        body = review_body(comment_id, [i for i, _ in located], report_url)
-        synced = sync_review(gh, repo, number, pull, plan, body)
-        for note in synced.notes:
-            wf.annotate("warning", note, title="toolselect: review")
-        unlocated = [i.tool for i in chosen if i.tool not in found]
-        print(
-            f"toolselect: review comments: {synced.posted} posted, {synced.updated} updated, {synced.resolved} "
-            f"resolved, {synced.unchanged} unchanged"
-            + (f"; not found in the diff: {', '.join(visible(t) for t in unlocated)}" if unlocated else "")
-            + (f": {synced.url}" if synced.url else ""),
-            flush=True,
-        )
-        return synced.url
-    except GithubException as exc:
-        message = (exc.data or {}).get("message") if isinstance(exc.data, dict) else None
-        hint = " (the job needs `permissions: pull-requests: write`)" if exc.status == 403 else ""
-        wf.annotate(
-            "warning",
-            f"could not review the PR's lines: GitHub answered {exc.status} {message or ''}{hint}".strip(),
-            title="toolselect",
-        )
-    except (RequestException, AssertionError) as exc:
-        wf.annotate("warning", f"could not review the PR's lines: {exc}", title="toolselect")
-    except (KeyError, TypeError, ValueError, UnicodeError) as exc:  # an answer not shaped as documented
-        wf.annotate("warning", f"could not review the PR's lines: {type(exc).__name__}: {exc}", title="toolselect")
-    finally:
-        gh.close()
-    return ""

@@ -1,15 +1,22 @@
 """Every file an outcome is written to: the JSON reports, Markdown, JUnit, the PR comment, the
 job summary, the HTML report and the stress report (`Targets` names them, `write_outputs` writes
-them). The writers of the flow's top: outcome.py judges, the renderers draw, this writes."""
+them); the Action's step outputs and its meta.json. The writers of the flow's top: outcome.py
+judges, the renderers draw, this writes."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
-from .outcome import Outcome
+from pydantic import Field
+
+from .outcome import ModelOutcome, Outcome
 from .report.files import write_reports
+from .strict import Record
+
+REPORT_DIR = "toolselect-report"  # the Action's: in the workspace, uploaded as the report artifact
 
 
 @dataclass(frozen=True)
@@ -104,3 +111,66 @@ def write_outputs(outcome: Outcome, targets: Targets) -> Written:
     if targets.summary and append_summary(targets.summary, preview()):
         files.append(("job summary", targets.summary))
     return Written(tuple(files), comment)
+
+
+def step_outputs(outcome: Outcome, comment_url: str, *, dirty: bool) -> dict[str, str]:
+    """The step's outputs (action.yml declares each one)."""
+    head, base, diff = outcome.head, outcome.base, outcome.diff
+    delta = diff.metrics["accuracy"].delta_pt if diff else None
+    return {
+        "accuracy": _share(head.metrics["accuracy"].value),
+        "tool-accuracy": _share(head.metrics["tool_accuracy"].value),
+        "arg-accuracy": _share(head.metrics["arg_accuracy"].value),
+        "base-accuracy": _share(base.metrics["accuracy"].value) if base else "",
+        "accuracy-delta": f"{delta:.2f}" if delta is not None else "",
+        "passed": "true" if outcome.verdict.passed else "false",
+        "report": f"{REPORT_DIR}/report.json",
+        "html": f"{REPORT_DIR}/report.html",
+        "models": json.dumps([model_output(m) for m in outcome.models], separators=(",", ":")),
+        "comment-url": comment_url,
+        "cache-dirty": "true" if dirty else "false",
+    }
+
+
+def model_output(m: ModelOutcome) -> dict[str, Any]:
+    """One model in the `models` output (JSON): `fromJSON(steps.x.outputs.models)` in a workflow."""
+    head = m.head
+    delta = m.diff.metrics["accuracy"].delta_pt if m.diff else None
+    return {
+        "label": m.label,
+        "provider": head.run.provider,
+        "model": head.run.model,
+        "accuracy": head.metrics["accuracy"].value,
+        "tool_accuracy": head.metrics["tool_accuracy"].value,
+        "base_accuracy": m.base.metrics["accuracy"].value if m.base else None,
+        "accuracy_delta": None if delta is None else round(delta, 2),
+        "p_value": m.diff.paired.p_value if m.diff else None,
+        "passed": m.verdict.passed,
+        "reasons": list(m.verdict.reasons),
+    }
+
+
+def _share(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+class MetaFailure(Record):
+    """Why the PR's run could not evaluate its base (gate.BaseFailure), as the poster reads it back."""
+
+    reason: str = Field(max_length=4000)
+    details: str = Field("", max_length=20_000)
+    hint: str = Field("", max_length=4000)
+
+
+class Meta(Record):
+    """`toolselect-report/meta.json`: what a fork PR's run hands to the workflow_run poster."""
+
+    schema_version: Literal[1] = 1
+    event: str
+    pr: int | None = None
+    head_sha: str | None = None
+    base_sha: str | None = None
+    fork: bool = False
+    base_note: str | None = None
+    base_failure: MetaFailure | None = None
+    run_url: str | None = None

@@ -101,6 +101,11 @@ class Workflow:
         return bool(path) and append_summary(Path(str(path)), markdown)
 
 
+def run_url(environ: Mapping[str, str]) -> str | None:
+    server, repo, run = environ.get("GITHUB_SERVER_URL"), environ.get("GITHUB_REPOSITORY"), environ.get("GITHUB_RUN_ID")
+    return f"{server}/{repo}/actions/runs/{run}" if server and repo and run else None
+
+
 def append_summary(path: Path, markdown: str) -> bool:
     """Append Markdown to a job summary file, cut to GitHub's 1 MiB."""
     data = markdown.encode("utf-8")
