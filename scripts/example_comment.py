@@ -1,17 +1,18 @@
-"""Render the README's example PR comment and inline review comment from the bundled example, for real.
+"""Render the example PR comment and inline review comment from the bundled example, for real.
 
 A temporary git repository holds examples/weather twice: the base commit as it is, and a head
 commit that rewords get_forecast's description. `toolselect eval --base-ref` compares the two
 with the offline bm25 provider and writes the PR comment Markdown and both JSON reports. The inline
 review comment is what the Action posts on the reworded lines: the same reports, the head commit's
-`git diff` as the PR's file list, and the Action's own locating and rendering. The README embeds the
-results between `<!-- example-comment:start -->` and `<!-- example-comment:end -->`, and between
-`<!-- example-review:start -->` and `<!-- example-review:end -->`; the comment's trajectory sections
-again between `<!-- example-trajectory:start -->` and `<!-- example-trajectory:end -->`.
+`git diff` as the PR's file list, and the Action's own locating and rendering.
+
+Each result lives between `<!-- NAME:start -->` and `<!-- NAME:end -->` markers (BLOCKS):
+README.md gets the comment's first screen (up to and including its first table), docs/action.md
+the whole comment and the review comment, docs/trajectories.md the comment's trajectory sections.
 
     python scripts/example_comment.py            # print it
-    python scripts/example_comment.py --write    # update README.md
-    python scripts/example_comment.py --check    # exit 1 when README.md is out of date
+    python scripts/example_comment.py --write    # update the files
+    python scripts/example_comment.py --check    # exit 1 when a file is out of date (a test runs this)
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-START, END = "<!-- example-comment:start -->", "<!-- example-comment:end -->"
-REVIEW_START, REVIEW_END = "<!-- example-review:start -->", "<!-- example-review:end -->"
-TRAJECTORY_START, TRAJECTORY_END = "<!-- example-trajectory:start -->", "<!-- example-trajectory:end -->"
 OLD = '''    """Weather forecast for a city for the coming days: expected temperatures and chance of rain or
     snow, day by day."""'''
 NEW = '''    """Daily outlook for a city."""'''
@@ -108,31 +106,63 @@ def trajectory_sections(comment: str) -> str:
     return "\n\n".join("**" + p.strip() for p in parts)
 
 
-def embedded(readme: str, start: str = START, end: str = END) -> str:
-    return readme.split(start, 1)[1].split(end, 1)[0].strip("\n")
+def first_screen(comment: str) -> str:
+    """The comment's top: the headline and everything down to the end of its first table."""
+    lines = comment.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("|")), None)
+    if start is None:
+        raise SystemExit("the example comment has no table: update first_screen in scripts/example_comment.py")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    return "\n".join(lines[:end])
+
+
+def blocks(comment: str, review: str) -> dict[str, list[tuple[str, str]]]:
+    """Per file (relative to the repository), each marker's name and the text that goes between."""
+    return {
+        "README.md": [("example-comment-top", first_screen(comment))],
+        "docs/action.md": [("example-comment", comment), ("example-review", review)],
+        "docs/trajectories.md": [("example-trajectory", trajectory_sections(comment))],
+    }
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
+def embedded(text: str, name: str, path: str) -> str:
+    start, end = _markers(name)
+    if start not in text or end not in text:
+        raise SystemExit(f"{path}: markers {start} … {end} not found")
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
+
+
+def filled(text: str, name: str, new: str, path: str) -> str:
+    embedded(text, name, path)  # the markers are there
+    start, end = _markers(name)
+    before, rest = text.split(start, 1)
+    return before + f"{start}\n{new.strip()}\n{end}" + rest.split(end, 1)[1]
 
 
 def main() -> int:
     comment, review = render()
-    readme_path = ROOT / "README.md"
-    readme = readme_path.read_text()
-    blocks = [
-        (START, END, comment),
-        (REVIEW_START, REVIEW_END, review),
-        (TRAJECTORY_START, TRAJECTORY_END, trajectory_sections(comment)),
-    ]
-    if "--write" in sys.argv:
-        for start, end, text in blocks:
-            before, rest = readme.split(start, 1)
-            readme = before + f"{start}\n{text.strip()}\n{end}" + rest.split(end, 1)[1]
-        readme_path.write_text(readme)
+    if "--write" not in sys.argv and "--check" not in sys.argv:
+        print(comment + "\n---\n" + review)
         return 0
-    if "--check" in sys.argv:
-        if any(embedded(readme, start, end) != text.strip() for start, end, text in blocks):
-            print("README.md's example comments are out of date: run python scripts/example_comment.py --write")
-            return 1
-        return 0
-    print(comment + "\n---\n" + review)
+    stale = []
+    for name, parts in blocks(comment, review).items():
+        path = ROOT / name
+        old = path.read_text(encoding="utf-8")
+        new = old
+        for marker, text in parts:
+            new = filled(new, marker, text, name)
+        if new != old:
+            stale.append(name)
+            if "--write" in sys.argv:
+                path.write_text(new, encoding="utf-8")
+    if "--check" in sys.argv and stale:
+        print(f"out of date: {', '.join(stale)} (run `python scripts/example_comment.py --write`)")
+        return 1
+    print("updated: " + ", ".join(stale) if stale else "up to date")
     return 0
 
 

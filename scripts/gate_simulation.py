@@ -7,7 +7,7 @@ probabilities are lower by `shift`. For each PR the gate rule (`toolselect.gate.
 the accuracy change and the paired test (`toolselect.stats.sign_test` over the cases that changed),
 exactly as a real comparison computes them.
 
-    python scripts/gate_simulation.py      # the table in the README's "Choosing your gate"
+    python scripts/gate_simulation.py      # the table in docs/gate.md, "Choosing your gate"
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Write what is derived from the option declarations (src/toolselect/options.py) into the files
 people and GitHub read: action.yml's inputs, the container step's `with:` and the host step's
-`env:`, the README's table of inputs, and docs/config.md's tables of `evals:` and `stress:` keys. Each lives
-between generated markers.
+`env:`, docs/action.md's table of inputs, and docs/config.md's tables of `evals:` and `stress:` keys. Each
+lives between generated markers.
 
     python scripts/sync_options.py            # update the files
     python scripts/sync_options.py --check    # exit 1 when a file is out of date (a test runs this)
@@ -132,7 +132,7 @@ def docs(text: str, path: Path) -> str:
 
 FILES: dict[str, Callable[[str, Path], str]] = {
     "action.yml": action_yml,
-    "README.md": _block("options:inputs", inputs_table()),
+    "docs/action.md": _block("options:inputs", inputs_table()),
     "docs/config.md": docs,
 }
 

@@ -2,10 +2,10 @@
 default and help.
 
 From these declarations come the `evals:` fields of the config model (and their validation), the
-command-line flags, the Action's inputs (action.yml and the README's tables are generated from them
-by `python scripts/sync_options.py`), the parsing and range checks of a flag's or an input's text,
-and every "must be between 0 and 1" message. Adding an option is one declaration here, one field
-in `Settings` (config.py), and its behaviour.
+command-line flags, the Action's inputs (action.yml and the tables of docs/action.md and
+docs/config.md are generated from them by `python scripts/sync_options.py`), the parsing and range
+checks of a flag's or an input's text, and every "must be between 0 and 1" message. Adding an
+option is one declaration here, one field in `Settings` (config.py), and its behaviour.
 """
 
 from __future__ import annotations
@@ -227,8 +227,8 @@ OPTIONS: tuple[Option, ...] = (
            "always runs it. Without it a local run skips a setup whose inputs are unchanged since it last succeeded",
            "bool", "surface", config=None, input=None, default=True, flag="--setup"),
     Option("golden",
-           "golden files (.jsonl in seed 001's format, or .yaml), after the inline cases; a flag (repeatable) or an "
-           "input (one per line or comma-separated) replaces the config's list",
+           "golden files (.jsonl, one case per line, or .yaml: docs/golden-set.md), after the inline cases; a flag "
+           "(repeatable) or an input (one per line or comma-separated) replaces the config's list",
            "files", "surface", metavar="FILE"),
     # the model
     Option("provider", f"who picks the tools: {', '.join(KNOWN_PROVIDERS)} (bm25 is offline)", "text", "run",
@@ -314,7 +314,7 @@ OPTIONS: tuple[Option, ...] = (
            "Playwright, Notion, …)",
            "bool", "stress", default=True, config="stress", input=None),
     Option("retriever",
-           "also measure tool retrieval (seed 003's RAG-MCP): rank the whole pool for each prompt and offer the "
+           "also measure tool retrieval (as RAG-MCP does): rank the whole pool for each prompt and offer the "
            "top_k; bm25 (built in), command or embeddings-command (your program, retriever_command)",
            "text", "stress", config="stress", choices=("bm25", "command", "embeddings-command"), metavar="KIND",
            input=None, shown_default="none"),
@@ -341,7 +341,7 @@ OPTIONS: tuple[Option, ...] = (
            "get_weather=0.8, get_forecast=0.9",
            "floors", "gate", default={}, ge=0, le=1, metavar="TOOL=X", example="get_weather=0.8"),
     Option("min_dimension",
-           "trajectory cases: floors for seed 004's mean dimension scores (0–3): in the config a mapping "
+           "trajectory cases: floors for the mean tool-use dimension scores (0–3): in the config a mapping "
            "{recovery: 2.0}; as a flag (repeatable) or an input: recovery=2, restraint=2.5",
            "floors", "gate", default={}, ge=0, le=3, metavar="DIMENSION=X", example="recovery=2",
            keys=DIMENSIONS),

@@ -175,7 +175,7 @@ def test_init_trajectory_writes_seed_004s_suite_that_runs_as_written(tmp_path):
     server = ["--", sys.executable, str(EXAMPLE / "server.py")]
     run = toolselect("init", "--trajectory", "-o", "starter", *server, cwd=tmp_path)
     assert run.code == 0, run.err
-    assert "wrote starter/trajectories.yaml: seed 004's 18 trajectory cases" in run.out
+    assert "wrote starter/trajectories.yaml: an 18-case trajectory suite" in run.out
     text = (tmp_path / "starter" / "trajectories.yaml").read_text()
     kinds = ["no-tool", "single", "plausible", "chain", "error", "ambiguous"]
     assert [sum(f'- name: "traj-{k}-' in line for line in text.splitlines()) for k in kinds] == [3] * 6

@@ -18,7 +18,7 @@ ACTION = yaml.safe_load((ROOT / "action.yml").read_text())
 
 
 def test_generated_files_are_up_to_date():
-    """action.yml's inputs, the README's input table and docs/config.md's tables come from options.py."""
+    """action.yml's inputs, docs/action.md's input table and docs/config.md's tables come from options.py."""
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "sync_options.py"), "--check"], capture_output=True, text=True
     )
@@ -133,10 +133,15 @@ def test_every_third_party_action_is_pinned_by_sha():
             assert re.fullmatch(r"[0-9a-f]{40}", version), f"{path.name}: {name}@{version}"
 
 
-def test_readme_documents_every_input_and_output():
-    readme = (ROOT / "README.md").read_text()
-    for name in [*ACTION["inputs"], *ACTION["outputs"]]:
-        assert f"`{name}`" in readme, name
+def test_the_action_docs_document_every_input_and_output():
+    """docs/action.md is the Action's reference: its inputs table and its outputs table."""
+    text = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")
+    inputs_table = text.split("<!-- options:inputs:start -->", 1)[1].split("<!-- options:inputs:end -->", 1)[0]
+    outputs_table = text.split("## Outputs", 1)[1].split("\n## ", 1)[0]
+    for name in ACTION["inputs"]:
+        assert f"| `{name}` |" in inputs_table, name
+    for name in ACTION["outputs"]:
+        assert f"`{name}`" in outputs_table, name
 
 
 def test_the_release_pins_the_image_by_tag_and_digest(tmp_path):
@@ -182,10 +187,10 @@ def test_the_server_table_in_the_docs_has_every_key_with_its_default():
     for name, field in ServerModel.model_fields.items():
         if isinstance(field.default, float):
             assert rows[name].strip() == f"`{field.default:g}`", name
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    action = (ROOT / "docs" / "action.md").read_text(encoding="utf-8")  # "Your server in CI" says them too
     for name in ("setup_timeout_s", "ready_timeout_s"):
-        assert f"`{name}` (default {ServerModel.model_fields[name].default:g})" in readme or (
-            f"`{name}`, default {ServerModel.model_fields[name].default:g}" in readme
+        assert f"`{name}` (default {ServerModel.model_fields[name].default:g})" in action or (
+            f"`{name}`, default {ServerModel.model_fields[name].default:g}" in action
         ), name
 
 

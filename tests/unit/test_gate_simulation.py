@@ -2,7 +2,7 @@
 
 1,000 seeded simulated PRs (50 cases, repeat 3, per-case pass probabilities from a Beta
 distribution), fed through the gate's own rule and the product's sign test: see
-scripts/gate_simulation.py and the README's "Choosing your gate" for the numbers.
+scripts/gate_simulation.py and "Choosing your gate" in docs/gate.md for the numbers.
 """
 
 from __future__ import annotations

@@ -158,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     init = sub.add_parser(
         "init",
-        help="write a starter toolselect.yaml and golden set for a server (seed 001's recipe)",
+        help="write a starter toolselect.yaml and golden set for a server (asks per tool, likely confusions, "
+        "no-tool cases)",
         usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] "
         "[--draft --provider P --model M [--concurrency N] [--no-cache] [--strict]] [--trajectory]",
     )
@@ -179,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--trajectory",
         action="store_true",
-        help="also write trajectories.yaml: seed 004's 18 trajectory cases for the surface (alone beside an existing "
+        help="also write trajectories.yaml: an 18-case trajectory suite for the surface (alone beside an existing "
         "config)",
     )
     init.set_defaults(func=_later("surface", "cmd_init"))

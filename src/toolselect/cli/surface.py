@@ -192,7 +192,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         trajectories.write_text(render_trajectories(surface), encoding="utf-8")
     if only_trajectories:
         print(
-            f"wrote {trajectories}: seed 004's 18 trajectory cases for {len(surface.tools)} tools, all status: "
+            f"wrote {trajectories}: an 18-case trajectory suite for {len(surface.tools)} tools, all status: "
             f"needs_review; add it to evals.golden in {targets[0]} (golden: [golden.yaml, trajectories.yaml])"
         )
         return 0
@@ -205,7 +205,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     targets[1].write_text(golden, encoding="utf-8")
     _ignore_the_cache(out / ".gitignore")
     if args.trajectory:
-        print(f"wrote {trajectories}: seed 004's 18 trajectory cases, all status: needs_review")
+        print(f"wrote {trajectories}: an 18-case trajectory suite, all status: needs_review")
     cases = sum(line.startswith("- name: ") for line in golden.splitlines())
     print(
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"

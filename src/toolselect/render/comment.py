@@ -388,7 +388,7 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
         add("metrics", "\n".join(metrics_delta_table(head, diff)), 85)
     dimensions = dimensions_delta_table(head, base, diff)
     if dimensions:
-        title = "**Trajectories** — seed 004's dimensions" + (" (base → head)" if diff and diff.dimensions else "")
+        title = "**Trajectories** — the tool-use dimensions" + (" (base → head)" if diff and diff.dimensions else "")
         add("", title + "\n\n" + "\n".join(dimensions), 92, folded=False)
     if diff is not None:
         confusions = [c for c in diff.cells if not c.diagonal]

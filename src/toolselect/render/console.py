@@ -300,7 +300,7 @@ class ConsoleView:
         """Trajectory cases: seed 004's four dimensions and the failure codes."""
         if report.dimensions is None:
             return
-        table = Table(title="Trajectories: seed 004's dimensions (0–3)", title_justify="left")
+        table = Table(title="Trajectories: the tool-use dimensions (0–3)", title_justify="left")
         for col in ("dimension", "mean", "95% CI", "scores 0:1:2:3", "n"):
             table.add_column(col, justify="left" if col == "dimension" else "right")
         for row in dimension_rows(report.dimensions):

@@ -387,7 +387,7 @@ def model_section(outcome: Outcome, m: ModelOutcome, mid: str, several: bool) ->
     side = [block("Per tool", per_tool_table(report))] if report.per_tool else []
     dims = dimensions_table(report, diff)
     if dims:
-        side.append(block("Trajectories — seed 004's dimensions", dims))
+        side.append(block("Trajectories — the tool-use dimensions", dims))
     out.append('<div class="stack">' + "".join(side) + "</div>")
     out.append("</div>")
     out.append(matrix_and_cases(report, m.base if diff is not None else None, mid))
