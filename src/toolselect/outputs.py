@@ -1,12 +1,15 @@
 """Every file an outcome is written to: the JSON reports, Markdown, JUnit, the PR comment, the
-job summary, the HTML report and the stress report (`Targets` names them, `write_outputs` writes
-them); the Action's step outputs and its meta.json. The writers of the flow's top: outcome.py
-judges, the renderers draw, this writes."""
+job summary, the HTML report and the stress report (`Targets` names them; `WRITERS`, the table of
+formats, says how each is written, one row each; `write_outputs` writes them); the Action's step
+outputs and its meta.json. The writers of the flow's top: outcome.py judges, the renderers draw,
+this writes."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -43,74 +46,150 @@ class Written:
     comment: str  # the PR comment's body, for posting
 
 
-def write_outputs(outcome: Outcome, targets: Targets) -> Written:
-    """Write every file `targets` names; return them and the PR comment's body."""
-    from .github.commands import append_summary
-    from .nofollow import write_text
-    from .render.comment import SUMMARY_CHARS, render_comment
-    from .render.junit import render_junit
-    from .render.markdown import render_markdown
+class Drawing:
+    """An outcome on its way to its files, with the PR comment and its preview each drawn once for
+    every writer that shows them."""
 
-    files: list[tuple[str, Path]] = []
+    def __init__(self, outcome: Outcome, targets: Targets) -> None:
+        self.outcome, self.targets = outcome, targets
+        self.artifact = targets.report_artifact if targets.run_url else None
 
-    def put(what: str, path: Path, text: str) -> None:
-        write_text(path, text)  # in the Action's workspace, never through a link
-        files.append((what, path))
+    @cached_property
+    def comment(self) -> str:
+        from .render.comment import render_comment
 
-    def preview() -> str:  # the comment without its marker, at the job summary's size
+        t = self.targets
+        return render_comment(self.outcome, comment_id=t.comment_id, run_url=t.run_url, artifact=self.artifact)
+
+    @cached_property
+    def preview(self) -> str:
+        """The comment without its marker, at the job summary's size."""
+        from .render.comment import SUMMARY_CHARS, render_comment
+
         return render_comment(
-            outcome,
+            self.outcome,
             comment_id=None,
-            run_url=targets.run_url,
+            run_url=self.targets.run_url,
             limit=SUMMARY_CHARS,
             summary_hint=False,
-            artifact=artifact,
+            artifact=self.artifact,
         )
 
-    artifact = targets.report_artifact if targets.run_url else None
-    comment = render_comment(outcome, comment_id=targets.comment_id, run_url=targets.run_url, artifact=artifact)
-    if targets.json:
-        write_reports([m.head for m in outcome.models], targets.json)
-        files.append(("JSON report", targets.json))
-    base_json = targets.base_json or (targets.json.with_suffix(".base.json") if targets.json else None)
-    bases = [m.base for m in outcome.models if m.base is not None]
-    if bases and base_json:
-        write_reports(bases, base_json)
-        files.append(("the base's JSON report", base_json))
-    if targets.markdown:
-        if outcome.compared:
-            put("PR comment preview", targets.markdown, preview())
-        else:
-            put("Markdown report", targets.markdown, render_markdown(outcome))
-    if targets.junit:
-        put("JUnit report", targets.junit, render_junit(outcome))
-    if targets.comment:
-        put("PR comment", targets.comment, comment)
-    if targets.diff_json and outcome.diff is not None:
-        diffs = [m.diff for m in outcome.models if m.diff is not None]
-        if outcome.several:  # {label: diff}
-            text = (
-                "{\n"
-                + ",\n".join(
-                    f"  {json.dumps(m.label)}: {m.diff.model_dump_json()}" for m in outcome.models if m.diff is not None
-                )
-                + "\n}"
-            )
-        else:
-            text = diffs[0].model_dump_json(indent=2)
-        put("diff", targets.diff_json, text + "\n")
-    if targets.html:
-        from .render.html import render_html
 
-        put("HTML report", targets.html, render_html(outcome, run_url=targets.run_url))
-    if targets.stress_json and outcome.stress is not None:
-        put("stress report", targets.stress_json, outcome.stress.model_dump_json(indent=2) + "\n")
-        if outcome.base_stress is not None:
-            base_stress = targets.stress_json.with_suffix(".base.json")
-            put("the base's stress report", base_stress, outcome.base_stress.model_dump_json(indent=2) + "\n")
-    if targets.summary and append_summary(targets.summary, preview()):
-        files.append(("job summary", targets.summary))
-    return Written(tuple(files), comment)
+Files = list[tuple[str, Path]]  # what was written, and where
+
+
+@dataclass(frozen=True)
+class Writer:
+    """One row of the table of formats: the `Targets` field that names its file, and how it is
+    written there (returning what it wrote: a row may write nothing, or a second file beside)."""
+
+    target: str
+    write: Callable[[Drawing, Path], Files]
+    where: Callable[[Targets], Path | None] | None = None  # where when the field is empty (the base's JSON)
+
+
+def text_file(what: Callable[[Drawing], tuple[str, str] | None]) -> Callable[[Drawing, Path], Files]:
+    """A writer of one text file: `what` gives (what it is, its text), or None for nothing to write."""
+
+    def write(d: Drawing, path: Path) -> Files:
+        from .nofollow import write_text
+
+        drawn = what(d)
+        if drawn is None:
+            return []
+        write_text(path, drawn[1])  # in the Action's workspace, never through a link
+        return [(drawn[0], path)]
+
+    return write
+
+
+def _json(d: Drawing, path: Path) -> Files:
+    write_reports([m.head for m in d.outcome.models], path)
+    return [("JSON report", path)]
+
+
+def _base_json(d: Drawing, path: Path) -> Files:
+    bases = [m.base for m in d.outcome.models if m.base is not None]
+    if not bases:
+        return []
+    write_reports(bases, path)
+    return [("the base's JSON report", path)]
+
+
+def _markdown(d: Drawing) -> tuple[str, str]:
+    from .render.markdown import render_markdown
+
+    return ("PR comment preview", d.preview) if d.outcome.compared else ("Markdown report", render_markdown(d.outcome))
+
+
+def _junit(d: Drawing) -> tuple[str, str]:
+    from .render.junit import render_junit
+
+    return "JUnit report", render_junit(d.outcome)
+
+
+def _diff(d: Drawing) -> tuple[str, str] | None:
+    if d.outcome.diff is None:
+        return None
+    diffs = [(m.label, m.diff) for m in d.outcome.models if m.diff is not None]
+    if d.outcome.several:  # {label: diff}
+        text = "{\n" + ",\n".join(f"  {json.dumps(label)}: {diff.model_dump_json()}" for label, diff in diffs) + "\n}"
+    else:
+        text = diffs[0][1].model_dump_json(indent=2)
+    return "diff", text + "\n"
+
+
+def _html(d: Drawing) -> tuple[str, str]:
+    from .render.html import render_html
+
+    return "HTML report", render_html(d.outcome, run_url=d.targets.run_url)
+
+
+def _stress(d: Drawing, path: Path) -> Files:
+    from .nofollow import write_text
+
+    o = d.outcome
+    if o.stress is None:
+        return []
+    sides = [("stress report", o.stress, path)]
+    if o.base_stress is not None:
+        sides.append(("the base's stress report", o.base_stress, path.with_suffix(".base.json")))
+    for _, report, where in sides:
+        write_text(where, report.model_dump_json(indent=2) + "\n")
+    return [(what, where) for what, _, where in sides]
+
+
+def _summary(d: Drawing, path: Path) -> Files:
+    from .github.commands import append_summary
+
+    return [("job summary", path)] if append_summary(path, d.preview) else []
+
+
+# The formats, in the order they are written. A new one: its renderer (render/), a `Targets` field,
+# and a row here (CONTRIBUTING.md: "Add a renderer").
+WRITERS: tuple[Writer, ...] = (
+    Writer("json", _json),
+    Writer("base_json", _base_json, where=lambda t: t.json.with_suffix(".base.json") if t.json else None),
+    Writer("markdown", text_file(_markdown)),
+    Writer("junit", text_file(_junit)),
+    Writer("comment", text_file(lambda d: ("PR comment", d.comment))),
+    Writer("diff_json", text_file(_diff)),
+    Writer("html", text_file(_html)),
+    Writer("stress_json", _stress),
+    Writer("summary", _summary),
+)
+
+
+def write_outputs(outcome: Outcome, targets: Targets) -> Written:
+    """Write every file `targets` names; return them and the PR comment's body."""
+    drawing = Drawing(outcome, targets)
+    files: Files = []
+    for row in WRITERS:
+        path = getattr(targets, row.target) or (row.where(targets) if row.where else None)
+        if path is not None:
+            files += row.write(drawing, path)
+    return Written(tuple(files), drawing.comment)
 
 
 def step_outputs(outcome: Outcome, comment_url: str, *, dirty: bool) -> dict[str, str]:
