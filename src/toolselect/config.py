@@ -489,9 +489,15 @@ def _expand(value: Any, loc: Loc, doc: Located, environ: Mapping[str, str], expa
     return value
 
 
-# toolselect's own keys and tokens: never expanded into a config
-PROTECTED = frozenset(("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN"))
-PROTECTED_PREFIXES = ("ACTIONS_", "INPUT_", "ANTHROPIC_", "OPENAI_")
+# toolselect's own keys and tokens, never expanded into a config: every provider's key variables
+# (from the registry, so a new provider's are covered) and everything in their namespaces
+# (ANTHROPIC_BASE_URL, OPENAI_ORG_ID, …), GitHub's tokens, the runner's and the Action's inputs
+PROTECTED = frozenset({key for info in PROVIDERS.values() for key in info.keys} | {"GITHUB_TOKEN", "GH_TOKEN"})
+PROTECTED_PREFIXES = (
+    "ACTIONS_",
+    "INPUT_",
+    *sorted({key.split("_", 1)[0] + "_" for info in PROVIDERS.values() for key in info.keys}),
+)
 
 
 SHELL_KEYS = ("setup", "start")  # shell lines: `$VAR` there is the shell's, from the server's small environment

@@ -1,5 +1,6 @@
 """What CONTRIBUTING.md's recipes promise: a new output format is a renderer and one row of the
-table of formats; a new gate option is a declaration in options.py, a field of the gate, and its rule."""
+table of formats; a new gate option is a declaration in options.py, a field of the gate, and its
+rule; a new provider's key is protected by its row in the registry."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import dataclasses
 import typing
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
+from toolselect.config import load_config
+from toolselect.errors import ConfigError
 from toolselect.gate import Gate
 from toolselect.options import OPTIONS
 from toolselect.outputs import WRITERS, Targets
+from toolselect.providers.registry import PROVIDERS
 
 
 def path_fields() -> set[str]:
@@ -40,3 +46,16 @@ def test_a_gate_option_is_a_declaration_a_field_and_a_rule():
     section = recipe.split("## How to add an option", 1)[1].split("\n## ", 1)[0]
     for needed in ("options.py", "gate.py"):
         assert needed in section, needed
+
+
+def test_every_providers_key_is_protected_from_a_config(tmp_path):
+    """A config (a pull request's, too) can't put a provider's key into its server's environment:
+    the list comes from the provider registry, so a provider added there is covered."""
+    keys = [key for info in PROVIDERS.values() for key in info.keys]
+    assert {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} <= set(keys)
+    for variable in [*keys, *(key.split("_", 1)[0] + "_BASE_URL" for key in keys)]:
+        config = tmp_path / "toolselect.yaml"
+        config.write_text(f"server:\n  command: [python, s.py]\n  env:\n    K: ${{{variable}}}\n")
+        with pytest.raises(ConfigError) as refused:
+            load_config(config, {variable: "secret-value-123"})
+        assert f"${{{variable}}} can't be used in a config" in refused.value.message
