@@ -4,7 +4,7 @@ Requests in flight are bounded by `concurrency`. A sample whose request fails ge
 a fatal provider error (bad key, unknown model, a program that can't start) stops the run: no new
 request goes out, the sample that hit it is ERROR, and samples never asked are NOT-EVALUATED. A
 trajectory case's sample is a conversation (converse.py): its turns are asked one after another, in
-one slot of the pool.
+one slot of the throttle.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from .converse import Conversation
 from .errors import InfraError
 from .golden import Case, placeholder
 from .pick import Pick, failed, skipped
-from .pool import Pool
 from .providers import Provider, Request, SampleError, WireTool
 from .surface import Surface
+from .throttle import Throttle
 
 STOPPED = "the run stopped before this sample was asked"
 PLACEHOLDER = "the prompt is still a TODO placeholder: never sent to a paid model (write the prompt)"
@@ -65,11 +65,11 @@ async def ask_all(
     jobs: Sequence[Job],
     *,
     system: str | None,
-    pool: Pool,
+    throttle: Throttle,
     on_done: Callable[[Job, Pick], None] | None = None,
     preset: Mapping[tuple[str, int], Pick] | None = None,
 ) -> Asked:
-    """Ask every job; `pool.size` workers pull jobs in order, and the pool bounds how many requests
+    """Ask every job; `throttle.size` workers pull jobs in order, and the throttle bounds how many requests
     are in flight (its pacer, how fast they start). `preset`: picks already known by (case, sample),
     not asked (a merge: the samples a shard recorded as provider errors)."""
     tools = wire_tools(surface)
@@ -86,8 +86,8 @@ async def ask_all(
             fatal.append(exc)
             return failed(exc.message)
         finally:
-            if pool.pacer.stalled is not None and not fatal:  # its headers asked for a wait no request makes
-                fatal.append(pool.pacer.stalled)
+            if throttle.pacer.stalled is not None and not fatal:  # its headers asked for a wait no request makes
+                fatal.append(throttle.pacer.stalled)
 
     async def ask(job: Job) -> Pick:
         offered = tools if job.order is None else tuple(tools[i] for i in job.order)
@@ -110,13 +110,13 @@ async def ask_all(
             elif fatal:
                 pick = skipped(STOPPED)
             else:
-                async with pool:
+                async with throttle:
                     pick = skipped(STOPPED) if fatal else await ask(job)
             picks[index] = pick
             if on_done:
                 on_done(job, pick)
 
-    await asyncio.gather(*(worker() for _ in range(min(pool.size, len(jobs)) or 1)))
+    await asyncio.gather(*(worker() for _ in range(min(throttle.size, len(jobs)) or 1)))
     stopped = None
     if fatal:
         stopped = fatal[0].message + (f" ({fatal[0].hint})" if fatal[0].hint else "")

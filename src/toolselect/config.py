@@ -20,7 +20,7 @@ from .explain import explain_errors
 from .gate import Gate
 from .golden import EXPECT_TOOL_HINT, Case, YamlCase, case_part, cases_from_config, load_golden
 from .locate import Loc, Located, display_path, load_yaml
-from .options import BY_KEY, OPTIONS, Option, Source
+from .options import BY_KEY, OPTIONS, GivenBy, Option
 from .providers.registry import PROVIDERS
 from .shards import Shard, parse_shard
 from .strict import Authored
@@ -371,7 +371,7 @@ class Overrides:
     and range-checked; a key that is absent was not given."""
 
     values: Mapping[str, Any] = field(default_factory=dict)
-    source: Source = "flag"
+    source: GivenBy = "flag"
     url: str | None = None
     server_command: tuple[str, ...] | None = None
     cache_mode: Literal["refresh", "only"] | None = None

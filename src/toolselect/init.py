@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .builds import Setup
-from .lint import confusable_pairs
+from .lint.finding import confusable_pairs
 from .surface import Surface
 
 NEGATIVES = (
@@ -300,9 +300,9 @@ def _braced(text: str) -> list[str]:
     return out
 
 
-async def draft(provider: Any, surface: Surface, pool: Any) -> Drafts:
+async def draft(provider: Any, surface: Surface, throttle: Any) -> Drafts:
     """Ask the model for prompts — one request per tool, per confusable pair, and one for the
-    negatives — through `pool` (its concurrency and pace, as `eval`), the provider's retries and the
+    negatives — through `throttle` (its concurrency and pace, as `eval`), the provider's retries and the
     answer cache. Each answer is read leniently; a prompt that could not be drafted stays TODO, with why."""
     import asyncio
 
@@ -318,7 +318,7 @@ async def draft(provider: Any, surface: Surface, pool: Any) -> Drafts:
     requests.append((negatives_request([t.name for t in tools]), NEGATIVES_SCHEMA))
 
     async def ask(prompt: str, schema: dict[str, Any]) -> tuple[str, str | None]:
-        async with pool:
+        async with throttle:
             try:
                 text, _ = await provider.write_cached(SYSTEM, prompt, schema)
             except SampleError as exc:

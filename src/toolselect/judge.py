@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from .errors import InfraError
 from .golden import Case
 from .pick import Pick, Reading
-from .pool import Pool
 from .providers import Provider, SampleError
 from .surface import Surface
+from .throttle import Throttle
 
 SYSTEM = (
     "You check one thing about an assistant's reply to a user: whether it tells the user that a tool it "
@@ -57,7 +57,7 @@ def read_verdict(text: str) -> bool | None:
 
 
 async def judge_all(
-    judge: Provider, pool: Pool, items: Sequence[tuple[int, Case, Pick]], problems: list[str]
+    judge: Provider, throttle: Throttle, items: Sequence[tuple[int, Case, Pick]], problems: list[str]
 ) -> dict[int, Reading]:
     """Ask the judge about each (index, case, pick); a failure leaves that sample unjudged and is
     said once in `problems` (the report's warnings)."""
@@ -68,7 +68,7 @@ async def judge_all(
     async def one(index: int, case: Case, pick: Pick) -> None:
         if fatal:
             return
-        async with pool:
+        async with throttle:
             try:
                 text, cached = await judge.write_cached(SYSTEM, question(case, pick))
             except SampleError as exc:

@@ -24,7 +24,7 @@ from .taxonomy import DIMENSIONS
 Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "models", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
 Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action"]
-Source = Literal["flag", "input"]
+GivenBy = Literal["flag", "input"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class Option:
     def config_key(self) -> str | None:
         return {"evals": f"evals.{self.key}", "top": self.key, "stress": f"stress.{self.key}", None: None}[self.config]
 
-    def label(self, source: Source) -> str:
+    def label(self, source: GivenBy) -> str:
         """How a message names the option where it was given: `--max-drop`, `input max-drop`."""
         return f"input {self.input_name}" if source == "input" else str(self.flag_name)
 

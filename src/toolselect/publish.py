@@ -154,11 +154,11 @@ def review_lines(
     from requests.exceptions import RequestException
 
     from .github.comment import make_client, whoami
-    from .github.review import Finding, our_comments, plan_review, pull_files, sync_review
+    from .github.review import InlineComment, our_comments, plan_review, pull_files, sync_review
     from .impact import across_models, selected, tool_impacts
     from .render.escape import visible
     from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
-    from .sourcelines import locate
+    from .sourcelines import lines_changed
 
     repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
     if not repo or not token or review == "none":
@@ -181,7 +181,7 @@ def review_lines(
         # every changed tool is located (a tool not commented on still claims its own lines), those
         # chosen first; a forged report's thousands of tools are cut at MAX_LOCATED
         ordered = [*chosen, *(i for i in impacts if i not in chosen)][:MAX_LOCATED]
-        found = locate({i.tool: i.changes for i in ordered}, pull.files)
+        found = lines_changed({i.tool: i.changes for i in ordered}, pull.files)
         located = [(i, found[i.tool]) for i in chosen if i.tool in found]
         if not comment:
             for impact, where in located:
@@ -199,7 +199,7 @@ def review_lines(
         for impact, where in located:
             key = finding_key(impact, where)
             body = inline_body(impact, where, Mark(comment_id, impact.tool, key), report_url)
-            findings.append(Finding(impact.tool, where, key, body))
+            findings.append(InlineComment(impact.tool, where, key, body))
         ours = our_comments(gh, repo, number, comment_id, whoami(gh))
         by_tool = {i.tool: i for i in impacts}
         listed = set(outcome.head.surface.tools)

@@ -25,8 +25,8 @@ from .contain import child_environment, confinement, stop_group, sweep, unstarta
 from .errors import InfraError
 from .explain import show
 from .golden import Case
+from .lexical import BM25, tokenize, tool_text
 from .surface import Surface, Tool
-from .text import BM25, tokenize, tool_text
 
 RETRIEVERS = ("bm25", "command", "embeddings-command")
 RECALL_AT = (1, 3, 5, 10)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from jsonschema.exceptions import best_match
@@ -22,49 +21,11 @@ from .golden import Case
 from .matching import loose_equal, match_value
 from .pick import TOO_DEEP, Pick
 from .surface import Surface, Tool
+from .taxonomy import SampleOutcome
 from .trajectory import Call, Expectation, Scores, Trajectory, score
 
 if TYPE_CHECKING:
     from .pick import Reading
-
-
-class Outcome(StrEnum):
-    PASS = "PASS"
-    SEL_WRONG = "SEL-WRONG"  # another offered tool
-    SEL_UNKNOWN = "SEL-UNKNOWN"  # a name not on the surface, or a left-out tool
-    SEL_MISSED = "SEL-MISSED"  # no call, one expected
-    RES_UNNECESSARY = "RES-UNNECESSARY"  # a call, none expected
-    ARG_INVALID = "ARG-INVALID"  # unparseable or schema-invalid arguments
-    ARG_SEMANTIC = "ARG-SEMANTIC"  # schema-valid but not the expected values
-    SEL_SUBOPTIMAL = "SEL-SUBOPTIMAL"  # an `acceptable` tool: it works, but it is not the best choice
-    REC_SILENT = "REC-SILENT"  # after a stubbed error, the final answer doesn't surface it
-    REC_LOOP = "REC-LOOP"  # the same failing call repeated more than once
-    RES_OVERCALL = "RES-OVERCALL"  # more calls than needed
-    SEQ_MISMATCH = "SEQ-MISMATCH"  # the calls don't match the expected sequence (missing, extra, out of order)
-    FINAL_MISMATCH = "FINAL-MISMATCH"  # the final answer fails the case's `final` checks
-    MAX_TURNS = "MAX-TURNS"  # still calling tools at max_turns: no final answer
-    ERROR = "ERROR"  # the provider failed for this sample
-    NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, the run stopped first, a TODO prompt)
-
-
-OUTCOME_MEANING = {
-    Outcome.PASS: "right tool, right arguments (or rightly no tool)",
-    Outcome.SEL_WRONG: "picked another tool on the surface",
-    Outcome.SEL_UNKNOWN: "picked a tool that is not on the surface (or was left out)",
-    Outcome.SEL_MISSED: "called no tool when one was expected",
-    Outcome.RES_UNNECESSARY: "called a tool when none was expected",
-    Outcome.ARG_INVALID: "right tool, arguments unparseable or invalid against the input schema",
-    Outcome.ARG_SEMANTIC: "right tool, schema-valid arguments with the wrong values",
-    Outcome.SEL_SUBOPTIMAL: "picked a tool that works but is not the best choice (the case's acceptable)",
-    Outcome.REC_SILENT: "after a tool error, the final answer did not surface it",
-    Outcome.REC_LOOP: "repeated the same failing call more than once",
-    Outcome.RES_OVERCALL: "made more tool calls than needed",
-    Outcome.SEQ_MISMATCH: "the calls don't match the expected sequence (one missing, or out of order)",
-    Outcome.FINAL_MISMATCH: "the final answer fails the case's final checks",
-    Outcome.MAX_TURNS: "still calling tools at max_turns, with no final answer",
-    Outcome.ERROR: "the provider failed for this sample",
-    Outcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, the run stopped, or a TODO prompt)",
-}
 
 
 @dataclass(frozen=True)
@@ -74,7 +35,7 @@ class Result:
     case: Case
     sample: int
     pick: Pick
-    outcome: Outcome
+    outcome: SampleOutcome
     reasons: tuple[str, ...] = ()
     tool_ok: bool | None = None  # None: not evaluated
     args_ok: bool | None = None  # None: no expected arguments, wrong tool, or not measured
@@ -85,11 +46,11 @@ class Result:
 
     @property
     def passed(self) -> bool:
-        return self.outcome is Outcome.PASS
+        return self.outcome is SampleOutcome.PASS
 
     @property
     def evaluated(self) -> bool:
-        return self.outcome is not Outcome.NOT_EVALUATED
+        return self.outcome is not SampleOutcome.NOT_EVALUATED
 
 
 def score_sample(
@@ -104,9 +65,9 @@ def score_sample(
     """Score one sample. `args_measured` is False for providers that pick tools only (bm25);
     `surfaced` is a judge's verdict on a trajectory's final answer after an error (None: no judge)."""
     if pick.skipped:
-        return Result(case, sample, pick, Outcome.NOT_EVALUATED, (pick.skipped,))
+        return Result(case, sample, pick, SampleOutcome.NOT_EVALUATED, (pick.skipped,))
     if pick.error:
-        return Result(case, sample, pick, Outcome.ERROR, (pick.error,), tool_ok=False)
+        return Result(case, sample, pick, SampleOutcome.ERROR, (pick.error,), tool_ok=False)
     if case.script is not None:
         return _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured, surfaced)
 
@@ -117,12 +78,12 @@ def score_sample(
 
     if not expected:
         if pick.tool is None:
-            return Result(case, sample, pick, Outcome.PASS, tool_ok=True)
+            return Result(case, sample, pick, SampleOutcome.PASS, tool_ok=True)
         return Result(
             case,
             sample,
             pick,
-            Outcome.RES_UNNECESSARY,
+            SampleOutcome.RES_UNNECESSARY,
             (f"expected no tool call, got {pick.tool}",),
             tool_ok=False,
             schema_ok=schema_ok,
@@ -130,19 +91,29 @@ def score_sample(
     wanted = " or ".join(expected)
     if pick.tool is None:
         return Result(
-            case, sample, pick, Outcome.SEL_MISSED, (f"expected {wanted}, but the model called no tool",), tool_ok=False
+            case,
+            sample,
+            pick,
+            SampleOutcome.SEL_MISSED,
+            (f"expected {wanted}, but the model called no tool",),
+            tool_ok=False,
         )
     if tool is None:
         why = "it was left out (invalid input schema)" if surface.is_left_out(pick.tool) else "it is not on the surface"
         return Result(
-            case, sample, pick, Outcome.SEL_UNKNOWN, (f"expected {wanted}, got {pick.tool}, but {why}",), tool_ok=False
+            case,
+            sample,
+            pick,
+            SampleOutcome.SEL_UNKNOWN,
+            (f"expected {wanted}, got {pick.tool}, but {why}",),
+            tool_ok=False,
         )
     if pick.tool in case.acceptable and pick.tool not in expected:
         return Result(
             case,
             sample,
             pick,
-            Outcome.SEL_SUBOPTIMAL,
+            SampleOutcome.SEL_SUBOPTIMAL,
             (f"expected {wanted}, got {pick.tool}: it works, but it is not the best choice",),
             tool_ok=False,
             schema_ok=schema_ok,
@@ -152,13 +123,13 @@ def score_sample(
             case,
             sample,
             pick,
-            Outcome.SEL_WRONG,
+            SampleOutcome.SEL_WRONG,
             (f"expected {wanted}, got {pick.tool}",),
             tool_ok=False,
             schema_ok=schema_ok,
         )
     if not args_measured:
-        return Result(case, sample, pick, Outcome.PASS, tool_ok=True)
+        return Result(case, sample, pick, SampleOutcome.PASS, tool_ok=True)
 
     semantic = _arg_mismatches(case, pick.args) if isinstance(pick.args, dict) else []
     extra = _extra_keys(case, pick.args, tool) if case.forbid_extra_args and isinstance(pick.args, dict) else []
@@ -167,11 +138,11 @@ def score_sample(
     has_expectations = bool(case.expect_args) or case.forbid_extra_args
     args_ok = (not reasons) if has_expectations else None
     if problems:
-        outcome = Outcome.ARG_INVALID
+        outcome = SampleOutcome.ARG_INVALID
     elif semantic or extra:
-        outcome = Outcome.ARG_SEMANTIC
+        outcome = SampleOutcome.ARG_SEMANTIC
     else:
-        outcome = Outcome.PASS
+        outcome = SampleOutcome.PASS
     return Result(case, sample, pick, outcome, tuple(reasons), tool_ok=True, args_ok=args_ok, schema_ok=schema_ok)
 
 
@@ -197,14 +168,14 @@ def _score_trajectory(
     scores = score(expect, Trajectory(tuple(calls), trace.final, trace.hit_max_turns, surfaced), args_measured)
     # the first that applies: the taxonomy's codes in its order, except that a loop cut at max_turns
     # says so before restraint (it over-calls by construction); then the sequence, then `final`
-    ranked = [Outcome(c) for c in scores.codes if not c.startswith("RES-")]
-    ranked += [Outcome.MAX_TURNS] if trace.hit_max_turns else []
-    ranked += [Outcome(c) for c in scores.codes if c.startswith("RES-")]
-    ranked += [Outcome.SEQ_MISMATCH] if not scores.sequence_ok else []
-    ranked += [Outcome.FINAL_MISMATCH] if not scores.passed else []
-    outcome = ranked[0] if ranked else Outcome.PASS
-    if outcome is Outcome.SEL_WRONG and calls and surface.get(calls[0].tool) is None:
-        outcome = Outcome.SEL_UNKNOWN
+    ranked = [SampleOutcome(c) for c in scores.codes if not c.startswith("RES-")]
+    ranked += [SampleOutcome.MAX_TURNS] if trace.hit_max_turns else []
+    ranked += [SampleOutcome(c) for c in scores.codes if c.startswith("RES-")]
+    ranked += [SampleOutcome.SEQ_MISMATCH] if not scores.sequence_ok else []
+    ranked += [SampleOutcome.FINAL_MISMATCH] if not scores.passed else []
+    outcome = ranked[0] if ranked else SampleOutcome.PASS
+    if outcome is SampleOutcome.SEL_WRONG and calls and surface.get(calls[0].tool) is None:
+        outcome = SampleOutcome.SEL_UNKNOWN
     on_surface = [c for c in calls if surface.get(c.tool)]
     return Result(
         case,

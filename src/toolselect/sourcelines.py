@@ -249,7 +249,7 @@ def _preference(path: str) -> int:
     return 2 if lower.endswith(_DATA) else 3
 
 
-def locate(changes: Mapping[str, Sequence[TextChange]], files: Iterable[FilePatch]) -> dict[str, Location]:
+def lines_changed(changes: Mapping[str, Sequence[TextChange]], files: Iterable[FilePatch]) -> dict[str, Location]:
     """The best location of each tool's changed text (its first change that can be located), in the
     files of a pull request. Pass every tool whose text changed, even those you will not comment
     on: a tool whose best lines another tool claims at least as well gets none."""

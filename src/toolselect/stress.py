@@ -31,10 +31,11 @@ from pydantic import Field
 from .report.build import counted
 from .report.schema import Count
 from .retrieval import Ranking, recall_at
-from .scoring import Outcome, Result
+from .scoring import Result
 from .stats import cluster_bootstrap, sign_test, wilson
 from .strict import Record
 from .surface import Surface, build_surface
+from .taxonomy import SampleOutcome
 
 SEPARATOR = "__"  # server__tool, the way clients prefix tools of several servers
 DEFAULT_SIZES = (0, 10, 25, 50, 100, 200)
@@ -171,7 +172,7 @@ def curve(runs: Sequence[tuple[Composed, Sequence[Result]]], alpha: float = 0.05
         rates[size] = {name: k / n for name, (k, n) in per_case.items()}
         passed = sum(r.passed for r in results)
         ci = cluster_bootstrap([k for k, _ in per_case.values()], [n for _, n in per_case.values()])
-        answered = [r for r in results if r.outcome is not Outcome.ERROR]  # an error is no answer, not "no call"
+        answered = [r for r in results if r.outcome is not SampleOutcome.ERROR]  # an error is no answer, not "no call"
         no_call = sum(r.pick.tool is None for r in answered)
         tokens = [r.pick.usage.input_tokens for r in results if r.pick.usage and r.pick.usage.input_tokens]
         estimated = not tokens

@@ -18,7 +18,9 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.unit.test_html import hostile, hostile_outcome, screenshot
 from toolselect.outcome import Outcome
-from toolselect.render.html import confusion_cell, render_html, shown_name
+from toolselect.render.html import render_html
+from toolselect.render.html_matrix import confusion_cell
+from toolselect.render.html_text import shown_name
 from toolselect.report.schema import Report
 
 CHROMIUM = Path(screenshot.CHROMIUM)

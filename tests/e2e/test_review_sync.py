@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.fakes.github_api import FakeGitHub
 from toolselect.github.comment import Identity, make_client
-from toolselect.github.review import Finding, our_comments, plan_review, pull_files, sync_review
+from toolselect.github.review import InlineComment, our_comments, plan_review, pull_files, sync_review
 from toolselect.render.review import Mark, read_mark
 from toolselect.sourcelines import Location
 
@@ -15,9 +15,9 @@ BOT = Identity("github-actions[bot]", "Bot")
 PATCH = "@@ -1,3 +1,3 @@\n a\n-old words\n+new words for the tool\n c"
 
 
-def finding(tool: str, key: str, body: str = "numbers", line: int = 2) -> Finding:
+def finding(tool: str, key: str, body: str = "numbers", line: int = 2) -> InlineComment:
     mark = Mark("default", tool, key)
-    return Finding(
+    return InlineComment(
         tool, Location(tool, "description", "tools.py", line, line, 1.0, 1.0), key, f"{mark.text()}\n{body}\n"
     )
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from toolselect.lexical import stem, tokenize
 from toolselect.providers import Request, WireTool
 from toolselect.providers.bm25 import BM25Provider
-from toolselect.text import stem, tokenize
 
 TOOLS = (
     WireTool(

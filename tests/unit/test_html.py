@@ -26,7 +26,9 @@ from tests.unit.test_diff import OBJ, RUN, gate
 from toolselect.golden import Case, Source
 from toolselect.outcome import ModelOutcome, Outcome, compare_saved, joint_verdict
 from toolselect.pick import Pick
-from toolselect.render.html import CSP, SCRIPT, cell_members, confusion_cell, render_html, shown_name
+from toolselect.render.html import CSP, SCRIPT, render_html
+from toolselect.render.html_matrix import cell_members, confusion_cell
+from toolselect.render.html_text import shown_name
 from toolselect.report.build import build_report
 from toolselect.report.schema import LeftOutOut, Report
 from toolselect.scoring import score_sample

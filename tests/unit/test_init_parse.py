@@ -40,8 +40,8 @@ def test_a_drafted_prompt_must_read_like_one():
     import asyncio
 
     from toolselect.init import draft
-    from toolselect.pool import Pool
     from toolselect.surface import build_surface
+    from toolselect.throttle import Throttle
 
     class Writer:
         author = "fake junk"
@@ -57,7 +57,7 @@ def test_a_drafted_prompt_must_read_like_one():
     surface = build_surface(
         [{"name": "get_weather", "description": "Weather now.", "inputSchema": {"type": "object"}}], "t"
     )
-    drafts = asyncio.run(draft(Writer(), surface, Pool(2)))
+    drafts = asyncio.run(draft(Writer(), surface, Throttle(2)))
     assert drafts.tools["get_weather"] == {"paraphrase": "do I need a coat in Oslo"}
     assert drafts.negatives == ["thanks!"]
     reasons = dict(drafts.missing)

@@ -7,7 +7,9 @@ from collections import Counter
 
 from tests.conftest import DATA
 from toolselect.golden import load_golden
-from toolselect.lint import confusable_pairs, lint_golden, lint_surface
+from toolselect.lint.finding import confusable_pairs
+from toolselect.lint.golden import lint_golden
+from toolselect.lint.surface import lint_surface
 from toolselect.surface import build_surface
 
 LINT = DATA / "lint"

@@ -59,3 +59,13 @@ def test_every_providers_key_is_protected_from_a_config(tmp_path):
         with pytest.raises(ConfigError) as refused:
             load_config(config, {variable: "secret-value-123"})
         assert f"${{{variable}}} can't be used in a config" in refused.value.message
+
+
+def test_every_outcome_code_has_its_meaning_and_is_documented():
+    """A new sample code (taxonomy.SampleOutcome) has its meaning beside it and a place in the
+    golden-set page users read when a report names it."""
+    from toolselect.taxonomy import OUTCOME_MEANING, SampleOutcome
+
+    assert set(OUTCOME_MEANING) == set(SampleOutcome)
+    page = (ROOT / "docs" / "golden-set.md").read_text(encoding="utf-8")
+    assert [c.value for c in SampleOutcome if f"`{c.value}`" not in page] == []

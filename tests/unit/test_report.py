@@ -107,12 +107,13 @@ def test_report_round_trips_through_json(tmp_path):
 
 def test_two_tools_split_into_first_and_last_not_middle():
     from toolselect.report.build import accuracy_by_position
-    from toolselect.scoring import Outcome, Result
+    from toolselect.scoring import Result
+    from toolselect.taxonomy import SampleOutcome
 
     c = case("a", "a")
     results = [
-        Result(c, 0, Pick("a"), Outcome.PASS, tool_ok=True, tool_order=("a", "b")),
-        Result(c, 1, Pick("b"), Outcome.SEL_WRONG, tool_ok=False, tool_order=("b", "a")),
+        Result(c, 0, Pick("a"), SampleOutcome.PASS, tool_ok=True, tool_order=("a", "b")),
+        Result(c, 1, Pick("b"), SampleOutcome.SEL_WRONG, tool_ok=False, tool_order=("b", "a")),
     ]
     table = accuracy_by_position(results)
     assert table["first"].value == 1.0 and table["last"].value == 0.0 and table["middle"].denominator == 0

@@ -7,8 +7,9 @@ import pytest
 from toolselect.golden import Case, Source
 from toolselect.matching import exact_equal, loose_equal, match_value
 from toolselect.pick import Pick, failed, skipped
-from toolselect.scoring import Outcome, parse_args, score_sample
+from toolselect.scoring import parse_args, score_sample
 from toolselect.surface import build_surface
+from toolselect.taxonomy import SampleOutcome
 
 TOOLS = [
     {
@@ -56,7 +57,7 @@ def case(expect_tool="get_weather", expect_args=None, match=None, forbid=False) 
     )
 
 
-def outcome(c: Case, p: Pick, **kw) -> Outcome:
+def outcome(c: Case, p: Pick, **kw) -> SampleOutcome:
     return score_sample(c, p, SURFACE, **kw).outcome
 
 
@@ -124,41 +125,42 @@ def test_exact_nested_lists():
 
 def test_pass_with_loose_args():
     assert (
-        outcome(case(expect_args={"city": "Paris"}), Pick("get_weather", {"city": " paris "}, calls=1)) is Outcome.PASS
+        outcome(case(expect_args={"city": "Paris"}), Pick("get_weather", {"city": " paris "}, calls=1))
+        is SampleOutcome.PASS
     )
 
 
 def test_no_tool_expected_and_none_called_passes():
-    assert outcome(case(expect_tool=None), Pick(None)) is Outcome.PASS
+    assert outcome(case(expect_tool=None), Pick(None)) is SampleOutcome.PASS
 
 
 def test_res_unnecessary_whatever_the_name():
-    assert outcome(case(expect_tool=None), Pick("get_weather", {"city": "x"})) is Outcome.RES_UNNECESSARY
-    assert outcome(case(expect_tool=None), Pick("made_up", {})) is Outcome.RES_UNNECESSARY
+    assert outcome(case(expect_tool=None), Pick("get_weather", {"city": "x"})) is SampleOutcome.RES_UNNECESSARY
+    assert outcome(case(expect_tool=None), Pick("made_up", {})) is SampleOutcome.RES_UNNECESSARY
 
 
 def test_sel_missed():
     r = score_sample(case(), Pick(None, text="I can't check the weather."), SURFACE)
-    assert r.outcome is Outcome.SEL_MISSED
+    assert r.outcome is SampleOutcome.SEL_MISSED
     assert r.reasons == ("expected get_weather, but the model called no tool",)
 
 
 def test_sel_wrong_and_unknown():
-    assert outcome(case(), Pick("get_forecast", {"city": "x"})) is Outcome.SEL_WRONG
-    assert outcome(case(), Pick("made_up", {"x": 1})) is Outcome.SEL_UNKNOWN
+    assert outcome(case(), Pick("get_forecast", {"city": "x"})) is SampleOutcome.SEL_WRONG
+    assert outcome(case(), Pick("made_up", {"x": 1})) is SampleOutcome.SEL_UNKNOWN
 
 
 def test_pick_of_left_out_tool_is_unknown_not_a_crash():
     r = score_sample(case(expect_tool="broken"), Pick("broken", {"x": 1}), SURFACE)
-    assert r.outcome is Outcome.SEL_UNKNOWN
+    assert r.outcome is SampleOutcome.SEL_UNKNOWN
     assert "left out" in r.reasons[0]
 
 
 def test_expect_tool_list_accepts_any():
     c = case(expect_tool=("get_weather", "get_forecast"), expect_args={"city": "Oslo"})
-    assert outcome(c, Pick("get_forecast", {"city": "oslo"})) is Outcome.PASS
-    assert outcome(c, Pick("get_weather", {"city": "oslo"})) is Outcome.PASS
-    assert outcome(c, Pick("search.web", {"query": "oslo"})) is Outcome.SEL_WRONG
+    assert outcome(c, Pick("get_forecast", {"city": "oslo"})) is SampleOutcome.PASS
+    assert outcome(c, Pick("get_weather", {"city": "oslo"})) is SampleOutcome.PASS
+    assert outcome(c, Pick("search.web", {"query": "oslo"})) is SampleOutcome.SEL_WRONG
 
 
 def test_arg_invalid_schema():
@@ -167,75 +169,75 @@ def test_arg_invalid_schema():
         Pick("get_forecast", {"city": "Berlin", "days": "3"}),
         SURFACE,
     )
-    assert r.outcome is Outcome.ARG_INVALID
+    assert r.outcome is SampleOutcome.ARG_INVALID
     assert r.reasons[0] == "arguments don't match the input schema at 'days': '3' is not of type 'integer'"
     assert r.schema_ok is False and r.args_ok is False
 
 
 def test_arg_invalid_when_raw_text_is_not_json():
     r = score_sample(case(), Pick("get_weather", None, raw_args='{"city": "Paris"} trailing'), SURFACE)
-    assert r.outcome is Outcome.ARG_INVALID
+    assert r.outcome is SampleOutcome.ARG_INVALID
     assert "not valid JSON" in r.reasons[0]
 
 
 def test_arg_invalid_required_missing_even_without_expected_args():
     r = score_sample(case(), Pick("get_weather", {}), SURFACE)
-    assert r.outcome is Outcome.ARG_INVALID
+    assert r.outcome is SampleOutcome.ARG_INVALID
     assert r.args_ok is None  # no expected arguments: not counted in arg accuracy
 
 
 def test_arg_semantic():
     r = score_sample(case(expect_args={"city": "Paris"}), Pick("get_weather", {"city": "London"}), SURFACE)
-    assert r.outcome is Outcome.ARG_SEMANTIC
+    assert r.outcome is SampleOutcome.ARG_SEMANTIC
     assert r.reasons == ("argument 'city' is 'London', expected 'Paris'",)
 
 
 def test_missing_expected_key_is_semantic():
     c = case(expect_tool="get_forecast", expect_args={"city": "Oslo", "days": 5})
     r = score_sample(c, Pick("get_forecast", {"city": "Oslo"}), SURFACE)
-    assert r.outcome is Outcome.ARG_SEMANTIC
+    assert r.outcome is SampleOutcome.ARG_SEMANTIC
     assert r.reasons == ("argument 'days' missing (expected 5)",)
 
 
 def test_keys_not_listed_are_not_checked():
     c = case(expect_tool="get_forecast", expect_args={"city": "Oslo"})
-    assert outcome(c, Pick("get_forecast", {"city": "Oslo", "days": 3})) is Outcome.PASS
+    assert outcome(c, Pick("get_forecast", {"city": "Oslo", "days": 3})) is SampleOutcome.PASS
 
 
 def test_any_of_with_null_allows_absent_key():
     c = case(expect_tool="get_forecast", expect_args={"city": "Oslo", "days": [None, 7]}, match={"days": "any_of"})
-    assert outcome(c, Pick("get_forecast", {"city": "Oslo"})) is Outcome.PASS
-    assert outcome(c, Pick("get_forecast", {"city": "Oslo", "days": 7})) is Outcome.PASS
-    assert outcome(c, Pick("get_forecast", {"city": "Oslo", "days": 3})) is Outcome.ARG_SEMANTIC
+    assert outcome(c, Pick("get_forecast", {"city": "Oslo"})) is SampleOutcome.PASS
+    assert outcome(c, Pick("get_forecast", {"city": "Oslo", "days": 7})) is SampleOutcome.PASS
+    assert outcome(c, Pick("get_forecast", {"city": "Oslo", "days": 3})) is SampleOutcome.ARG_SEMANTIC
     strict = case(expect_tool="get_forecast", expect_args={"city": "Oslo", "days": [7]}, match={"days": "any_of"})
-    assert outcome(strict, Pick("get_forecast", {"city": "Oslo"})) is Outcome.ARG_SEMANTIC
+    assert outcome(strict, Pick("get_forecast", {"city": "Oslo"})) is SampleOutcome.ARG_SEMANTIC
 
 
 def test_forbid_extra_args_semantic_vs_invalid():
     c = case(expect_tool="get_forecast", expect_args={"city": "Oslo"}, forbid=True)
     r = score_sample(c, Pick("get_forecast", {"city": "Oslo", "extra": "x"}), SURFACE)
-    assert r.outcome is Outcome.ARG_SEMANTIC
+    assert r.outcome is SampleOutcome.ARG_SEMANTIC
     assert "unexpected argument 'extra'" in r.reasons[0]
     # get_weather's schema says additionalProperties: false, so the schema itself rejects it
     w = case(expect_args={"city": "Oslo"}, forbid=True)
-    assert outcome(w, Pick("get_weather", {"city": "Oslo", "bogus": 1})) is Outcome.ARG_INVALID
-    assert outcome(c, Pick("get_forecast", {"city": "Oslo"})) is Outcome.PASS
+    assert outcome(w, Pick("get_weather", {"city": "Oslo", "bogus": 1})) is SampleOutcome.ARG_INVALID
+    assert outcome(c, Pick("get_forecast", {"city": "Oslo"})) is SampleOutcome.PASS
 
 
 def test_error_and_not_evaluated():
-    assert outcome(case(), failed("429 rate limited")) is Outcome.ERROR
-    assert outcome(case(), skipped("not in cache")) is Outcome.NOT_EVALUATED
+    assert outcome(case(), failed("429 rate limited")) is SampleOutcome.ERROR
+    assert outcome(case(), skipped("not in cache")) is SampleOutcome.NOT_EVALUATED
 
 
 def test_tool_only_provider_judges_the_tool_alone():
     r = score_sample(case(expect_args={"city": "Paris"}), Pick("get_weather"), SURFACE, args_measured=False)
-    assert r.outcome is Outcome.PASS
+    assert r.outcome is SampleOutcome.PASS
     assert r.args_ok is None and r.schema_ok is None
 
 
 def test_schema_validity_is_recorded_for_wrong_tools_too():
     r = score_sample(case(), Pick("get_forecast", {"days": 3}), SURFACE)
-    assert r.outcome is Outcome.SEL_WRONG
+    assert r.outcome is SampleOutcome.SEL_WRONG
     assert r.schema_ok is False
 
 

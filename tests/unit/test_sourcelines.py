@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from toolselect.sourcelines import FilePatch, Location, locate, parse_patch, right_lines, text_changes, words
+from toolselect.sourcelines import FilePatch, Location, lines_changed, parse_patch, right_lines, text_changes, words
 
 
 def patch(old: str, new: str) -> str:
@@ -56,7 +56,7 @@ def test_a_multi_line_typescript_template_string():
     new = TS_OLD.replace("for the next days, with highs and lows", "with highs and lows")
     base = [tool("get_forecast", TS_OLD.split("`")[1]), tool("get_weather", "Get the current weather")]
     head = [tool("get_forecast", new.split("`")[1]), base[1]]
-    found = locate(text_changes(base, head), [FilePatch("src/index.ts", patch(TS_OLD, new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("src/index.ts", patch(TS_OLD, new))])
     assert found["get_forecast"].path == "src/index.ts"
     assert found["get_forecast"].line == line_of(new, "with highs and lows") == 10
     assert found["get_forecast"].field == "description"
@@ -94,12 +94,12 @@ def test_a_python_string_concatenated_from_literals():
         tool("current_time", "Return the current time in a timezone the user names, for example Europe/Paris."),
         base[1],
     ]
-    found = locate(text_changes(base, head), [FilePatch("clock/server.py", patch(PY_OLD, new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("clock/server.py", patch(PY_OLD, new))])
     assert found["current_time"].line == line_of(new, "the user names")
     # "+" concatenation, and a change in the middle of a literal
     new2 = PY_OLD.replace('" + "between two timezones."', '" + "between any two timezones of the world."')
     head2 = [base[0], tool("convert_time", "Convert a time between any two timezones of the world.")]
-    found2 = locate(text_changes(base, head2), [FilePatch("clock/server.py", patch(PY_OLD, new2))])
+    found2 = lines_changed(text_changes(base, head2), [FilePatch("clock/server.py", patch(PY_OLD, new2))])
     assert found2["convert_time"].line == line_of(new2, "of the world")
 
 
@@ -116,7 +116,7 @@ def test_a_json_surface_file_with_escapes_and_an_enum():
     new_text = json.dumps({"tools": head}, indent=2)
     changes = text_changes(base, head)
     assert [c.field for c in changes["get_forecast"]] == ["parameter `units`: enum"]
-    found = locate(changes, [FilePatch("tools.json", patch(old_text, new_text))])
+    found = lines_changed(changes, [FilePatch("tools.json", patch(old_text, new_text))])
     assert found["get_forecast"].line == line_of(new_text, '"kelvin"')
 
 
@@ -151,7 +151,7 @@ tools:
             query={"type": "string", "description": "Words to look for; quote a phrase to match it exactly"},
         )
     ]
-    found = locate(text_changes(base, head), [FilePatch("tools.yaml", patch(old, new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("tools.yaml", patch(old, new))])
     assert found["search_issues"].field == "parameter `query`: description"
     assert found["search_issues"].line == line_of(new, "quote a phrase")
 
@@ -164,7 +164,7 @@ def test_a_go_raw_string_over_several_lines():
     new = old.replace("for the next days\n", "for the next seven days\n")
     base = [tool("get_forecast", "Get the forecast\nfor the next days\nwith highs and lows.")]
     head = [tool("get_forecast", "Get the forecast\nfor the next seven days\nwith highs and lows.")]
-    found = locate(text_changes(base, head), [FilePatch("main.go", patch(old, new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("main.go", patch(old, new))])
     assert found["get_forecast"].line == line_of(new, "seven days")
 
 
@@ -172,7 +172,7 @@ def test_text_in_no_file_of_the_pr_has_no_location():
     base = [tool("get_forecast", "Get the weather forecast for a city for the next days.")]
     head = [tool("get_forecast", "Get the weather forecast for a city.")]
     unrelated = patch("# Weather\n\nA server.\n", "# Weather\n\nA server for the weather forecast.\n")
-    assert locate(text_changes(base, head), [FilePatch("README.md", unrelated)]) == {}
+    assert lines_changed(text_changes(base, head), [FilePatch("README.md", unrelated)]) == {}
 
 
 def test_a_few_shared_words_are_not_a_match():
@@ -180,7 +180,7 @@ def test_a_few_shared_words_are_not_a_match():
     base = [tool("get_forecast", "Return the weather forecast for a city, with highs and lows and rain.")]
     head = [tool("get_forecast", "Return the weather forecast for a city, with highs and lows and snow.")]
     other = patch("const x = 1;\n", "const x = 1;\n// TODO: snow days and rain for the city\n")
-    assert locate(text_changes(base, head), [FilePatch("src/util.ts", other)]) == {}
+    assert lines_changed(text_changes(base, head), [FilePatch("src/util.ts", other)]) == {}
 
 
 def test_the_same_sentence_added_to_two_tools_lands_on_each_ones_own_line():
@@ -199,7 +199,7 @@ def test_the_same_sentence_added_to_two_tools_lands_on_each_ones_own_line():
         tool("get_forecast", "Get the weather forecast for a city for the next days. Never call it for past dates."),
         tool("get_weather", "Get the current weather in a city right now. Never call it for past dates."),
     ]
-    found = locate(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])
     assert found["get_forecast"].line == 1
     assert found["get_weather"].line == line_of(new, "get_weather")
 
@@ -209,7 +209,7 @@ def test_two_tools_with_the_same_text_get_no_location():
     new = old.replace("Old words here", "Brand new words here")
     base = [tool("alpha", "Old words here for the tool."), tool("beta", "Old words here for the tool.")]
     head = [tool("alpha", "Brand new words here for the tool."), tool("beta", "Brand new words here for the tool.")]
-    assert locate(text_changes(base, head), [FilePatch("tools.py", patch(old, new))]) == {}
+    assert lines_changed(text_changes(base, head), [FilePatch("tools.py", patch(old, new))]) == {}
 
 
 def test_source_wins_over_a_built_copy_and_files_without_a_patch_are_skipped():
@@ -222,7 +222,7 @@ def test_source_wins_over_a_built_copy_and_files_without_a_patch_are_skipped():
         FilePatch("logo.png", None, "modified"),
         FilePatch("src/index.ts", patch(old, new)),
     ]
-    found = locate(text_changes(base, head), files)
+    found = lines_changed(text_changes(base, head), files)
     assert found["get_forecast"].path == "src/index.ts"
 
 
@@ -231,7 +231,7 @@ def test_a_new_tool_is_located_where_it_is_added():
     new = old.replace("]\n", '    Tool("b", "Beta lists every open ticket of a project."),\n]\n')
     base = [tool("a", "Alpha does the first thing well.")]
     head = [*base, tool("b", "Beta lists every open ticket of a project.")]
-    found = locate(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])
     assert found == {"b": Location("b", "description", "tools.py", 3, 3, covered=1.0, changed=1.0)}
 
 
@@ -289,7 +289,7 @@ def test_a_longer_text_that_contains_the_new_one_is_not_its_line():
         tool("get_file_contents", "Get the contents of a file in a repository, at its default branch."),
     ]
     head = [base[0], tool("get_file_contents", "Get the contents of a file in a repository.")]
-    found = locate(text_changes(base, head), [FilePatch("gh/files.py", patch("", new))])
+    found = lines_changed(text_changes(base, head), [FilePatch("gh/files.py", patch("", new))])
     assert found["get_file_contents"].line == 6
 
 
@@ -309,9 +309,9 @@ def test_source_before_docs_lock_files_never_and_a_go_enum_beside_its_parameter(
         FilePatch("package-lock.json", readme),
         FilePatch("src/clock.go", patch(old, new)),
     ]
-    found = locate(text_changes(base, head), files)
+    found = lines_changed(text_changes(base, head), files)
     assert (found["get_forecast"].path, found["get_forecast"].line) == ("src/clock.go", 2)
-    assert locate(text_changes(base, head), files[:2][::-1][:1]) == {}  # a lock file alone: never searched
+    assert lines_changed(text_changes(base, head), files[:2][::-1][:1]) == {}  # a lock file alone: never searched
 
 
 def test_the_same_edit_in_two_places_is_no_location_even_for_one_tool():
@@ -326,7 +326,7 @@ def test_the_same_edit_in_two_places_is_no_location_even_for_one_tool():
         tool(t["name"], t["description"].replace("starting at 1.", "starting at 1; 30 results per page.")) for t in base
     ]
     changes = text_changes(base, head)
-    assert locate({"list_pulls": changes["list_pulls"]}, [FilePatch("server.py", patch(old, new))]) == {}
+    assert lines_changed({"list_pulls": changes["list_pulls"]}, [FilePatch("server.py", patch(old, new))]) == {}
 
 
 def test_a_punctuation_or_case_change_is_found_where_the_text_is_added():
@@ -334,4 +334,4 @@ def test_a_punctuation_or_case_change_is_found_where_the_text_is_added():
     new = 'x = Tool("get_forecast", "get the weather forecast for a city, for the next seven days")\n'
     base = [tool("get_forecast", "Get the weather forecast for a city for the next seven days.")]
     head = [tool("get_forecast", "get the weather forecast for a city, for the next seven days")]
-    assert locate(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])["get_forecast"].line == 1
+    assert lines_changed(text_changes(base, head), [FilePatch("tools.py", patch(old, new))])["get_forecast"].line == 1

@@ -15,7 +15,7 @@ from tests.unit.gfm import live
 from toolselect.errors import ConfigError
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
-from toolselect.lint import Finding
+from toolselect.lint.finding import Finding
 from toolselect.locate import display_path
 from toolselect.outcome import compare_saved
 from toolselect.pick import Pick

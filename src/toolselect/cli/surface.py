@@ -103,7 +103,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
-    from ..lint import lint_golden, lint_surface
+    from ..lint.golden import lint_golden
+    from ..lint.surface import lint_surface
     from ..pipeline.prepare import load_surface, surface_place
     from ..render.common import lint_summary
     from ..render.console import ConsoleView
@@ -238,15 +239,15 @@ def _ignore_the_cache(gitignore: Path) -> None:
 
 
 async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
-    """The model's drafts, through the pool (--concurrency, the endpoint's pace), its retries and the
+    """The model's drafts, through the throttle (--concurrency, the endpoint's pace), its retries and the
     answer cache in the output folder (--no-cache asks again), as `eval` asks."""
     from ..config import default_settings
     from ..errors import ConfigError
     from ..init import draft
     from ..options import option
     from ..pipeline.prepare import pacer
-    from ..pool import Pool
     from ..providers.factory import make_provider
+    from ..throttle import Throttle
 
     if not args.model:
         raise ConfigError("--draft needs --model: the model that writes the prompts")
@@ -261,12 +262,12 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
         from dataclasses import replace
 
         settings = replace(settings, cache_mode="refresh")
-    pool = Pool(settings.concurrency, pacer(settings))
-    provider = make_provider(settings, pool, os.environ)
+    throttle = Throttle(settings.concurrency, pacer(settings))
+    provider = make_provider(settings, throttle, os.environ)
     provider.connect()
     finished = False
     try:
-        drafted = await draft(provider, surface, pool)
+        drafted = await draft(provider, surface, throttle)
         finished = True
         return drafted
     finally:

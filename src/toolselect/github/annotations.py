@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..lint import Finding
+from ..lint.finding import Finding
 from ..report.schema import FindingOut, Report, case_headline, pick_name
 from .commands import Workflow
 

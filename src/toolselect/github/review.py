@@ -59,7 +59,7 @@ class Ours:
 
 
 @dataclass(frozen=True)
-class Finding:
+class InlineComment:
     """A tool's inline comment as this run would write it."""
 
     tool: str
@@ -73,7 +73,7 @@ MAX_NEW = 30  # new inline comments per review; the rest stay in the sticky comm
 
 @dataclass(frozen=True)
 class ReviewPlan:
-    post: tuple[Finding, ...]
+    post: tuple[InlineComment, ...]
     edit: tuple[tuple[Ours, str], ...]  # (comment, its new body): numbers moved, or it came back
     reopen: tuple[Ours, ...]  # threads we resolved whose finding is back
     # (comment, its body saying why, the tool whose new comment replaces it: resolved once that is posted)
@@ -83,11 +83,11 @@ class ReviewPlan:
 
 
 def plan_review(
-    findings: Sequence[Finding], ours: Sequence[Ours], why: Callable[[str], str], max_new: int = MAX_NEW
+    findings: Sequence[InlineComment], ours: Sequence[Ours], why: Callable[[str], str], max_new: int = MAX_NEW
 ) -> ReviewPlan:
     """What to post, edit, reopen and resolve. Pure. `why(tool)`: why a comment no longer holds.
     `findings` come most important first; at most `max_new` new comments are planned."""
-    post: list[Finding] = []
+    post: list[InlineComment] = []
     edit: list[tuple[Ours, str]] = []
     reopen: list[Ours] = []
     resolve: list[tuple[Ours, str, str | None]] = []

@@ -49,7 +49,7 @@ async def run_eval(
 ) -> tuple[Comparison, ...]:
     """Evaluate every model on the head and, `against` a base commit (in a git worktree), on the
     base too: all planned and budgeted before anything is asked, the models of a side asked at once
-    (one pool per endpoint), then each model's base and head diffed (pure). A base without a config,
+    (one throttle per endpoint), then each model's base and head diffed (pure). A base without a config,
     or without the model, is "no baseline" for that model; anything else that keeps the base from
     being evaluated — a ref that doesn't resolve, a setup, server or provider that fails on the base
     — is the comparison's failure (`base_failure`), never a pass. `frozen`: the head's and

@@ -31,7 +31,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             surface,
             prep.jobs,
             system=settings.system,
-            pool=prep.pool,
+            throttle=prep.throttle,
             on_done=hooks.on_sample,
             preset=prep.preset,
         )
@@ -41,7 +41,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
                 if wants_judge(job.case, pick, surface)
             ]
-            verdicts = await judge_all(prep.judge, prep.pool, items, provider.problems) if items else {}
+            verdicts = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
         finished = True
     finally:
         await prep.aclose()
@@ -89,7 +89,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price)
         if spend.api_calls
         else 0.0,
-        pool_shrinks=prep.pool.shrinks,
+        pool_shrinks=prep.throttle.shrinks,
         label=settings.models[0].label if settings.several else None,
         judge=JudgeRunOut(
             model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits

@@ -1,5 +1,5 @@
 """Everything before the first request: the cases, the tool surface, the checks, each model's
-provider, its pool and its plan of samples, and what the answer cache already holds."""
+provider, its throttle and its plan of samples, and what the answer cache already holds."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from ..config import Settings
 from ..errors import ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
-from ..lint import Finding, check_cases, check_tool_names, lint_surface
+from ..lint.finding import Finding
+from ..lint.golden import check_cases, check_tool_names
+from ..lint.surface import lint_surface
 from ..pick import Pick
-from ..pool import Pacer, Pool
 from ..providers import Provider
 from ..providers.api import deadline
 from ..providers.factory import make_provider
@@ -24,6 +25,7 @@ from ..report.schema import PartOut
 from ..shards import Unit, fingerprint
 from ..surface import Surface, build_surface
 from ..surface.launch import Say
+from ..throttle import Pacer, Throttle
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ class Prepared:
     cases: list[Case]
     surface: Surface
     provider: Provider
-    pool: Pool
+    throttle: Throttle
     jobs: tuple[Job, ...]
     findings: list[Finding]
     budget: Budget
@@ -105,19 +107,19 @@ async def prepare(
     planned: set[str] | None = None,
     say: Say = lambda _: None,
     surface: Surface | None = None,
-    pools: dict[tuple[str, ...], Pool] | None = None,
+    throttles: dict[tuple[str, ...], Throttle] | None = None,
     keep: Callable[[Job], bool] | None = None,
 ) -> Prepared:
     """Everything before the first request, for one model asked the golden set's `cases`. `connect`:
     check the key and build the client (only when the plan needs the API: a fully cached run needs no
     key). `planned`: cache keys earlier sides will ask for, counted as cached here (and this side's
     are added). `environ`: where keys are read.
-    `surface`: the tool surface another model of the run already listed. `pools`: the run's pools,
+    `surface`: the tool surface another model of the run already listed. `throttles`: the run's throttles,
     one per endpoint (models on one endpoint share its concurrency and its rate-limit back-off).
     `keep`: the jobs this run asks (a shard's); the others are not planned."""
-    pools = {} if pools is None else pools
-    pool = pools.setdefault(endpoint_key(settings), Pool(settings.concurrency, pacer(settings)))
-    provider = make_provider(settings, pool, environ)  # (+ the answer cache)
+    throttles = {} if throttles is None else throttles
+    throttle = throttles.setdefault(endpoint_key(settings), Throttle(settings.concurrency, pacer(settings)))
+    provider = make_provider(settings, throttle, environ)  # (+ the answer cache)
 
     async def listing() -> Surface:
         return surface if surface is not None else await load_surface(settings, environ, say)
@@ -148,8 +150,8 @@ async def prepare(
         raise
     judge = None
     if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
-        judge = make_provider(replace(settings, model=settings.judge), pool, environ)
-    return Prepared(settings, cases, surface, provider, pool, jobs, findings, budget, judge)
+        judge = make_provider(replace(settings, model=settings.judge), throttle, environ)
+    return Prepared(settings, cases, surface, provider, throttle, jobs, findings, budget, judge)
 
 
 def pacer(settings: Settings) -> Pacer:
@@ -159,7 +161,7 @@ def pacer(settings: Settings) -> Pacer:
 
 
 def endpoint_key(settings: Settings) -> tuple[str, ...]:
-    """The endpoint a model's requests go to, for its pool: one API (one key, one rate limit) at one
+    """The endpoint a model's requests go to, for its throttle: one API (one key, one rate limit) at one
     URL. OpenAI's two APIs share one; bm25 and the command provider answer locally, each its own."""
     info = PROVIDERS[settings.provider]
     return (*(info.keys or (settings.provider,)), settings.base_url or "")
@@ -178,9 +180,9 @@ async def prepare_models(
     recorded: Mapping[Unit, Pick] | None = None,
 ) -> tuple[tuple[Prepared, ...], str | None]:
     """Every model of the run prepared (`prepare`) on one side's `cases`: the tool surface listed once
-    (or `surface`, frozen), one pool per endpoint. With `settings.shard`, each model asks only the
+    (or `surface`, frozen), one throttle per endpoint. With `settings.shard`, each model asks only the
     units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
-    pools: dict[tuple[str, ...], Pool] = {}
+    throttles: dict[tuple[str, ...], Throttle] = {}
     preps: list[Prepared] = []
     shard = settings.shard
     keeps: list[Callable[[Job], bool] | None] = [None] * len(settings.each_model())
@@ -196,8 +198,8 @@ async def prepare_models(
             listed = preps[0].surface if preps else surface
             preps.append(
                 await prepare(
-                    each, cases, environ, connect=connect, planned=planned, say=say, surface=listed, pools=pools,
-                    keep=keep,
+                    each, cases, environ, connect=connect, planned=planned, say=say, surface=listed,
+                    throttles=throttles, keep=keep,
                 )
             )  # fmt: skip
     except BaseException:

@@ -18,8 +18,7 @@ from ..config import Loaded, Settings, load_cases
 from ..contain import sweep
 from ..errors import InfraError, Refused, ToolselectError
 from ..golden import Case
-from ..lint import check_cases
-from ..pool import Pool
+from ..lint.golden import check_cases
 from ..providers import Spend
 from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
@@ -36,7 +35,8 @@ from ..stress import (
     stress_report,
 )
 from ..surface import Surface
-from ..surface.neighbours import Source, gather
+from ..surface.neighbours import PoolSource, gather
+from ..throttle import Throttle
 from .prepare import Hooks, load_surface, pacer
 from .sides import Against
 
@@ -58,7 +58,7 @@ class StressRun:
     sources distractors were drawn from, and what it cost."""
 
     runs: tuple[tuple[Composed, tuple[Result, ...]], ...]
-    sources: tuple[Source, ...]
+    sources: tuple[PoolSource, ...]
     retrieval: Retrieved | None = field(default=None, kw_only=True)
     sizes: tuple[int, ...]  # as run (capped by the pool)
     budget: Budget
@@ -89,12 +89,12 @@ async def run_stress(
     session: set[str] | None = None,
 ) -> StressRun:
     """The golden set at each size (0 always: your tools alone) — the user's surface plus `size`
-    distractors, `seeds` draws each — every (size, seed) asked concurrently through one pool and one
+    distractors, `seeds` draws each — every (size, seed) asked concurrently through one throttle and one
     answer cache. `session`: the cache keys other runs of the same job used (the eval's), kept in
     the manifest with this run's so `cache prune` keeps them all."""
     cases = load_cases(loaded, settings)  # golden set
-    pool = Pool(settings.concurrency, pacer(settings))
-    provider = make_provider(settings, pool, environ)  # (+ the answer cache)
+    throttle = Throttle(settings.concurrency, pacer(settings))
+    provider = make_provider(settings, throttle, environ)  # (+ the answer cache)
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
     try:
@@ -132,7 +132,10 @@ async def run_stress(
             await asyncio.to_thread(provider.connect)
         hooks.on_start(settings, user, cases, sum(len(js) for _, js in asks))
         asked = await asyncio.gather(
-            *(ask_all(provider, sf, js, system=settings.system, pool=pool, on_done=hooks.on_sample) for sf, js in asks)
+            *(
+                ask_all(provider, sf, js, system=settings.system, throttle=throttle, on_done=hooks.on_sample)
+                for sf, js in asks
+            )
         )
         finished = True
     finally:

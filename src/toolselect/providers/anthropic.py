@@ -22,7 +22,7 @@ from .api import SdkProvider, timeout
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..pool import Pool
+    from ..throttle import Throttle
 
 KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
 OFFLINE = "or run offline with --provider bm25"
@@ -92,7 +92,7 @@ class AnthropicProvider(SdkProvider):
                 f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
         if picked.usage is not None:  # a token limit is paced by what answers take
-            self.pool.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
+            self.throttle.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
         return picked
 
     def _read(self, message: Any, latency_ms: float) -> Pick:
@@ -178,5 +178,5 @@ def messages(request: Request) -> list[dict[str, Any]]:
     return out
 
 
-def make(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> AnthropicProvider:
-    return AnthropicProvider(settings, pool, environ)
+def make(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> AnthropicProvider:
+    return AnthropicProvider(settings, throttle, environ)

@@ -1,5 +1,5 @@
 """What the model-API providers share: one HTTP client per run, the SDKs' retries configured (not
-re-implemented), rate limits that shrink the pool, a retry-after that never outlasts the request
+re-implemented), rate limits that shrink the throttle, a retry-after that never outlasts the request
 deadline, and errors sorted into fatal and per-sample."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .registry import PROVIDERS
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..pool import Pool
+    from ..throttle import Throttle
 
 DEFAULT_TIMEOUT_S = 60.0
 # Statuses after which no other request would fare better: stop the run at once.
@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 
 class SdkProvider(Provider):
-    """Settings, the run's pool, the environment its key is read from, one lazily built SDK client."""
+    """Settings, the run's throttle, the environment its key is read from, one lazily built SDK client."""
 
     sdk = ""  # the SDK's module, imported early by preload()
     endpoint_variable = ""  # where the SDK reads an endpoint from the environment
@@ -41,10 +41,10 @@ class SdkProvider(Provider):
     produces_args = True
     cacheable = True
 
-    def __init__(self, settings: Settings, pool: Pool, environ: Mapping[str, str]) -> None:
+    def __init__(self, settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> None:
         super().__init__(settings.model)
         self.settings = settings
-        self.pool = pool
+        self.throttle = throttle
         self.environ = environ
         self.client: Any = None
         endpoint = settings.base_url or environ.get(self.endpoint_variable) or self.default_endpoint
@@ -88,7 +88,7 @@ class SdkProvider(Provider):
     async def patiently(self, send: Callable[[], Awaitable[T]]) -> T:
         """`send()` (the SDK's call, its own retries inside) again while the endpoint answers that it
         is busy — 429, 529, a 503 with retry-after — within the sample's time budget: every attempt
-        the SDK's retries could take (timeout_s × (max_retries + 1)). The pool has slowed already
+        the SDK's retries could take (timeout_s × (max_retries + 1)). The throttle has slowed already
         (the pacer saw each 429), so the next attempt goes out at the endpoint's pace."""
         budget = deadline(self.settings) * (self.settings.max_retries + 1)
         started = time.monotonic()
@@ -97,7 +97,7 @@ class SdkProvider(Provider):
                 return await send()
             except Exception as exc:
                 wait = asks_to_wait(exc, deadline(self.settings))
-                if wait is None or self.pool.pacer.stalled is not None:
+                if wait is None or self.throttle.pacer.stalled is not None:
                     raise
                 if time.monotonic() - started + wait > budget:
                     raise BusyTooLong(exc, budget) from None
@@ -118,18 +118,18 @@ class SdkProvider(Provider):
         return self.client.with_options(max_retries=0)
 
     def http_client(self, client_class: Any) -> Any:
-        """The run's one HTTP client: a pool sized to `concurrency`, and a hook on every answer
-        (retries included) that tells the run's pool to send fewer requests at once on 429/529 and
+        """The run's one HTTP client: a connection pool sized to `concurrency`, and a hook on every answer
+        (retries included) that tells the run's throttle to send fewer requests at once on 429/529 and
         keeps a retry-after within the request deadline."""
         import httpx2
 
         limit = deadline(self.settings)
 
         async def on_request(request: Any) -> None:
-            await self.pool.pacer.wait()  # every attempt, the SDK's retries too: at the endpoint's pace
+            await self.throttle.pacer.wait()  # every attempt, the SDK's retries too: at the endpoint's pace
 
         async def on_response(response: Any) -> None:
-            self.pool.pacer.answered(response.status_code, response.headers)
+            self.throttle.pacer.answered(response.status_code, response.headers)
             wait = retry_after(response.headers)
             if wait is not None and wait > limit:
                 response.headers["retry-after"] = f"{limit:g}"
@@ -159,8 +159,8 @@ class SdkProvider(Provider):
 
     def sort_error(self, exc: Exception) -> Exception:
         """An SDK exception as a fatal InfraError (stop the run) or a SampleError (this sample only)."""
-        if self.pool.pacer.stalled is not None:  # the endpoint asked for a wait no request may make
-            return self.pool.pacer.stalled
+        if self.throttle.pacer.stalled is not None:  # the endpoint asked for a wait no request may make
+            return self.throttle.pacer.stalled
         if isinstance(exc, BusyTooLong):
             status = getattr(exc.error, "status_code", "?")
             return SampleError(

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, did_you_mean
+from ..lexical import BM25, tokenize, tool_text
 from ..pick import Pick
-from ..text import BM25, tokenize, tool_text
 from . import Provider, Request, WireTool
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class BM25Provider(Provider):
         return {"provider": "bm25", "threshold": self.threshold, "k1": self.k1, "b": self.b}
 
 
-def make(settings: Settings, pool: object = None, environ: Mapping[str, str] | None = None) -> BM25Provider:
+def make(settings: Settings, throttle: object = None, environ: Mapping[str, str] | None = None) -> BM25Provider:
     options: dict[str, Any] = dict(DEFAULTS)
     for key, value in settings.params.items():
         if key not in DEFAULTS:

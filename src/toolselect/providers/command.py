@@ -158,7 +158,7 @@ def _tail(data: bytes, lines: int = 5) -> str:
     return " | ".join(text.splitlines()[-lines:])[-500:]
 
 
-def make(settings: Settings, pool: object = None, environ: Mapping[str, str] | None = None) -> CommandProvider:
+def make(settings: Settings, throttle: object = None, environ: Mapping[str, str] | None = None) -> CommandProvider:
     assert settings.command  # resolve_settings guarantees it
     return CommandProvider(
         command=settings.command,

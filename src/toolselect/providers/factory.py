@@ -13,14 +13,14 @@ from .registry import PROVIDERS
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..pool import Pool
+    from ..throttle import Throttle
 
 
-def make_provider(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> Provider:
+def make_provider(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> Provider:
     """The provider the settings name, wrapped in the answer cache when its answers are worth keeping.
     `environ` is where its key and endpoint variables are read (never os.environ behind its back)."""
     module_name, _, factory = PROVIDERS[settings.provider].factory.partition(":")
-    provider: Provider = getattr(importlib.import_module(module_name), factory)(settings, pool, environ)
+    provider: Provider = getattr(importlib.import_module(module_name), factory)(settings, throttle, environ)
     if provider.cacheable:
         from ..cache import AnswerCache, CachedProvider
 

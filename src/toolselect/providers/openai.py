@@ -24,7 +24,7 @@ from .api import SdkProvider, refused_format, timeout
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..pool import Pool
+    from ..throttle import Throttle
 
 NO_KEY = (
     "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
@@ -77,7 +77,7 @@ class _OpenAIBase(SdkProvider):
                 f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
         if picked.usage is not None:  # a token limit is paced by what answers take
-            self.pool.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
+            self.throttle.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
         return picked
 
 
@@ -315,9 +315,9 @@ def responses_input(request: Request) -> Any:
     return items
 
 
-def make_chat(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> ChatProvider:
-    return ChatProvider(settings, pool, environ)
+def make_chat(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> ChatProvider:
+    return ChatProvider(settings, throttle, environ)
 
 
-def make_responses(settings: Settings, pool: Pool, environ: Mapping[str, str]) -> ResponsesProvider:
-    return ResponsesProvider(settings, pool, environ)
+def make_responses(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> ResponsesProvider:
+    return ResponsesProvider(settings, throttle, environ)

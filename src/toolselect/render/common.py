@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diff import Diff
-from ..lint import Finding
+from ..lint.finding import Finding
 from ..report.build import ERROR, NONE, UNKNOWN
 from ..report.schema import (
     CaseOut,

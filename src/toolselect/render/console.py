@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..diff import Diff
     from ..gate import BaseFailure
     from ..golden import Case
-    from ..lint import Finding
+    from ..lint.finding import Finding
     from ..outcome import Outcome
     from ..pipeline.prepare import Hooks
     from ..surface import Surface

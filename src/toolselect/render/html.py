@@ -17,173 +17,34 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from ..diff import CaseDelta, CaseSide, CellDelta, Diff
+from ..diff import Diff
 from ..gate import significance_text
-from ..report.build import ERROR, NONE, UNKNOWN
-from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected
-from ..scoring import Outcome as SampleOutcome
+from ..report.schema import Report
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
     HEADLINE_METRICS,
-    LOWER_IS_BETTER,
     METRIC_LABELS,
-    args_text,
-    case_row,
-    cases_moved,
     codes_text,
     delta_text,
     dimension_rows,
     frac,
-    hot_cells,
     interval,
-    labels,
     lint_summary,
     metric_text,
     pct,
-    picked_label,
     sorted_findings,
-    trace_lines,
 )
-from .escape import visible
+from .html_changes import cases_said, changes
+from .html_matrix import matrix_and_cases
+from .html_text import block, case_name, code, delta_span, esc, esc_lines, mini_badge, signed, ul, verdict_badge
 
 if TYPE_CHECKING:
     from ..outcome import ModelOutcome, Outcome
-
-Cell = tuple[str, str]  # (expected row, picked column)
-
-# --------------------------------------------------------------------------- cells
-
-
-def expected_tools(case: CaseOut) -> list[str]:
-    """The tools a case accepts as its first call (empty: no call expected)."""
-    if case.expect_tool is None:
-        return []
-    return [case.expect_tool] if isinstance(case.expect_tool, str) else list(case.expect_tool)
-
-
-def confusion_cell(case: CaseOut, sample: SampleOut, offered: Collection[str]) -> Cell | None:
-    """The confusion cell report.confusion counts this sample in, or None when it is not counted (a
-    NOT-EVALUATED sample, or a case that needs review). report.py's `counted`, `row_label` and
-    `column_label` for a case read back from a report: the row is the expected tool (for a list, the
-    picked tool when it is listed, else the first); the column is (error) for an ERROR sample, (none)
-    when no tool was called, the tool when it was `offered`, else (unknown). A trajectory case is
-    placed by its first call, which is its `picked_tool`."""
-    if sample.outcome == SampleOutcome.NOT_EVALUATED or case.status == PENDING:
-        return None
-    expected = expected_tools(case)
-    picked = sample.picked_tool
-    row = (picked if picked is not None and picked in expected else expected[0]) if expected else NONE
-    if sample.outcome == SampleOutcome.ERROR:
-        column = ERROR
-    elif picked is None:
-        column = NONE
-    else:
-        column = picked if picked in offered else UNKNOWN
-    return row, column
-
-
-@dataclass(frozen=True)
-class Member:
-    """A case in a cell (or among the samples not counted): its samples there, in order."""
-
-    case: CaseOut
-    samples: tuple[SampleOut, ...]
-
-
-def cell_members(report: Report) -> tuple[dict[Cell, list[Member]], list[Member]]:
-    """Each confusion cell's cases with their samples in it (a case whose samples differ is in several
-    cells), and the cases with samples the matrix doesn't count. Counting the samples of each cell
-    gives `report.confusion` exactly."""
-    offered = set(report.surface.tools)
-    cells: dict[Cell, list[Member]] = {}
-    uncounted: list[Member] = []
-    for case in report.cases:
-        placed: dict[Cell | None, list[SampleOut]] = {}
-        for sample in case.samples:
-            placed.setdefault(confusion_cell(case, sample, offered), []).append(sample)
-        for cell, samples in placed.items():
-            member = Member(case, tuple(samples))
-            if cell is None:
-                uncounted.append(member)
-            else:
-                cells.setdefault(cell, []).append(member)
-    return cells, uncounted
-
-
-# --------------------------------------------------------------------------- text
-
-
-def esc(value: object) -> str:
-    """Text for HTML, element content or a quoted attribute alike: bidi, zero-width and control
-    characters shown as ⟨U+XXXX⟩ (so nothing is reordered or hidden), line breaks as spaces, and
-    & < > " ' escaped."""
-    return html.escape(visible(str(value)), quote=True)
-
-
-def esc_lines(text: str) -> str:
-    """Like `esc`, keeping the line breaks (for <pre>)."""
-    return "\n".join(esc(line) for line in text.split("\n"))
-
-
-def code(value: object) -> str:
-    return f"<code>{esc(value)}</code>"
-
-
-def signed(n: int) -> str:
-    return f"+{n}" if n > 0 else f"−{-n}"
-
-
-def case_name(case: CaseOut) -> str:
-    """A case's name as shown (escaped): holdout cases by their place, as the other views do."""
-    if case.split == "holdout":
-        return f"holdout case ({esc(case.source.file)}:{case.source.line})"
-    return esc(case.name)
-
-
-def shown_name(case: CaseOut) -> str:
-    """The text `case_name` shows (unescaped), for tests and tools that compare names."""
-    return f"holdout case ({case.source.file}:{case.source.line})" if case.split == "holdout" else case.name
-
-
-def cell_title(row: str, column: str) -> str:
-    if row == column:
-        return f"right tool: {row}"
-    return f"wanted {row}, got {column}"
-
-
-def outcome_badge(outcome: str) -> str:
-    kind = {"PASS": "ok", "NOT-EVALUATED": "muted", "SEL-SUBOPTIMAL": "warn"}.get(outcome, "bad")
-    return f'<span class="tag {kind}">{esc(outcome)}</span>'
-
-
-def verdict_badge(passed: bool) -> str:
-    return '<span class="badge pass">PASS</span>' if passed else '<span class="badge fail">FAIL</span>'
-
-
-def delta_span(value: float | None, key: str = "accuracy") -> str:
-    """A change in points, coloured by its direction for `key`: for the rates where lower is better
-    (under- and over-triggering, provider errors) a rise is worse."""
-    if value is None:
-        return ""
-    better = -value if key in LOWER_IS_BETTER else value
-    kind = "better" if better >= 0.05 else "worse" if better <= -0.05 else "flat"
-    return f'<span class="delta {kind}">{esc(delta_text(value))}</span>'
-
-
-def ul(items: Iterable[str], cls: str = "") -> str:
-    """A list of already escaped items ('' when there are none)."""
-    lis = "".join(f"<li>{item}</li>" for item in items)
-    return f'<ul class="{cls}">{lis}</ul>' if lis else ""
-
-
-# --------------------------------------------------------------------------- the page
 
 
 def render_html(outcome: Outcome, *, run_url: str | None = None) -> str:
@@ -237,12 +98,6 @@ def render_html(outcome: Outcome, *, run_url: str | None = None) -> str:
             "</html>",
             "",
         ]
-    )
-
-
-def mini_badge(passed: bool) -> str:
-    return (
-        '<span class="dot pass" title="passed">✓</span>' if passed else '<span class="dot fail" title="failed">✗</span>'
     )
 
 
@@ -399,13 +254,6 @@ def model_section(outcome: Outcome, m: ModelOutcome, mid: str, several: bool) ->
     return "\n".join(out)
 
 
-def block(title: str, body: str, cls: str = "") -> str:
-    return f'<section class="block {cls}"><h3>{title}</h3>{body}</section>'
-
-
-# --------------------------------------------------------------------------- tables
-
-
 def metrics_table(report: Report, diff: Diff | None) -> str:
     rows = []
     for key, label in METRIC_LABELS.items():
@@ -476,305 +324,6 @@ def dimensions_table(report: Report, diff: Diff | None) -> str:
     )
     codes = f'<p class="note">Failure codes: {esc(codes_text(report.failure_codes or {}))}</p>'
     return f'<table class="grid"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>{codes}'
-
-
-# --------------------------------------------------------------------------- the matrix
-
-
-def matrix_and_cases(report: Report, base: Report | None, mid: str) -> str:
-    """The heatmap (rows expected, columns picked; colour: the share of its row) and below it every
-    counted sample's case, grouped by cell: each cell links to its group."""
-    rows, cols = labels(report)
-    if base is not None:
-        b_rows, b_cols = labels(base)
-        rows = rows + [r for r in b_rows if r not in rows]
-        cols = cols + [c for c in b_cols if c not in cols]
-    members, uncounted = cell_members(report)
-    ids = {(r, c): f"{mid}-cell-{i}-{j}" for i, r in enumerate(rows) for j, c in enumerate(cols)}
-    # a report read back is checked for sums, not cell by cell: a sample's cell may be missing from it
-    ids |= {cell: f"{mid}-cell-x{k}" for k, cell in enumerate(c for c in members if c not in ids)}
-    grouped = cases_block(sorted_cells(members, rows, cols), uncounted, ids, mid)
-    if not rows:
-        return block("Confusion matrix", '<p class="muted">No counted samples.</p>') + grouped
-    head = "".join(f'<th class="col"><span>{esc(c)}</span></th>' for c in cols)
-    lines = []
-    for r in rows:
-        now_row = report.confusion.get(r, {})
-        total = sum(now_row.values())
-        tds = []
-        for c in cols:
-            now = now_row.get(c, 0)
-            before = base.confusion.get(r, {}).get(c, 0) if base is not None else now
-            kind = "diag" if r == c else "off"
-            classes = ["hm", kind] if now else ["hm", "empty"]
-            if now != before:
-                classes.append("changed")
-            share = now / total if total else 0.0
-            if share >= 0.55:
-                classes.append("hi")
-            change = f" <small>({signed(now - before)})</small>" if now != before else ""
-            label = esc(f"{cell_title(r, c)}: {now}" + (f" (base {before})" if base is not None else ""))
-            if now:
-                cell_id = ids[(r, c)]
-                inner = f'<a class="cell" href="#{cell_id}" data-cell="{cell_id}" title="{label}">{now}{change}</a>'
-            else:
-                inner = f'<span title="{label}">{change.strip()}</span>' if change else ""
-            style = f' style="--s:{share:.3f}"' if now else ""
-            tds.append(f'<td class="{" ".join(classes)}"{style}>{inner}</td>')
-        lines.append(f'<tr><th class="row">{esc(r)}</th>{"".join(tds)}<td class="total">{total}</td></tr>')
-    legend = (
-        '<p class="legend">Rows: the expected tool; columns: the tool picked. A cell\'s colour is its share of '
-        'the row: <span class="sw diag"></span> right tool, <span class="sw off"></span> a confusion.'
-        + (' <span class="sw changed"></span> changed against the base (Δ in brackets).' if base is not None else "")
-        + " Click a cell for its cases.</p>"
-    )
-    title = "Confusion matrix" + (" (head; Δ vs base in brackets)" if base is not None else "")
-    table = (
-        f'<div class="scroll"><table class="heatmap"><thead><tr><th class="corner">expected ↓ picked →</th>{head}'
-        f'<th class="col total"><span>total</span></th></tr></thead><tbody>{"".join(lines)}</tbody></table></div>'
-    )
-    aside = hot_aside(report, base, ids)
-    body = f'<div class="matrix-wrap">{table}{aside}</div>{legend}'
-    return block(title, body, "matrix") + grouped
-
-
-def hot_aside(report: Report, base: Report | None, ids: dict[Cell, str], limit: int = 12) -> str:
-    """The biggest confusions, each a link to its cases ('' when every pick was right)."""
-    hot = hot_cells(report.confusion)
-    if not hot:
-        return (
-            '<aside class="hot"><h4>Confusions</h4><p class="muted">None: every pick was the expected tool.</p></aside>'
-        )
-    items = []
-    for e, p, n in hot[:limit]:
-        before = base.confusion.get(e, {}).get(p, 0) if base is not None else n
-        was = f' <span class="n">(base {before})</span>' if before != n else ""
-        cell_id = ids[(e, p)]
-        items.append(
-            f'<a href="#{cell_id}" data-cell="{cell_id}"><b>{n}</b> × wanted {code(e)}, got {code(p)}</a>{was}'
-        )
-    more = f'<p class="n">… {len(hot) - limit} more cells</p>' if len(hot) > limit else ""
-    return f'<aside class="hot"><h4>Confusions (wanted → got)</h4>{ul(items)}{more}</aside>'
-
-
-def sorted_cells(
-    members: dict[Cell, list[Member]], rows: list[str], cols: list[str]
-) -> list[tuple[Cell, list[Member]]]:
-    """Confusions first (most samples first), then the right tools in the matrix's order."""
-    order = {(r, c): (i, j) for i, r in enumerate(rows) for j, c in enumerate(cols)}
-
-    def size(item: tuple[Cell, list[Member]]) -> int:
-        return sum(len(m.samples) for m in item[1])
-
-    items = list(members.items())
-    off = sorted((x for x in items if x[0][0] != x[0][1]), key=lambda x: (-size(x), order.get(x[0], (0, 0))))
-    diag = sorted((x for x in items if x[0][0] == x[0][1]), key=lambda x: order.get(x[0], (0, 0)))
-    return off + diag
-
-
-def cases_block(cells: list[tuple[Cell, list[Member]]], uncounted: list[Member], ids: dict[Cell, str], mid: str) -> str:
-    groups = []
-    for (r, c), members in cells:
-        n = sum(len(m.samples) for m in members)
-        kind = "diag" if r == c else "off"
-        heading = (
-            f"right tool: {code(r)}" if r == c else f"wanted {code(r)}, got {code(c)}"
-        ) + f' <span class="count">{n} sample{"s" if n != 1 else ""}</span>'
-        cell_id = ids[(r, c)]
-        groups.append(
-            f'<section class="group {kind}" id="{cell_id}" data-group="{cell_id}"><h4>{heading}</h4>'
-            f"{case_table(members)}</section>"
-        )
-    if uncounted:
-        n = sum(len(m.samples) for m in uncounted)
-        gid = f"{mid}-uncounted"
-        groups.append(
-            f'<section class="group muted-group" id="{gid}" data-group="{gid}"><h4>not counted: needs review or '
-            f'not evaluated <span class="count">{n} sample{"s" if n != 1 else ""}</span></h4>'
-            f"{case_table(uncounted)}</section>"
-        )
-    if not groups:
-        return ""
-    bar = (
-        '<div class="filter" data-filter hidden><span>Showing one cell\'s cases.</span> '
-        '<button type="button" data-all-cases>show all cases</button></div>'
-    )
-    return block("Cases, by confusion cell", bar + "".join(groups), "cases")
-
-
-def case_table(members: Sequence[Member]) -> str:
-    rows = "".join(case_tr(m) for m in members)
-    return (
-        '<table class="grid cases-t"><thead><tr><th>case</th><th>prompt</th><th>expected</th><th>picked</th>'
-        f"<th>outcome</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
-    )
-
-
-def case_tr(member: Member) -> str:
-    case = member.case
-    sample = member.samples[0]
-    holdout = case.split == "holdout"
-    expected = esc(case_expected(case))
-    tags = "".join(f'<span class="tag">{esc(t)}</span>' for t in case.tags)
-    pending = ' <span class="tag warn">needs review</span>' if case.status == PENDING else ""
-    name = f'<div class="name">{case_name(case)}{pending}</div>'
-    if not holdout:  # a holdout case is named by its place already
-        name += f'<div class="src">{esc(case.source.file)}:{case.source.line}</div>'
-        name += f'<div class="tags">{tags}</div>' if tags else ""
-    prompt = '<span class="muted">(holdout: not shown)</span>' if holdout else esc(case.prompt)
-    picked = esc(picked_label(sample, with_args=False))
-    args = sample_args(sample) if sample.trace is None and not holdout else ""  # a trace shows its own
-    if args:
-        picked += f'<div class="args">{esc(args)}</div>'
-    total = len(case.samples)
-    outcome = outcome_badge(sample.outcome)
-    if total > 1:
-        indexes = ", ".join(f"#{s.index}" for s in member.samples)
-        which = f"all {total} samples" if len(member.samples) == total else f"samples {indexes} of {total}"
-        outcome += f'<div class="sub">{which} · passed {case.passed}/{case.evaluated}</div>'
-    why = "" if holdout else "".join(f"<div>{esc(r)}</div>" for r in sample.reasons)
-    trace = ""
-    if sample.trace is not None:
-        lines = trace_lines(sample, with_args=not holdout, limit=120)
-        text = chr(10).join(esc(line) for line in lines)
-        trace = (
-            f'<tr class="trace-row"><td></td><td colspan="5"><pre class="trace">{text}</pre></td></tr>' if lines else ""
-        )
-    return (
-        f"<tr><td>{name}</td><td class='prompt'>{prompt}</td><td>{expected}</td><td>{picked}</td>"
-        f"<td>{outcome}</td><td class='why'>{why}</td></tr>{trace}"
-    )
-
-
-def sample_args(sample: SampleOut) -> str:
-    """A sample's arguments as JSON, or the model's text when it was not JSON ('' when there are none)."""
-    if sample.picked_args is None and sample.raw_args is not None:
-        return repr(sample.raw_args[:300])
-    return args_text(sample.picked_args, 300)
-
-
-# --------------------------------------------------------------------------- the diff
-
-
-def changes(diff: Diff, base: Report | None, head: Report, mid: str) -> str:
-    """What changed against the base: confusion cells, flipped cases, tool descriptions, new and removed
-    cases, and how sure the change is."""
-    out = []
-    confusions = [c for c in diff.cells if not c.diagonal]
-    right = [c for c in diff.cells if c.diagonal]
-    if confusions or right:
-        out.append(block("Confusion cells that changed (base → head)", ul(cell_line(c) for c in confusions + right)))
-    if diff.to_failing:
-        certain = sum(c.certain for c in diff.to_failing)
-        title = f"Flipped to failing ({len(diff.to_failing)}" + (f", {certain} certain)" if certain else ")")
-        out.append(block(title, flips_table(diff.to_failing, base, head), "flips bad"))
-    if diff.to_passing:
-        out.append(
-            block(f"Flipped to passing ({len(diff.to_passing)})", flips_table(diff.to_passing, base, head), "flips")
-        )
-    if diff.tools:
-        kinds = {
-            "added": "added",
-            "removed": "removed",
-            "description": "description changed",
-            "schema": "input schema changed",
-        }
-        items = []
-        for change in diff.tools:
-            item = f"<div>{code(change.name)} — {kinds[change.kind]}</div>"
-            if change.diff:
-                item += unified_diff(change.diff)
-            items.append(item)
-        out.append(block(f"Tool surface changes ({len(diff.tools)})", "".join(items), "tools"))
-    if diff.new_cases or diff.removed_cases:
-        now = {c.name: c for c in head.cases}
-        before = {c.name: c for c in base.cases} if base is not None else {}
-        named = lambda n, cases: case_name(cases[n]) if n in cases else esc(n)  # noqa: E731 (holdout: its place)
-        listed = [f"new: {named(n, now)}" for n in diff.new_cases]
-        listed += [f"removed: {named(n, before)}" for n in diff.removed_cases]
-        out.append(block(f"New and removed cases ({len(listed)})", ul(listed)))
-    p = diff.paired
-    if p.cases:
-        ci = f", 95% CI {p.ci_pt[0]:+.1f}…{p.ci_pt[1]:+.1f} pt (paired bootstrap over cases)." if p.ci_pt else "."
-        text = (
-            f"Paired over the {p.cases} cases on both sides: {p.improved} improved, {p.worsened} got worse; "
-            f"{p.test}: p = {p.p_value:.2g}. Mean per-case change {delta_text(p.delta_pt)}{ci.replace('-', '−')} "
-            f"A case's flip is <em>certain</em> when Fisher's exact test on its own samples gives p < {p.alpha:g}."
-        )
-        out.append(block("How sure is this?", f"<p>{text}</p>"))
-    return f'<div class="changes" id="{mid}-changes">' + "".join(out) + "</div>" if out else ""
-
-
-def cases_said(diff: Diff, mid: str) -> str:
-    """`Cases: 3 flipped to failing, 1 flipped to passing`, linked to the changes ('' when none moved)."""
-    said = [f"<strong>{p}</strong>" if stressed else p for p, stressed in cases_moved(diff)]
-    if not said:
-        return ""
-    return f'<p class="meta">Cases: {", ".join(said)} — <a href="#{mid}-changes">what changed</a></p>'
-
-
-def cell_line(cell: CellDelta) -> str:
-    move = f"{cell.base} → {cell.head}"
-    if cell.diagonal:
-        kind = "more right" if cell.delta > 0 else "fewer right"
-        cls = "up" if cell.delta > 0 else "down"
-        return f'<span class="delta {cls}">{kind}</span>: {code(cell.expected)}: {move}'
-    cls = "down" if cell.delta > 0 else "up"
-    arrow = "▲" if cell.delta > 0 else "▼"
-    return f'<span class="delta {cls}">{arrow}</span> wanted {code(cell.expected)}, got {code(cell.picked)}: {move}'
-
-
-def flips_table(cases: list[CaseDelta], base: Report | None, head: Report) -> str:
-    before = {c.name: c for c in base.cases} if base is not None else {}
-    after = {c.name: c for c in head.cases}
-    rows = []
-    for case in cases:
-        name = f"holdout case ({esc(case.file)}:{case.line})" if case.holdout else esc(case.name)
-        certain = f' <span class="tag bad">certain (p = {case.p_value:.2g})</span>' if case.certain else ""
-
-        def rate(side: CaseSide) -> str:
-            return f' <span class="n">{side.passed}/{side.evaluated}</span>' if side.evaluated > 1 else ""
-
-        traces = ""
-        if case.expect_calls is not None and case.name in before and case.name in after:
-            sides = [first_shown(before[case.name]), first_shown(after[case.name])]
-            lines = [trace_lines(s, with_args=not case.holdout, limit=100) if s else [] for s in sides]
-            shown = [chr(10).join(esc(x) for x in ls) or "(no trace)" for ls in lines]
-            traces = (
-                '<tr class="sub-row"><td></td><td colspan="3"><div class="side-by-side-traces">'
-                + "".join(
-                    f'<div><div class="sub">{side}</div><pre class="trace">{text}</pre></div>'
-                    for side, text in zip(("base", "head"), shown, strict=True)
-                )
-                + "</div></td></tr>"
-            )
-        rows.append(
-            f"<tr><td>{name}{certain}<div class='src'>{esc(case.file)}:{case.line}</div></td>"
-            f"<td>{esc(case.expected)}</td>"
-            f"<td>{esc(case.base.pick)}{rate(case.base)} {outcome_badge(case.base.outcome)}</td>"
-            f"<td>{esc(case.head.pick)}{rate(case.head)} {outcome_badge(case.head.outcome)}</td></tr>{traces}"
-        )
-    return (
-        '<table class="grid"><thead><tr><th>case</th><th>expected</th><th>base pick</th><th>head pick</th></tr>'
-        f"</thead><tbody>{''.join(rows)}</tbody></table>"
-    )
-
-
-def first_shown(case: CaseOut) -> SampleOut | None:
-    return case_row(case).sample
-
-
-def unified_diff(text: str) -> str:
-    out = []
-    for line in text.split("\n"):
-        cls = "add" if line.startswith("+") and not line.startswith("+++") else ""
-        cls = "del" if line.startswith("-") and not line.startswith("---") else cls
-        cls = "hunk" if line.startswith("@@") else cls
-        out.append(f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line))
-    return f'<pre class="udiff">{chr(10).join(out)}</pre>'
-
-
-# --------------------------------------------------------------------------- the rest
 
 
 def extras(report: Report) -> str:
@@ -876,9 +425,6 @@ def page_footer(run_url: str | None) -> str:
     return f'<footer class="page">Written by toolselect: one self-contained page that loads nothing{run}</footer>'
 
 
-# --------------------------------------------------------------------------- style and script
-
-
 def _asset(name: str) -> str:
     """A file of render/assets/ (package data: the page's style and script are written as CSS and
     JavaScript, not Python strings)."""
@@ -886,8 +432,14 @@ def _asset(name: str) -> str:
 
 
 STYLE = _asset("report.css")
+
+
 SCRIPT = _asset("report.js")
+
+
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
+
+
 CSP = (
     f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '{SCRIPT_HASH}'; "
     "base-uri 'none'; form-action 'none'"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..gate import Verdict
-from ..lint import Finding
+from ..lint.finding import Finding
 from ..report.schema import FindingOut, Report
 from .common import (
     CLUSTER_NOTE,

@@ -10,10 +10,10 @@ from typing import Any, cast, get_args
 from ..gate import Gate, judged
 from ..golden import Case
 from ..pick import Trace
-from ..scoring import Outcome, Result
+from ..scoring import Result
 from ..stats import cluster_bootstrap, wilson
 from ..surface import Surface
-from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode
+from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
 from ..trajectory import Scores
 from .schema import (
     ERROR,
@@ -76,7 +76,7 @@ def row_label(result: Result) -> str:
 
 
 def column_label(result: Result, surface: Surface) -> str:
-    if result.outcome is Outcome.ERROR:
+    if result.outcome is SampleOutcome.ERROR:
         return ERROR
     if result.pick.tool is None:
         return NONE
@@ -90,7 +90,7 @@ def counted(result: Result) -> bool:
 
 def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
     rs = [r for r in results if counted(r)]
-    decided = [r for r in rs if r.outcome is not Outcome.ERROR]
+    decided = [r for r in rs if r.outcome is not SampleOutcome.ERROR]
     expect_none = [r for r in decided if not r.case.expected]
     expect_tool = [r for r in decided if r.case.expected]
     no_call = [r for r in decided if r.pick.tool is None]
@@ -105,7 +105,7 @@ def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str,
         "no_call_recall": metric(sum(r.pick.tool is None for r in expect_none), len(expect_none)),
         "over_trigger_rate": metric(sum(r.pick.tool is not None for r in expect_none), len(expect_none)),
         "under_trigger_rate": metric(sum(r.pick.tool is None for r in expect_tool), len(expect_tool)),
-        "error_rate": metric(sum(r.outcome is Outcome.ERROR for r in rs), len(rs)),
+        "error_rate": metric(sum(r.outcome is SampleOutcome.ERROR for r in rs), len(rs)),
     }
 
 
@@ -248,7 +248,7 @@ def accuracy_by_position(results: Sequence[Result]) -> dict[str, Metric] | None:
     """Accuracy by the expected tool's position in the shuffled order: first, middle, last third."""
     buckets: dict[str, list[bool]] = {t: [] for t in THIRDS}
     for r in results:
-        if not counted(r) or r.outcome is Outcome.ERROR:
+        if not counted(r) or r.outcome is SampleOutcome.ERROR:
             continue
         pos = expected_position(r)
         if pos is None or r.tool_order is None:
@@ -335,8 +335,8 @@ def build_report(
             samples=len(results),
             counted_samples=sum(counted(r) for r in results),
             pending_cases=sum(c.status == PENDING for c in cases),
-            not_evaluated=outcomes.get(Outcome.NOT_EVALUATED.value, 0),
-            outcomes={o: outcomes[o.value] for o in Outcome if outcomes.get(o.value)},
+            not_evaluated=outcomes.get(SampleOutcome.NOT_EVALUATED.value, 0),
+            outcomes={o: outcomes[o.value] for o in SampleOutcome if outcomes.get(o.value)},
         ),
         cases=case_list,
         surface=SurfaceOut(

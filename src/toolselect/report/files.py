@@ -17,7 +17,7 @@ from ..errors import ConfigError
 from ..explain import dotted, show
 from ..gate import Gate
 from ..locate import display_path
-from ..scoring import Outcome
+from ..taxonomy import SampleOutcome
 from .schema import (
     MAX_MODELS,
     METRIC_NAMES,
@@ -308,8 +308,8 @@ def _inconsistencies(report: Report) -> Iterator[str]:
     scored: list[ScoresOut] = []
     for i, case in enumerate(report.cases):
         where = f"cases[{i}]"
-        evaluated = sum(s.outcome != Outcome.NOT_EVALUATED for s in case.samples)
-        passed = sum(s.outcome == Outcome.PASS for s in case.samples)
+        evaluated = sum(s.outcome != SampleOutcome.NOT_EVALUATED for s in case.samples)
+        passed = sum(s.outcome == SampleOutcome.PASS for s in case.samples)
         if case.passed > case.evaluated:
             yield f"{where}.passed: {case.passed} is more than evaluated ({case.evaluated})"
         if (case.passed, case.evaluated) != (passed, evaluated):
@@ -329,9 +329,9 @@ def _inconsistencies(report: Report) -> Iterator[str]:
             if (sample.trace is not None or sample.scores is not None) and case.expect_calls is None:
                 yield f"{where}.samples[{j}]: a trace or scores on a case without expect_calls"
             if sample.scores is not None:
-                if case.status != PENDING and sample.outcome != Outcome.NOT_EVALUATED:
+                if case.status != PENDING and sample.outcome != SampleOutcome.NOT_EVALUATED:
                     scored.append(sample.scores)
-                if sample.outcome == Outcome.PASS and sample.scores.codes:
+                if sample.outcome == SampleOutcome.PASS and sample.scores.codes:
                     yield f"{where}.samples[{j}]: outcome PASS with failure codes {', '.join(sample.scores.codes)}"
             for k, call in enumerate(sample.trace.tool_calls if sample.trace else []):
                 if not 0 <= call.timestamp_ms < math.inf:
@@ -346,8 +346,9 @@ def _inconsistencies(report: Report) -> Iterator[str]:
         yield f"counts.samples: {counts.samples}, but its cases have {total} samples"
     if {k: v for k, v in counts.outcomes.items() if v} != {k: v for k, v in outcomes.items() if v}:
         yield "counts.outcomes: not the outcomes of the cases' samples"
-    if counts.not_evaluated != outcomes.get(Outcome.NOT_EVALUATED, 0):
-        yield f"counts.not_evaluated: {counts.not_evaluated}, but {outcomes.get(Outcome.NOT_EVALUATED, 0)} samples are"
+    unasked = outcomes.get(SampleOutcome.NOT_EVALUATED, 0)
+    if counts.not_evaluated != unasked:
+        yield f"counts.not_evaluated: {counts.not_evaluated}, but {unasked} samples are"
     pending = sum(c.status == PENDING for c in report.cases)
     if counts.pending_cases != pending:
         yield f"counts.pending_cases: {counts.pending_cases}, but {pending} cases need review"

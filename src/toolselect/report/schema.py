@@ -15,9 +15,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, Field
 
 from ..explain import show
-from ..scoring import Outcome
 from ..strict import Record
-from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode
+from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
 
 SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
@@ -150,7 +149,7 @@ class ScoresOut(Record):
 
 class SampleOut(Record):
     index: Count
-    outcome: Outcome
+    outcome: SampleOutcome
     picked_tool: str | None
     picked_args: Any = None
     raw_args: str | None = None
@@ -284,7 +283,7 @@ class Counts(Record):
     counted_samples: Count  # evaluated samples of reviewed cases: what the metrics and the gate use
     pending_cases: Count  # status: needs_review (scored and shown, not counted)
     not_evaluated: Count
-    outcomes: dict[Outcome, Count]
+    outcomes: dict[SampleOutcome, Count]
 
 
 class PartOut(Record):
@@ -320,22 +319,22 @@ class Report(Record):
 def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:
     """A case's headline outcome and the sample that shows it: PASS when every evaluated sample
     passed, else its most common failing outcome (and its first failing sample)."""
-    evaluated = [s for s in case.samples if s.outcome != Outcome.NOT_EVALUATED]
-    failing = [s for s in evaluated if s.outcome != Outcome.PASS]
+    evaluated = [s for s in case.samples if s.outcome != SampleOutcome.NOT_EVALUATED]
+    failing = [s for s in evaluated if s.outcome != SampleOutcome.PASS]
     if failing:
         worst = Counter(s.outcome for s in failing).most_common(1)[0][0]
         return worst, failing[0]
     if evaluated:
-        return Outcome.PASS.value, evaluated[0]
-    return Outcome.NOT_EVALUATED.value, case.samples[0] if case.samples else None
+        return SampleOutcome.PASS.value, evaluated[0]
+    return SampleOutcome.NOT_EVALUATED.value, case.samples[0] if case.samples else None
 
 
 def pick_name(sample: SampleOut | None) -> str:
     """What a sample picked, in one word: a tool, (none), (error) or (not asked); for a trajectory,
     its calls in order (✗: answered with an error), e.g. `get_forecast✗ → get_weather`."""
-    if sample is None or sample.outcome == Outcome.NOT_EVALUATED:
+    if sample is None or sample.outcome == SampleOutcome.NOT_EVALUATED:
         return "(not asked)"
-    if sample.outcome == Outcome.ERROR:
+    if sample.outcome == SampleOutcome.ERROR:
         return ERROR
     if sample.trace is not None:
         return calls_text(sample.trace)

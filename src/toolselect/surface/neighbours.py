@@ -21,7 +21,7 @@ from .launch import Say, capture
 
 
 @dataclass(frozen=True)
-class Source:
+class PoolSource:
     """One distractor source, for the report: its label, where it came from, how many tools."""
 
     server: str
@@ -29,7 +29,7 @@ class Source:
     tools: int
 
 
-def bundled() -> tuple[list[Neighbour], list[Source]]:
+def bundled() -> tuple[list[Neighbour], list[PoolSource]]:
     """The bundled pool: every tool of every bundled server, in a fixed order."""
     root = resources.files("toolselect").joinpath("data", "pool")
     neighbours: list[Neighbour] = []
@@ -39,7 +39,7 @@ def bundled() -> tuple[list[Neighbour], list[Source]]:
         server = str(data["server"])
         neighbours += [Neighbour(server, tool) for tool in data["tools"]]
         origin = f"{data['package']}@{data['version']} ({data['registry']}, {data['license']})"
-        sources.append(Source(server, origin, len(data["tools"])))
+        sources.append(PoolSource(server, origin, len(data["tools"])))
     return neighbours, sources
 
 
@@ -52,10 +52,10 @@ def _label(source: DistractorServer) -> str:
     return urlsplit(source.url or "").hostname or "server"
 
 
-async def gather(settings: Settings, environ: Mapping[str, str], say: Say) -> tuple[list[Neighbour], list[Source]]:
+async def gather(settings: Settings, environ: Mapping[str, str], say: Say) -> tuple[list[Neighbour], list[PoolSource]]:
     """Every distractor the run may draw from: the user's neighbours first, then the bundled pool."""
     neighbours: list[Neighbour] = []
-    sources: list[Source] = []
+    sources: list[PoolSource] = []
     for given in settings.stress.distractors:
         tools: list[dict[str, Any]]
         if isinstance(given, Path):
@@ -70,7 +70,7 @@ async def gather(settings: Settings, environ: Mapping[str, str], say: Say) -> tu
             tools, label, origin = captured.tools, _label(given), captured.origin
         named = [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]]
         neighbours += [Neighbour(label, t) for t in named]
-        sources.append(Source(label, origin, len(named)))
+        sources.append(PoolSource(label, origin, len(named)))
     if settings.stress.bundled_pool:
         pool, listed = bundled()
         neighbours += pool

@@ -65,7 +65,7 @@ class Pacer:
         self._sent: deque[float] = deque()  # when requests started in the last second
 
     def rate(self) -> float | None:
-        """Requests per second allowed now; None: as fast as the pool lets them out."""
+        """Requests per second allowed now; None: as fast as the throttle lets them out."""
         now = self.clock()
         if self.found is not None and now - self._epoch >= 1.0:  # additive increase, per second
             self.found += self.step * (now - max(self._grown, self._epoch + 1.0))
@@ -235,7 +235,7 @@ def _until(stamp: str) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
-class Pool:
+class Throttle:
     """`size` requests in flight at most, and the endpoint's pace (`pacer`)."""
 
     def __init__(self, size: int, pacer: Pacer | None = None) -> None:
@@ -256,7 +256,7 @@ class Pool:
             self._changed = asyncio.Condition()
         return self._changed
 
-    async def __aenter__(self) -> Pool:
+    async def __aenter__(self) -> Throttle:
         changed = self._condition()
         async with changed:
             await changed.wait_for(lambda: self.in_flight < self.limit)

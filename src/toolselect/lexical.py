@@ -1,4 +1,5 @@
-"""Words and BM25 over tool surfaces: the offline provider's ranking and lint's similarity."""
+"""Lexical similarity over tool surfaces: words (tokens, stems), BM25 and TF-IDF cosine — the
+offline provider's ranking, tool retrieval's and lint's likely-confusable pairs."""
 
 from __future__ import annotations
 

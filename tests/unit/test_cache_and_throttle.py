@@ -1,4 +1,4 @@
-"""The answer cache's key and files, and the pool that backs off under rate limits."""
+"""The answer cache's key and files, and the throttle that backs off under rate limits."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from toolselect.cache import AnswerCache, cache_key
 from toolselect.pick import Pick, Usage
-from toolselect.pool import Pacer, Pool, duration, read_limits
 from toolselect.providers import Request, WireTool
+from toolselect.throttle import Pacer, Throttle, duration, read_limits
 
 TOOLS = (WireTool("a", "A tool", {"type": "object"}), WireTool("b", "B tool", {"type": "object"}))
 IDENTITY: dict[str, Any] = {
@@ -81,7 +81,7 @@ class Clock:
 def test_the_pace_follows_announced_limits():
     clock = Clock()
     pacer = Pacer(clock=clock)
-    assert pacer.rate() is None  # nothing known: as fast as the pool lets requests out
+    assert pacer.rate() is None  # nothing known: as fast as the throttle lets requests out
     pacer.answered(200, {"x-ratelimit-limit-requests": "1200", "x-ratelimit-remaining-requests": "900"})
     assert pacer.rate() == pytest.approx(20 * 0.97)
     pacer.answered(200, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1m30s"})
@@ -145,13 +145,13 @@ def test_read_limits():
 
 def test_pool_bounds_in_flight():
     async def scenario():
-        pool = Pool(3)
+        throttle = Throttle(3)
 
         async def one():
-            async with pool:
+            async with throttle:
                 await asyncio.sleep(0.005)
 
         await asyncio.gather(*(one() for _ in range(12)))
-        return pool.peak
+        return throttle.peak
 
     assert asyncio.run(scenario()) == 3
