@@ -11,7 +11,7 @@ import yaml
 
 from tests.conftest import DATA, toolselect
 from tests.fakes.model_api import FakeModelAPI
-from toolselect.init import read_json_object
+from toolselect.drafting import read_json_object
 
 WEATHER = json.loads((DATA / "lint" / "weather_tools.json").read_text())["tools"]
 CLEAN = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolselect.init import read_json_object
+from toolselect.drafting import read_json_object
 
 
 @pytest.mark.parametrize(
@@ -39,7 +39,7 @@ def test_a_drafted_prompt_must_read_like_one():
     """A small model fills the shape with junk: punctuation, a letter, a page of dates."""
     import asyncio
 
-    from toolselect.init import draft
+    from toolselect.drafting import draft
     from toolselect.surface import build_surface
     from toolselect.throttle import Throttle
 

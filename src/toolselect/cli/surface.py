@@ -242,8 +242,8 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
     """The model's drafts, through the throttle (--concurrency, the endpoint's pace), its retries and the
     answer cache in the output folder (--no-cache asks again), as `eval` asks."""
     from ..config import default_settings
+    from ..drafting import draft
     from ..errors import ConfigError
-    from ..init import draft
     from ..options import option
     from ..pipeline.prepare import pacer
     from ..providers.factory import make_provider
