@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+# The helpers the tests share keep pytest's assert messages, as they had in the test modules they came from
+pytest.register_assert_rewrite("tests.builders", "tests.e2e.harness")
+
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 FAKES = TESTS / "fakes"

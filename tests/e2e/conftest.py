@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.test_action import SCRIPT, TOKEN
+from tests.e2e.harness import SCRIPT, TOKEN
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
 

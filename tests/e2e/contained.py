@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.conftest import FAKES, ROOT
-from tests.e2e.test_action import TOKEN, ActionRun, Repo, pull_request_event, run_action
+from tests.e2e.harness import TOKEN, ActionRun, Repo, pull_request_event, run_action
 
 _next = itertools.count()
 PID1 = FAKES / "pid1.py"

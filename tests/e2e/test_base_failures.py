@@ -11,20 +11,18 @@ import subprocess
 import sys
 
 from tests.conftest import ROOT, toolselect
-from tests.e2e.test_action import (
+from tests.e2e.harness import (
     BASE_FORECAST,
+    GOLDEN,
     HEAD_FORECAST,
+    commit_repo,
+    fake_model_config,
     git,
     make_repo,
+    no_process_left,
     pull_request_event,
     register_pull,
     run_action,
-)
-from tests.e2e.test_servers import (
-    GOLDEN,
-    commit_repo,
-    fake_model_config,
-    no_process_left,
     toolchain_env,
     tools_ts,
     tools_with,

@@ -31,9 +31,9 @@ from tests.e2e.contained import (
     probes,
     run_in_container,
 )
-from tests.e2e.test_action import CASES, KEY, SCRIPT, Repo, git, pull_request_event, run_action
-from tests.e2e.test_action import TOOLS as ACTION_TOOLS
-from tests.e2e.test_servers import commit_repo as commit
+from tests.e2e.harness import CASES, KEY, SCRIPT, Repo, git, pull_request_event, run_action
+from tests.e2e.harness import TOOLS as ACTION_TOOLS
+from tests.e2e.harness import commit_repo as commit
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
 
@@ -198,7 +198,7 @@ def test_a_package_the_pr_commits_is_never_imported_by_toolselect(world, tmp_pat
     """A PR that commits `toolselect/__init__.py` (or `yaml.py`, …) at the working directory: `python
     -m` puts the current directory first on sys.path, so the re-executed Action imported it — with the
     descriptor of the keys open. -P keeps the checkout off toolselect's path."""
-    from tests.e2e.test_action import make_repo
+    from tests.e2e.harness import make_repo
 
     repo = make_repo(tmp_path)
     marker = tmp_path / "imported"

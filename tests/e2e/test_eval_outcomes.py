@@ -135,7 +135,7 @@ def test_an_answer_nested_without_end_is_that_samples_outcome(provider, model_ap
     """Finding 15 (issue 23): one answer whose arguments nested ~1,200 deep crashed the whole run (a
     RecursionError: no report, no comment). Now it is that sample's outcome: arguments nested deeper
     than 64 levels are no tool's (ARG-INVALID), and what can't even be read is ERROR."""
-    from tests.e2e.test_providers import base_url, key_env
+    from tests.e2e.harness import base_url, key_env
 
     tools = [{"name": "get_weather", "description": "Weather.", "inputSchema": {"type": "object"}}]
     (tmp_path / "tools.json").write_text(json.dumps({"tools": tools}))

@@ -15,8 +15,18 @@ import time
 import yaml
 
 from tests.conftest import ROOT, toolselect
-from tests.e2e.test_action import BASE_FORECAST, HEAD_FORECAST, SCRIPT, TOOLS, run_action
-from tests.e2e.test_servers import GOLDEN, commit_repo, no_process_left, toolchain_env, tools_ts
+from tests.e2e.harness import (
+    BASE_FORECAST,
+    GOLDEN,
+    HEAD_FORECAST,
+    SCRIPT,
+    TOOLS,
+    commit_repo,
+    no_process_left,
+    run_action,
+    toolchain_env,
+    tools_ts,
+)
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
 

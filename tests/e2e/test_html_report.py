@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.unit.test_html import hostile, hostile_outcome, screenshot
+from tests.builders import hostile, hostile_outcome, screenshot
 from toolselect.outcome import Outcome
 from toolselect.render.html import render_html
 from toolselect.render.html_matrix import confusion_cell

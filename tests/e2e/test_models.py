@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import toolselect
-from tests.e2e.test_action import (
+from tests.e2e.harness import (
     HEAD_FORECAST,
     KEY,
     SCRIPT,

@@ -14,19 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, toolselect
+from tests.e2e.harness import PROVIDER_KEY, PROVIDERS, base_url, key_env, run_eval
 
 TOOLS = DATA / "outcomes" / "tools.json"
-KEY = "sk-test-SECRET-4242"
-PROVIDERS = ["anthropic", "openai", "openai-responses"]
-
-
-def base_url(provider: str, api) -> str:
-    return api.url if provider == "anthropic" else api.url + "/v1"
-
-
-def key_env(tmp_path: Path) -> dict[str, str]:
-    # an empty HOME and config dir: no credentials on disk can stand in for a missing key
-    return {"ANTHROPIC_API_KEY": KEY, "OPENAI_API_KEY": KEY, "HOME": str(tmp_path)}
 
 
 def write_cases(folder: Path, cases: list[tuple[str, object, dict | None]], extra: str = "") -> None:
@@ -37,21 +27,6 @@ def write_cases(folder: Path, cases: list[tuple[str, object, dict | None]], extr
     (folder / "toolselect.yaml").write_text(
         f"tools_file: {json.dumps(str(TOOLS))}\nevals:\n  model: claude-x\n  golden: golden.jsonl\n  min_accuracy: "
         f"0\n{extra}"
-    )
-
-
-def run(folder: Path, provider: str, api, *flags: str, env: dict | None = None):
-    return toolselect(
-        "eval",
-        "--provider",
-        provider,
-        "--base-url",
-        base_url(provider, api),
-        "--json",
-        "r.json",
-        *flags,
-        cwd=folder,
-        env=env if env is not None else key_env(folder),
     )
 
 
@@ -67,7 +42,7 @@ def outcomes(folder: Path) -> dict[str, str]:
 def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
     api = model_api(
         {
-            "key": KEY,
+            "key": PROVIDER_KEY,
             "answers": {
                 "weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "text": "Let me check."},
                 "forecast for Rome": {"tool": "get_forecast", "raw_args": '{"city": "Rome", "days": 3} }'},
@@ -90,7 +65,7 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
             ("no tool please", None, None),
         ],
     )
-    result = run(tmp_path, provider, api, "--temperature", "0.3", "--seed", "7")
+    result = run_eval(tmp_path, provider, api, "--temperature", "0.3", "--seed", "7")
     assert result.code == 0, result.err
     rep = report(tmp_path)
     samples = {c["prompt"]: c["samples"][0] for c in rep["cases"]}
@@ -116,12 +91,12 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
 def test_legacy_function_call_is_a_pick(model_api, tmp_path):
     api = model_api(
         {
-            "key": KEY,
+            "key": PROVIDER_KEY,
             "answers": {"weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}, "legacy": True}},
         }
     )
     write_cases(tmp_path, [("weather in Paris", "get_weather", {"city": "Paris"})])
-    assert run(tmp_path, "openai", api).code == 0
+    assert run_eval(tmp_path, "openai", api).code == 0
     assert outcomes(tmp_path) == {"weather in Paris": "PASS"}
 
 
@@ -129,7 +104,7 @@ def test_legacy_function_call_is_a_pick(model_api, tmp_path):
 def test_transient_failures_are_retried(provider, model_api, tmp_path):
     api = model_api(
         {
-            "key": KEY,
+            "key": PROVIDER_KEY,
             "answers": {p: {"tool": "get_weather", "args": {"city": "Oslo"}} for p in ("a", "b", "c", "d")},
             "faults": [
                 {"match": "a", "status": 429, "retry_after": 0.05, "times": 3},
@@ -140,7 +115,7 @@ def test_transient_failures_are_retried(provider, model_api, tmp_path):
         }
     )
     write_cases(tmp_path, [(p, "get_weather", {"city": "Oslo"}) for p in ("a", "b", "c", "d")])
-    result = run(tmp_path, provider, api, "--timeout", "1", "--concurrency", "4")
+    result = run_eval(tmp_path, provider, api, "--timeout", "1", "--concurrency", "4")
     assert result.code == 0, result.err
     assert set(outcomes(tmp_path).values()) == {"PASS"}
     assert api.requests == 4 + 3 + 2 + 1 + 1
@@ -153,13 +128,13 @@ def test_a_long_retry_after_is_cut_to_the_request_timeout_and_said(provider, mod
     toolselect waits at most timeout_s, retries, and says so."""
     api = model_api(
         {
-            "key": KEY,
+            "key": PROVIDER_KEY,
             "answers": {"a": {"tool": "get_weather", "args": {"city": "Oslo"}}},
             "faults": [{"match": "a", "status": 429, "retry_after": 300, "times": 1}],
         }
     )
     write_cases(tmp_path, [("a", "get_weather", {"city": "Oslo"})])
-    result = run(tmp_path, provider, api, "--timeout", "1")  # a 300 s wait would outlast the helper's timeout
+    result = run_eval(tmp_path, provider, api, "--timeout", "1")  # a 300 s wait would outlast the helper's timeout
     assert result.code == 0, result.err
     assert set(outcomes(tmp_path).values()) == {"PASS"} and api.requests == 2
     said = f"{provider} asked to wait 300 s before retrying (retry-after); toolselect waited at most 1 s"
@@ -170,9 +145,9 @@ def test_a_long_retry_after_is_cut_to_the_request_timeout_and_said(provider, mod
 def test_persistent_rate_limit_gives_errors_and_exit_3(model_api, tmp_path):
     """A 429 is the endpoint asking to wait: retried for as long as the sample's time budget lasts
     (timeout_s × (max_retries + 1): 1 s × 3 here), not a number of times — then ERROR, and exit 3."""
-    api = model_api({"key": KEY, "faults": [{"match": "*", "status": 429, "retry_after": 0.01}]})
+    api = model_api({"key": PROVIDER_KEY, "faults": [{"match": "*", "status": 429, "retry_after": 0.01}]})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(2)])
-    result = run(tmp_path, "openai", api, "--max-retries", "2", "--concurrency", "2", "--timeout", "1")
+    result = run_eval(tmp_path, "openai", api, "--max-retries", "2", "--concurrency", "2", "--timeout", "1")
     assert result.code == 3
     rep = report(tmp_path)
     assert set(outcomes(tmp_path).values()) == {"ERROR"}
@@ -192,7 +167,7 @@ def test_fatal_401_stops_after_the_first_request(provider, model_api, tmp_path):
         {"key": "another-key", "answers": {f"q{i}": {"tool": "get_weather", "args": {}} for i in range(20)}}
     )
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(20)])
-    result = run(tmp_path, provider, api, "--concurrency", "1")
+    result = run_eval(tmp_path, provider, api, "--concurrency", "1")
     assert result.code == 3
     assert api.requests == 1  # nothing new goes out after the first fatal answer
     rep = report(tmp_path)
@@ -206,9 +181,9 @@ def test_fatal_401_stops_after_the_first_request(provider, model_api, tmp_path):
 
 
 def test_unknown_model_is_fatal_with_concurrency(model_api, tmp_path):
-    api = model_api({"key": KEY, "fatal_models": ["no-such-model"], "latency": 0.05})
+    api = model_api({"key": PROVIDER_KEY, "fatal_models": ["no-such-model"], "latency": 0.05})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(40)])
-    result = run(tmp_path, "anthropic", api, "--model", "no-such-model", "--concurrency", "4")
+    result = run_eval(tmp_path, "anthropic", api, "--model", "no-such-model", "--concurrency", "4")
     assert result.code == 3
     assert api.requests <= 4  # only requests already in flight may finish
     assert "is the model name right" in result.out
@@ -219,7 +194,7 @@ def test_unknown_model_is_fatal_with_concurrency(model_api, tmp_path):
 def test_missing_key_stops_before_any_request(provider, variable, model_api, tmp_path):
     api = model_api({})
     write_cases(tmp_path, [("q", "get_weather", None)])
-    result = run(tmp_path, provider, api, env={"HOME": str(tmp_path)})
+    result = run_eval(tmp_path, provider, api, env={"HOME": str(tmp_path)})
     assert result.code == 3
     assert variable in result.err and "run offline with --provider bm25" in result.err
     assert api.requests == 0
@@ -227,56 +202,56 @@ def test_missing_key_stops_before_any_request(provider, variable, model_api, tmp
 
 
 def test_concurrency_bound_is_honoured_and_reached(model_api, tmp_path):
-    api = model_api({"key": KEY, "latency": 0.15, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    api = model_api({"key": PROVIDER_KEY, "latency": 0.15, "default": {"tool": "get_weather", "args": {"city": "x"}}})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(24)])
-    assert run(tmp_path, "openai", api, "--concurrency", "6").code == 0
+    assert run_eval(tmp_path, "openai", api, "--concurrency", "6").code == 0
     assert api.max_in_flight == 6
 
 
 def test_cache_reuses_answers_and_cache_only_reports_not_evaluated(model_api, tmp_path):
-    api = model_api({"key": KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    api = model_api({"key": PROVIDER_KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(3)])
-    assert run(tmp_path, "anthropic", api).code == 0
+    assert run_eval(tmp_path, "anthropic", api).code == 0
     assert api.requests == 3
-    assert run(tmp_path, "anthropic", api).code == 0  # warm: nothing asked again
+    assert run_eval(tmp_path, "anthropic", api).code == 0  # warm: nothing asked again
     assert api.requests == 3 and report(tmp_path)["run"]["cache_hits"] == 3
     assert all(s["cached"] for c in report(tmp_path)["cases"] for s in c["samples"])
     # two more cases; --cache-only never calls the API (and needs no key)
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(5)])
-    result = run(tmp_path, "anthropic", api, "--cache-only", env={"HOME": str(tmp_path)})
+    result = run_eval(tmp_path, "anthropic", api, "--cache-only", env={"HOME": str(tmp_path)})
     assert result.code == 0, result.err
     assert api.requests == 3
     rep = report(tmp_path)
     assert rep["counts"]["not_evaluated"] == 2 and rep["metrics"]["accuracy"]["denominator"] == 3
     assert "2 samples NOT-EVALUATED" in result.out
     # --no-cache asks again and refreshes
-    assert run(tmp_path, "anthropic", api, "--no-cache").code == 0
+    assert run_eval(tmp_path, "anthropic", api, "--no-cache").code == 0
     assert api.requests == 8
     # a damaged entry is ignored and asked again
     entry = next((tmp_path / ".toolselect-cache" / "v1").glob("*/*.json"))
     entry.write_text('{"format": 1, "key": "trunc')
-    assert run(tmp_path, "anthropic", api).code == 0
+    assert run_eval(tmp_path, "anthropic", api).code == 0
     assert api.requests == 9
 
 
 def test_changing_a_setting_asks_again(model_api, tmp_path):
-    api = model_api({"key": KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    api = model_api({"key": PROVIDER_KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
     write_cases(tmp_path, [("q", "get_weather", None)])
-    run(tmp_path, "openai", api)
-    run(tmp_path, "openai", api, "--temperature", "0.5")
-    run(tmp_path, "openai", api, "--model", "other-model")
-    run(tmp_path, "openai-responses", api)
+    run_eval(tmp_path, "openai", api)
+    run_eval(tmp_path, "openai", api, "--temperature", "0.5")
+    run_eval(tmp_path, "openai", api, "--model", "other-model")
+    run_eval(tmp_path, "openai-responses", api)
     assert api.requests == 4
-    run(tmp_path, "openai", api, "--temperature", "0.5")
+    run_eval(tmp_path, "openai", api, "--temperature", "0.5")
     assert api.requests == 4
 
 
 def test_cache_stats_and_prune(model_api, tmp_path):
-    api = model_api({"key": KEY, "default": {"text": "hi"}})
+    api = model_api({"key": PROVIDER_KEY, "default": {"text": "hi"}})
     write_cases(tmp_path, [(f"q{i}", None, None) for i in range(4)])
-    run(tmp_path, "openai", api)
+    run_eval(tmp_path, "openai", api)
     write_cases(tmp_path, [(f"q{i}", None, None) for i in range(2)])
-    run(tmp_path, "openai", api)
+    run_eval(tmp_path, "openai", api)
     stats = toolselect("cache", "stats", cwd=tmp_path)
     assert "4 answers" in stats.out and "2 not used by the last run" in stats.out and "openai claude-x" in stats.out
     pruned = toolselect("cache", "prune", cwd=tmp_path)
@@ -322,7 +297,7 @@ def _wait_for_entries(folder: Path, at_least: int, proc: subprocess.Popen) -> No
 
 @pytest.mark.parametrize("how", ["kill -9", "SIGTERM"])
 def test_a_killed_run_keeps_its_answers(how, model_api, tmp_path):
-    api = model_api({"key": KEY, "latency": 0.1, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    api = model_api({"key": PROVIDER_KEY, "latency": 0.1, "default": {"tool": "get_weather", "args": {"city": "x"}}})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(60)])
     proc = _start_eval(tmp_path, api)
     _wait_for_entries(tmp_path, 8, proc)
@@ -336,7 +311,7 @@ def test_a_killed_run_keeps_its_answers(how, model_api, tmp_path):
         assert json.loads(entry.read_text())["format"] == 1
     asked_before = api.requests
     assert 8 <= len(kept) < 60
-    result = run(tmp_path, "openai", api, "--concurrency", "4")
+    result = run_eval(tmp_path, "openai", api, "--concurrency", "4")
     assert result.code == 0, result.err
     rep = report(tmp_path)
     assert rep["run"]["cache_hits"] == len(kept)
@@ -347,7 +322,7 @@ def test_a_killed_run_keeps_its_answers(how, model_api, tmp_path):
 def test_no_key_appears_anywhere(model_api, tmp_path):
     api = model_api(
         {
-            "key": KEY,
+            "key": PROVIDER_KEY,
             "answers": {"a": {"tool": "get_weather", "args": {"city": "x"}}},
             "faults": [{"match": "b", "status": 500, "retry_after": 0.01}],
         }
@@ -355,7 +330,7 @@ def test_no_key_appears_anywhere(model_api, tmp_path):
     write_cases(tmp_path, [("a", "get_weather", None), ("b", "get_weather", None)])
     outputs = []
     for provider in PROVIDERS:
-        result = run(
+        result = run_eval(
             tmp_path,
             provider,
             api,
@@ -371,20 +346,20 @@ def test_no_key_appears_anywhere(model_api, tmp_path):
         outputs += [result.out, result.err]
     wrong = model_api({"key": "other"})
     for provider in PROVIDERS:  # a 401 message echoes the request, not the key
-        result = run(tmp_path, provider, wrong)
+        result = run_eval(tmp_path, provider, wrong)
         outputs += [result.out, result.err]
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len([p for p in files if ".toolselect-cache" in str(p)]) >= 3
     for path in files:
-        assert KEY not in path.read_text(errors="replace"), path
+        assert PROVIDER_KEY not in path.read_text(errors="replace"), path
     for text in outputs:
-        assert KEY not in text
+        assert PROVIDER_KEY not in text
 
 
 def test_odd_but_real_answers_never_crash_the_run(model_api, tmp_path):
     api = model_api(
         {
-            "key": KEY,
+            "key": PROVIDER_KEY,
             "answers": {
                 "object args": {"tool": "get_weather", "args": {"city": "Paris"}, "object_args": True},
                 "gateway page": {"html": "<html><body>Sign in to the corporate proxy</body></html>"},
@@ -392,7 +367,7 @@ def test_odd_but_real_answers_never_crash_the_run(model_api, tmp_path):
         }
     )
     write_cases(tmp_path, [("object args", "get_weather", {"city": "Paris"}), ("gateway page", "get_weather", None)])
-    result = run(tmp_path, "openai", api, "--max-error-rate", "1")
+    result = run_eval(tmp_path, "openai", api, "--max-error-rate", "1")
     assert result.code == 0, result.err
     samples = {c["prompt"]: c["samples"][0] for c in report(tmp_path)["cases"]}
     assert samples["object args"]["outcome"] == "PASS"  # an object is taken as the arguments
@@ -401,36 +376,36 @@ def test_odd_but_real_answers_never_crash_the_run(model_api, tmp_path):
 
 
 def test_a_key_with_a_line_break_is_refused_and_never_echoed(model_api, tmp_path):
-    api = model_api({"key": KEY})
+    api = model_api({"key": PROVIDER_KEY})
     write_cases(tmp_path, [("q", "get_weather", None)])
-    result = run(tmp_path, "openai", api, env={"OPENAI_API_KEY": KEY + "\n", "HOME": str(tmp_path)})
+    result = run_eval(tmp_path, "openai", api, env={"OPENAI_API_KEY": PROVIDER_KEY + "\n", "HOME": str(tmp_path)})
     assert result.code == 3
     assert "OPENAI_API_KEY contains whitespace or a line break" in result.err
-    assert KEY not in result.out + result.err and api.requests == 0
+    assert PROVIDER_KEY not in result.out + result.err and api.requests == 0
 
 
 def test_a_fully_cached_run_needs_no_key_and_an_empty_cache_only_run_fails(model_api, tmp_path):
-    api = model_api({"key": KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    api = model_api({"key": PROVIDER_KEY, "default": {"tool": "get_weather", "args": {"city": "x"}}})
     write_cases(tmp_path, [("a", "get_weather", None), ("b", "get_weather", None)])
-    assert run(tmp_path, "openai", api).code == 0
-    cached = run(tmp_path, "openai", api, env={"HOME": str(tmp_path)})  # toolproof's "commit the cache" setup
+    assert run_eval(tmp_path, "openai", api).code == 0
+    cached = run_eval(tmp_path, "openai", api, env={"HOME": str(tmp_path)})  # toolproof's "commit the cache" setup
     assert cached.code == 0, cached.err
     assert report(tmp_path)["run"]["cache_hits"] == 2
-    empty = run(tmp_path, "openai", api, "--cache-only", "--cache-dir", "empty", env={"HOME": str(tmp_path)})
+    empty = run_eval(tmp_path, "openai", api, "--cache-only", "--cache-dir", "empty", env={"HOME": str(tmp_path)})
     assert empty.code == 1
     assert "nothing was evaluated: 2 samples of reviewed cases are NOT-EVALUATED" in empty.out
 
 
 def test_an_unwritable_cache_is_refused_before_any_request(model_api, tmp_path):
-    api = model_api({"key": KEY})
+    api = model_api({"key": PROVIDER_KEY})
     write_cases(tmp_path, [("q", "get_weather", None)])
     (tmp_path / "afile").write_text("")
-    result = run(tmp_path, "openai", api, "--cache-dir", "afile")
+    result = run_eval(tmp_path, "openai", api, "--cache-dir", "afile")
     assert result.code == 2 and "cannot write there" in result.err and api.requests == 0
 
 
 def test_interrupted_runs_keep_their_answers_from_prune(model_api, tmp_path):
-    api = model_api({"key": KEY, "latency": 0.1, "default": {"tool": "get_weather", "args": {"city": "x"}}})
+    api = model_api({"key": PROVIDER_KEY, "latency": 0.1, "default": {"tool": "get_weather", "args": {"city": "x"}}})
     write_cases(tmp_path, [(f"q{i}", "get_weather", None) for i in range(40)])
     proc = _start_eval(tmp_path, api)
     _wait_for_entries(tmp_path, 8, proc)

@@ -12,18 +12,22 @@ import sys
 import pytest
 import yaml
 
-from tests.e2e.test_action import (
+from tests.e2e.harness import (
     BASE_FORECAST,
+    GOLDEN,
     HEAD_FORECAST,
     SCRIPT,
     TOOLS,
+    commit_repo,
+    fake_model_config,
     git,
     make_repo,
+    no_process_left,
     pull_request_event,
     register_pull,
     run_action,
+    toolchain_env,
 )
-from tests.e2e.test_servers import GOLDEN, commit_repo, fake_model_config, no_process_left, toolchain_env
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
 

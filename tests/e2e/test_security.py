@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FAKES
-from tests.e2e.test_action import KEY, SCRIPT, TOKEN, git, make_repo, pull_request_event, run_action
+from tests.e2e.harness import KEY, SCRIPT, TOKEN, git, make_repo, pull_request_event, run_action
 from tests.fakes.model_api import FakeModelAPI
 
 SVC_TOKEN = "svc-7f3a9c2e1b8d4f60a5e2"
@@ -288,7 +288,7 @@ def test_as_root_the_prs_code_runs_as_the_checkouts_owner(world, tmp_path):
     owns the workspace (the runner's), on the head and in the base worktree, and leave nothing of root's."""
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         pytest.skip("needs root and setpriv, as in the Action's container")
-    from tests.e2e.test_servers import commit_repo
+    from tests.e2e.harness import commit_repo
 
     root = Path(tempfile.mkdtemp(dir="/tmp", prefix="toolselect-owner-"))
     try:

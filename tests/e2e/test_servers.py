@@ -22,22 +22,28 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FAKES, ROOT, toolselect
-from tests.e2e.test_action import (
+from tests.conftest import FAKES, ROOT, TESTS, toolselect
+from tests.e2e.harness import (
     BASE_FORECAST,
-    CASES,
+    GOLDEN,
     HEAD_FORECAST,
     KEY,
     TOOLS,
+    WHEELS,
     Repo,
+    commit_repo,
+    fake_model_config,
     git,
+    left_running,
+    no_process_left,
     pull_request_event,
     register_pull,
     run_action,
+    toolchain_env,
+    tools_ts,
+    tools_with,
 )
 
-TESTS = ROOT / "tests"
-WHEELS = TESTS / ".wheels"
 NODE = TESTS / "node"
 SECRETS = {
     "ANTHROPIC_API_KEY": "sk-ant-secret-1",
@@ -55,87 +61,6 @@ def _installed():
         pytest.fail(f"run tests/install-servers.sh first (the README's test command does): missing {missing}")
 
 
-def toolchain_env(home: Path) -> dict[str, str]:
-    """What a job's earlier steps would have set up: npm's and uv's caches, uv offline from the
-    pinned wheels (these reach setup and the server: NPM_CONFIG_*/UV_* are toolchain variables)."""
-    return {
-        "npm_config_cache": str(Path.home() / ".npm"),
-        "npm_config_prefer_offline": "true",
-        "npm_config_update_notifier": "false",
-        "UV_OFFLINE": "1",
-        "UV_NO_INDEX": "1",
-        "UV_FIND_LINKS": str(WHEELS),
-        "UV_CACHE_DIR": str(home / "uv-cache"),
-        "UV_PYTHON_DOWNLOADS": "never",
-    }
-
-
-def left_running(folder: Path) -> list[str]:
-    """Processes whose working folder is in `folder` or in a base worktree: servers left behind."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            cwd = os.readlink(proc / "cwd")
-            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if cwd.startswith(str(folder)) or ("toolselect-base-" in cwd and _base_of(cwd, folder)):
-            found.append(f"{proc.name} in {cwd}: {cmd}")
-    return found
-
-
-def _base_of(cwd: str, folder: Path) -> bool:
-    """A base worktree's process belongs to the repository in `folder` (another test running at the
-    same time has its own); a worktree already gone can't say whose it was, so it counts."""
-    root = Path(cwd[: cwd.index("toolselect-base-")]) / cwd[cwd.index("toolselect-base-") :].split("/")[0]
-    try:
-        gitdir = (root / ".git").read_text().removeprefix("gitdir:").strip()
-    except OSError:
-        return True
-    return gitdir.startswith(str(folder))
-
-
-def no_process_left(folder: Path) -> None:
-    deadline = time.monotonic() + 5
-    while (found := left_running(folder)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not found, found
-
-
-def commit_repo(root: Path, base: dict[str, str], head: dict[str, str], ignore: str = "") -> Repo:
-    """A repository whose base commit holds `base` and whose head commit changes `head`'s files."""
-    ws = root / "workspace"
-    ws.mkdir()
-    git("init", "-q", "-b", "main", cwd=ws)
-    (ws / ".gitignore").write_text(ignore)
-    for files in (base, head):
-        for name, text in files.items():
-            (ws / name).parent.mkdir(parents=True, exist_ok=True)
-            (ws / name).write_text(text)
-        git("add", "-A", cwd=ws)
-        git("commit", "-qm", "base" if files is base else "head", cwd=ws)
-        if files is base:
-            base_sha = git("rev-parse", "HEAD", cwd=ws)
-    return Repo(ws, base_sha, git("rev-parse", "HEAD", cwd=ws))
-
-
-GOLDEN = "".join(
-    json.dumps({"id": n, "question": q, "expected_tool": t, "expected_args": a}) + "\n" for n, q, t, a in CASES
-)
-
-
-def tools_with(description: str) -> list[dict]:
-    tools = [dict(t) for t in TOOLS]
-    tools[1]["description"] = description
-    return tools
-
-
-def fake_model_config(server: str) -> str:
-    return f"{server}evals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n  min_accuracy: 0.6\n"
-
-
 def assert_description_flip(run, repo: Repo, base_text: str = BASE_FORECAST, head_text: str = HEAD_FORECAST) -> None:
     """Both sides were evaluated from their own server, and the comment shows the reworded tool."""
     assert run.code == 1, run.stderr + run.stdout  # two cases flipped: −25 pt, more than max-drop 5
@@ -149,18 +74,6 @@ def assert_description_flip(run, repo: Repo, base_text: str = BASE_FORECAST, hea
 
 
 # ----------------------------------------------------------------------------- the Action, per side
-
-
-def tools_ts(forecast: str) -> str:
-    """TOOLS in TypeScript source, get_forecast's description a template string."""
-    parts = []
-    for t in TOOLS:
-        description = "`" + forecast + "`" if t["name"] == "get_forecast" else json.dumps(t["description"])
-        parts.append(
-            f'  {{\n    name: "{t["name"]}",\n    description: {description},\n'
-            f"    inputSchema: {json.dumps(t['inputSchema'])},\n  }},\n"
-        )
-    return "export const TOOLS = [\n" + "".join(parts) + "];\n"
 
 
 def test_typescript_server_built_by_setup_on_head_and_base(world, tmp_path):
@@ -337,7 +250,7 @@ def test_the_host_runner_installs_toolselect_apart_and_runs_the_same_action(worl
     as the container's entrypoint."""
     import yaml
 
-    from tests.e2e.test_action import make_repo
+    from tests.e2e.harness import make_repo
 
     steps = {s.get("id"): s for s in yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]}
     script = ROOT / "scripts" / "host-env.sh"

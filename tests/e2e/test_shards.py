@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import toolselect
-from tests.e2e.test_action import KEY, SCRIPT, make_repo, pull_request_event, register_pull, run_action
+from tests.e2e.harness import KEY, SCRIPT, make_repo, pull_request_event, register_pull, run_action
 from tests.fakes.model_api import FakeModelAPI
 
 # one worker runs this module: the unsharded run and its three shards (a module fixture) are made once

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import mutate
 from tests.conftest import EXAMPLE, toolselect
-from tests.e2e.test_providers import base_url, key_env
-from tests.unit.test_untrusted_report import mutate
+from tests.e2e.harness import base_url, key_env
 
 OBJ = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 USER_TOOLS = [
@@ -197,10 +197,10 @@ def test_the_chart_parses_with_mermaids_own_parser(tmp_path):
 
 
 def test_the_action_runs_the_stress_test_on_head_and_base_and_comments_the_chart(tmp_path):
-    from tests.e2e.test_action import (
+    from tests.e2e.harness import (
         SCRIPT as ACTION_SCRIPT,
     )
-    from tests.e2e.test_action import (
+    from tests.e2e.harness import (
         TOKEN,
         make_repo,
         pull_request_event,

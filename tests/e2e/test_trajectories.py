@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, toolselect
-from tests.e2e.test_providers import PROVIDERS, base_url, key_env, run
+from tests.e2e.harness import PROVIDERS, base_url, key_env, run_eval
 
 TOOLS = DATA / "outcomes" / "tools.json"
 
@@ -151,7 +151,7 @@ def setup(folder: Path) -> None:
 
 
 def eval_(folder: Path, provider: str, api, *flags: str):
-    return run(folder, provider, api, "--junit", "j.xml", "--markdown", "r.md", *flags)
+    return run_eval(folder, provider, api, "--junit", "j.xml", "--markdown", "r.md", *flags)
 
 
 def by_name(report: dict) -> dict[str, dict]:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from tests.unit.test_diff import gate, report
+from tests.builders import gate, weather_report
 from toolselect.outcome import compare_saved
 from toolselect.render.comment import COMMENT_LIMIT, marker, render_comment
 from toolselect.render.escape import fence
 
 
 def test_first_line_is_the_verdict_with_base_to_head():
-    base = report(
+    base = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
-    head = report(
+    head = weather_report(
         {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None},
         description="Daily outlook",
     )
@@ -46,11 +46,11 @@ def test_repo_content_cannot_spoof_the_marker_or_break_out_of_code():
     block = fence(evil, "diff")
     assert block.startswith("````diff\n") and block.endswith("\n````")
     assert "<!-- toolselect" not in block
-    head = report(
+    head = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None},
         description=evil,
     )
-    base = report(
+    base = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
     body = render_comment(compare_saved(base, head, {}, base_label="base"), comment_id="weather")
@@ -61,13 +61,13 @@ def test_repo_content_cannot_spoof_the_marker_or_break_out_of_code():
 
 def test_big_comments_drop_the_least_important_sections_first():
     names = [f"case {i} " + "word " * 30 for i in range(600)]
-    from tests.unit.test_diff import RUN, surface
+    from tests.builders import RUN, weather_surface
     from toolselect.golden import Case, Source
     from toolselect.pick import Pick
     from toolselect.report.build import build_report
     from toolselect.scoring import score_sample
 
-    s = surface("Forecast")
+    s = weather_surface("Forecast")
     cases = [Case(n, n, "get_forecast", {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names)]
     lenient = gate(min_accuracy=0, max_error_rate=1)
     base = build_report(cases, [score_sample(c, Pick("get_forecast", {}), s, 0) for c in cases], s, RUN, lenient)
@@ -81,13 +81,15 @@ def test_big_comments_drop_the_least_important_sections_first():
 def test_a_failure_that_holds_on_the_base_too_says_so_in_one_line():
     """Below min_accuracy on both sides and nothing dropped: the headline says it isn't this PR."""
     same = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
-    outcome = compare_saved(report(same), report(same), {"min_accuracy": 0.9, "max_drop": 5}, base_label="base")
+    outcome = compare_saved(
+        weather_report(same), weather_report(same), {"min_accuracy": 0.9, "max_drop": 5}, base_label="base"
+    )
     [headline] = [line for line in render_comment(outcome, comment_id="x").splitlines() if line.startswith("###")][:1]
     assert headline == (
         "### ❌ toolselect failed: accuracy 75.0% → 75.0% (±0.0 pt) — fails on the base too: accuracy 75.0% (3/4) is "
         "below min\\_accuracy 90%"
     )
     assert len(headline) <= 150
-    worse = compare_saved(report(same), report({**same, "week ahead": "get_weather"}), {"min_accuracy": 0.9},
-                          base_label="base")  # fmt: skip
+    worse = compare_saved(weather_report(same), weather_report({**same, "week ahead": "get_weather"}),
+                          {"min_accuracy": 0.9}, base_label="base")  # fmt: skip
     assert "fails on the base too" not in render_comment(worse, comment_id="x").splitlines()[1]  # it dropped: this PR

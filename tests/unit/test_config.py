@@ -2,40 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from tests.builders import BASE_CONFIG, settings, write_config
 from toolselect.config import Overrides, load_cases, load_config, resolve_settings
 from toolselect.errors import ConfigError
 from toolselect.options import option
-
-
-def write(folder: Path, text: str, name: str = "toolselect.yaml") -> Path:
-    path = folder / name
-    path.write_text(text)
-    return path
-
-
-BASE = """
-server:
-  command: [python, server.py]
-  env: {TOKEN: "${MY_TOKEN}"}
-evals:
-  provider: anthropic
-  model: yaml-model
-  min_accuracy: 0.8
-  cases:
-    - prompt: hi
-      expect_tool: null
-"""
-
-
-def settings(tmp_path, over=Overrides(), env=None, text=BASE):
-    path = write(tmp_path, text)
-    environ = {"MY_TOKEN": "t0k"} | (env or {})
-    loaded = load_config(path, environ)
-    return loaded, resolve_settings(loaded, over, environ, tmp_path)
 
 
 def test_yaml_values_and_env_expansion(tmp_path):
@@ -61,7 +33,7 @@ def test_tools_flag_overrides_the_server(tmp_path):
 
 
 def test_toolproof_sections_are_ignored_with_one_note(tmp_path):
-    text = BASE + "checks: {strict: true}\ntests: []\nfuzz: {max_examples: 5}\ntimeout_ms: 5000\n"
+    text = BASE_CONFIG + "checks: {strict: true}\ntests: []\nfuzz: {max_examples: 5}\ntimeout_ms: 5000\n"
     _, s = settings(tmp_path, text=text)
     assert s.notes == ("ignoring toolproof section(s) checks, tests, fuzz, timeout_ms: toolselect runs the evals only",)
 
@@ -70,8 +42,8 @@ def test_relative_golden_paths_resolve_from_the_config_folder(tmp_path):
     sub = tmp_path / "evals"
     sub.mkdir()
     (sub / "g.jsonl").write_text('{"id": "a", "question": "q", "expected_tool": null}\n')
-    text = BASE.replace("  min_accuracy: 0.8\n", "  min_accuracy: 0.8\n  golden: g.jsonl\n")
-    path = write(sub, text)
+    text = BASE_CONFIG.replace("  min_accuracy: 0.8\n", "  min_accuracy: 0.8\n  golden: g.jsonl\n")
+    path = write_config(sub, text)
     loaded = load_config(path, {"MY_TOKEN": "x"})
     s = resolve_settings(loaded, Overrides(), {"MY_TOKEN": "x"}, tmp_path)
     cases = load_cases(loaded, s)
@@ -86,7 +58,7 @@ def test_case_sources_point_at_the_list_item(tmp_path):
 
 
 def test_default_case_name_is_toolproofs(tmp_path):
-    text = BASE.replace(
+    text = BASE_CONFIG.replace(
         "prompt: hi", "prompt: '  What   is the 5 day forecast for Calgary, and also for Edmonton and Red Deer?'"
     )
     loaded, s = settings(tmp_path, text=text)
@@ -96,7 +68,7 @@ def test_default_case_name_is_toolproofs(tmp_path):
 
 
 def test_expect_tool_list_and_extensions(tmp_path):
-    text = BASE.replace(
+    text = BASE_CONFIG.replace(
         "      expect_tool: null\n",
         "      expect_tool: [get_weather, get_forecast]\n      tags: [ambiguous]\n      split: holdout\n"
         "      status: needs_review\n      forbid_extra_args: true\n",
@@ -126,16 +98,16 @@ def test_yaml_ranges_come_from_the_same_declarations(tmp_path):
     with pytest.raises(
         ConfigError, match=r"toolselect.yaml:\d+: evals.min_tool_recall.get_weather must be between 0 and 1"
     ):
-        settings(tmp_path, text=BASE + "  min_tool_recall: {get_weather: 1.5}\n")
+        settings(tmp_path, text=BASE_CONFIG + "  min_tool_recall: {get_weather: 1.5}\n")
     with pytest.raises(
         ConfigError, match=r"toolselect.yaml:\d+: evals.max_drop must be 0 or more \(got -1\); it is in points"
     ):
-        settings(tmp_path, text=BASE + "  max_drop: -1\n")
+        settings(tmp_path, text=BASE_CONFIG + "  max_drop: -1\n")
 
 
 def test_an_empty_config_says_so(tmp_path):
     with pytest.raises(ConfigError, match=r"toolselect.yaml is empty"):
-        load_config(write(tmp_path, "# nothing yet\n"), {})
+        load_config(write_config(tmp_path, "# nothing yet\n"), {})
 
 
 def test_a_url_is_shown_without_its_secrets():
@@ -151,7 +123,7 @@ def test_a_url_is_shown_without_its_secrets():
 
 
 def test_expanded_values_are_remembered_and_the_server_is_shown_as_written(tmp_path):
-    text = BASE.replace("command: [python, server.py]", 'command: [python, server.py, "--token=${MY_TOKEN}"]')
+    text = BASE_CONFIG.replace("command: [python, server.py]", 'command: [python, server.py, "--token=${MY_TOKEN}"]')
     loaded, s = settings(tmp_path, text=text, env={"MY_TOKEN": "t0k-9f8e"})
     assert s.server.command == ("python", "server.py", "--token=t0k-9f8e")  # what runs
     assert s.server.describe() == "stdio: python server.py --token=${MY_TOKEN}"  # what is shown

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import gate, mutate
 from tests.conftest import run_record
-from tests.unit.test_diff import gate
-from tests.unit.test_untrusted_report import mutate
 from toolselect.budget import estimate
 from toolselect.cache import AnswerCache, CachedProvider, cache_key
 from toolselect.config import default_settings
@@ -184,9 +183,11 @@ def test_a_trajectory_report_reads_back_and_its_diff_shows_dimensions_and_traces
 
 
 def test_a_single_call_report_has_no_trajectory_keys():
-    from tests.unit.test_diff import report
+    from tests.builders import weather_report
 
-    text = report({"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": None, "thanks": None})
+    text = weather_report(
+        {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": None, "thanks": None}
+    )
     dumped = json.loads(text.model_dump_json())
     assert not {"dimensions", "failure_codes"} & set(dumped)
     assert "min_dimension" not in dumped["gate"]

@@ -2,52 +2,16 @@
 
 from __future__ import annotations
 
-from tests.conftest import run_record
+from tests.builders import RUN, gate, weather_report, weather_surface
 from toolselect.diff import diff_reports, incomparable
-from toolselect.gate import Gate, comparison_reasons, decide_verdict, judged
-from toolselect.golden import Case, Source
-from toolselect.pick import Pick
-from toolselect.report.build import build_report
-from toolselect.scoring import score_sample
-from toolselect.surface import build_surface
-
-OBJ = {"type": "object", "properties": {"city": {"type": "string"}}}
-RUN = run_record("openai")
-
-
-def gate(**values) -> Gate:
-    """The gate: every option at its default, min_accuracy 0.5 unless given."""
-    return Gate.from_values({"min_accuracy": 0.5, **values})
-
-
-def surface(forecast_description: str):
-    return build_surface(
-        [
-            {"name": "get_weather", "description": "Weather now", "inputSchema": OBJ},
-            {"name": "get_forecast", "description": forecast_description, "inputSchema": OBJ},
-        ],
-        "t",
-    )
-
-
-def report(picks: dict[str, str | None], description: str = "Forecast for the coming days", names=None):
-    s = surface(description)
-    expected = {
-        "rain tomorrow": "get_forecast",
-        "wind now": "get_weather",
-        "week ahead": "get_forecast",
-        "thanks": None,
-    }
-    cases = [Case(n, n, expected[n], {}, Source("g.jsonl", i + 1)) for i, n in enumerate(names or expected)]
-    results = [score_sample(c, Pick(picks[c.name], {}), s, 0) for c in cases]
-    return build_report(cases, results, s, RUN, gate())
+from toolselect.gate import comparison_reasons, decide_verdict, judged
 
 
 def test_diff_names_the_cells_and_cases_that_moved():
-    base = report(
+    base = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
-    head = report(
+    head = weather_report(
         {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None},
         description="Daily outlook",
     )
@@ -68,10 +32,10 @@ def test_diff_names_the_cells_and_cases_that_moved():
 
 
 def test_cases_pair_by_name_then_by_prompt():
-    base = report(
+    base = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
-    head = report(
+    head = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "thanks": None},
         names=["rain tomorrow", "wind now", "thanks"],
     )
@@ -80,10 +44,10 @@ def test_cases_pair_by_name_then_by_prompt():
 
 
 def test_max_drop_gate():
-    base = report(
+    base = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
-    head = report(
+    head = weather_report(
         {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
     diff = diff_reports(base, head)
@@ -99,7 +63,7 @@ def test_max_drop_gate():
 def test_the_heads_own_gate_counts_in_a_comparison():
     """A head below min_accuracy fails even when it did not drop against the base."""
     picks = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead": "get_weather", "thanks": None}
-    base, head = report(picks), report(picks)
+    base, head = weather_report(picks), weather_report(picks)
     strict = gate(min_accuracy=0.9, max_drop=0)
     verdict = decide_verdict(judged(head, strict), diff_reports(base, head))
     assert not verdict.passed
@@ -108,7 +72,7 @@ def test_the_heads_own_gate_counts_in_a_comparison():
 
 
 def test_incomparable_reports_say_why():
-    a = report(
+    a = weather_report(
         {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     )
     b = a.model_copy(update={"run": a.run.model_copy(update={"model": "other", "temperature": 0.7})})
@@ -124,7 +88,7 @@ def test_pending_cases_are_not_compared():
     from toolselect.report.build import build_report
     from toolselect.scoring import score_sample
 
-    s = surface("Forecast for the coming days")
+    s = weather_surface("Forecast for the coming days")
     cases = [
         Case("ok", "ok", "get_weather", {}, Source("g", 1)),
         Case("pending", "pending", "get_forecast", {}, Source("g", 2), status="needs_review"),

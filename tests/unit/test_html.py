@@ -10,41 +10,24 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import importlib.util
-import json
 import re
 from collections import Counter
 from dataclasses import replace
 from html.parser import HTMLParser
-from types import ModuleType
-from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
-from tests.unit.test_diff import OBJ, RUN, gate
+from tests.builders import OBJ, RUN, Reports, gate, hostile, hostile_outcome, screenshot
 from toolselect.golden import Case, Source
-from toolselect.outcome import ModelOutcome, Outcome, compare_saved, joint_verdict
+from toolselect.outcome import ModelOutcome, Outcome, compare_saved
 from toolselect.pick import Pick
 from toolselect.render.html import CSP, SCRIPT, render_html
 from toolselect.render.html_matrix import cell_members, confusion_cell
 from toolselect.render.html_text import shown_name
 from toolselect.report.build import build_report
-from toolselect.report.schema import LeftOutOut, Report
+from toolselect.report.schema import Report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("html_screenshot", ROOT / "scripts" / "html_screenshot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-screenshot = load_script()
-Reports = dict[tuple[str, str], Report]
 
 
 @pytest.fixture(scope="module")
@@ -186,93 +169,6 @@ ALLOWED_TAGS = {
     "h1", "h2", "h3", "h4", "ul", "li", "table", "thead", "tbody", "tr", "th", "td", "a", "button", "code",
     "pre", "small", "strong", "em", "b", "br", "aside", "details", "summary", "dl", "dt", "dd", "footer", "script",
 }  # fmt: skip
-
-
-def hostile(i: int) -> str:
-    """A string that runs a script wherever it is pasted into HTML unescaped, numbered by field."""
-    return f"<script>window.pwned={i}</script>\"><img src=x onerror=window.pwned={i}>'&amp;"
-
-
-TOOL = "get_weather_alerts"  # renamed to a hostile name in every place a tool name is written
-
-
-def hostile_report(report: Report, tool: str, start: int, model: str, *, stopped: bool = False) -> Report:
-    """The report with a hostile string in every field the page shows: case names, prompts, files,
-    tags, reasons, arguments, traces, a tool's name (everywhere) and every description, lint
-    findings, warnings, the left-out tools, the run's model, config and origin, and (`stopped`) why the
-    run stopped."""
-    text = report.model_dump_json().replace(TOOL, json.dumps(tool)[1:-1])
-    report = Report.model_validate_json(text)
-    n = iter(range(start, start + 10_000))
-    cases = []
-    for k, case in enumerate(report.cases):
-        samples = []
-        for s in case.samples:
-            update: dict[str, Any] = {"reasons": [*s.reasons, hostile(next(n))]}
-            if s.picked_tool is not None and s.trace is None:  # a trajectory's are its first call's
-                update["picked_args"] = {"city": hostile(next(n))}
-            if s.trace is not None:
-                answer = lambda c: "result" if c.error is None else "error"  # noqa: E731 (a call has one)
-                calls = [
-                    c.model_copy(update={"arguments": {"q": hostile(next(n))}, answer(c): hostile(next(n))})
-                    for c in s.trace.tool_calls
-                ]
-                final = hostile(next(n))
-                update["trace"] = s.trace.model_copy(update={"tool_calls": calls, "final_response": final})
-            samples.append(s.model_copy(update=update))
-        source = case.source.model_copy(update={"file": hostile(next(n))})
-        cases.append(
-            case.model_copy(
-                update={
-                    "name": case.name + hostile(900_000 + k),  # the same on both sides: cases pair
-                    "prompt": hostile(next(n)),
-                    "source": source,
-                    "tags": [hostile(next(n))],
-                    "samples": samples,
-                }
-            )
-        )
-    surface = report.surface.model_copy(
-        update={
-            "definitions": [
-                {**d, "description": hostile(next(n)), "title": hostile(next(n))} for d in report.surface.definitions
-            ],
-            "left_out": [LeftOutOut(name=hostile(next(n)), reason=hostile(next(n)))],
-            "origin": hostile(next(n)),
-        }
-    )
-    lint = [
-        f.model_copy(update={"message": hostile(next(n)), "fix": hostile(next(n)), "file": hostile(next(n))})
-        for f in report.lint
-    ]
-    return report.model_copy(
-        update={
-            "cases": cases,
-            "surface": surface,
-            "lint": lint,
-            "warnings": [hostile(next(n))],
-            "flaky": [cases[0].name],
-            "run": report.run.model_copy(update={"model": model, "config": hostile(next(n))}),
-            "gate": report.gate.model_copy(update={"stopped": hostile(next(n)) if stopped else None}),
-        }
-    )
-
-
-def hostile_outcome(reports: Reports) -> tuple[Outcome, str]:
-    """Two models' outcomes built from hostile reports, with a hostile label, base label, notes and
-    reasons; and the hostile tool name."""
-    tool = hostile(0)
-    models = []
-    for i, label in enumerate(screenshot.MODELS):
-        model = hostile(50 + i)  # the same on both sides: a base of another model is no baseline
-        base = hostile_report(reports[(label, "base")], tool, 50_000 * (i + 1), model)
-        head = hostile_report(reports[(label, "head")], tool, 10_000 * (i + 1), model, stopped=True)
-        one = compare_saved(base, head, {"max_drop": 0}, base_label="main")
-        m = one.models[0]
-        verdict = replace(m.verdict, reasons=(*m.verdict.reasons, hostile(80 + i)), notes=(hostile(70 + i),))
-        models.append(replace(m, label=label + hostile(60 + i), verdict=verdict))
-    outcome = Outcome(models=tuple(models), verdict=joint_verdict(models), base_label=hostile(99), notes=(hostile(98),))
-    return outcome, tool
 
 
 def test_every_report_string_is_escaped_and_shown_as_text(reports: Reports):
@@ -442,17 +338,17 @@ def test_a_report_whose_matrix_does_not_match_its_samples_still_renders():
 
 def test_a_change_is_coloured_by_its_direction():
     """Under-triggering rising is worse (red), as accuracy falling is; a fall of it is better."""
-    from tests.unit.test_diff import report
+    from tests.builders import weather_report
     from toolselect.outcome import compare_saved
     from toolselect.render.html import metrics_table
 
     good = {"rain tomorrow": "get_forecast", "wind now": "get_weather", "week ahead": "get_forecast", "thanks": None}
     silent = {**good, "rain tomorrow": None, "wind now": None}
-    worse = compare_saved(report(good), report(silent), {}, base_label="b")
+    worse = compare_saved(weather_report(good), weather_report(silent), {}, base_label="b")
     table = metrics_table(worse.head, worse.diff)
     row = next(r for r in table.split("<tr") if "under-triggering" in r)
     assert 'class="delta worse">+66.7 pt' in row
     assert 'class="delta worse">−50.0 pt' in next(r for r in table.split("<tr") if ">accuracy (right" in r)
-    better = compare_saved(report(silent), report(good), {}, base_label="b")
+    better = compare_saved(weather_report(silent), weather_report(good), {}, base_label="b")
     row = next(r for r in metrics_table(better.head, better.diff).split("<tr") if "under-triggering" in r)
     assert 'class="delta better">−66.7 pt' in row

@@ -4,6 +4,7 @@ library never imports, and the pure stages touch nothing outside."""
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -121,3 +122,97 @@ def test_no_import_circles():
 
 def test_a_circle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# --------------------------------------------------------------------------- the tests' own imports
+
+
+def python_files_under_tests() -> list[Path]:
+    """Every .py file under tests/ but tests/node's (the Node toolchain) and those of installed
+    packages: any node_modules, .wheels or other hidden folder (caches, the host runner's venv)."""
+    tests = ROOT / "tests"
+    found = []
+    for folder, subfolders, files in os.walk(tests):
+        here = Path(folder)
+        subfolders[:] = sorted(
+            name
+            for name in subfolders
+            if name not in ("node_modules", ".wheels") and not name.startswith(".") and (here, name) != (tests, "node")
+        )
+        found += [here / name for name in sorted(files) if name.endswith(".py")]
+    return found
+
+
+def is_test_module(name: str) -> bool:
+    parts = name.split(".")
+    return parts[0] == "tests" and any(part.startswith("test_") for part in parts[1:])
+
+
+def imported_test_modules(text: str, package: str) -> set[str]:
+    """The test modules (tests.….test_*) a file of `package` imports: at its top or in a function,
+    with `import`, `from … import` or a relative import, `from tests.unit import test_x` too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            names = [base] if is_test_module(base) else [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if is_test_module(name)}
+    return found
+
+
+def test_no_file_under_tests_imports_a_test_module():
+    """What tests share lives in tests/builders.py (the unit tests' builders) and tests/e2e/harness.py
+    (the end-to-end harness): a test module is no library, so one edit to it breaks no other file."""
+    offenders = {}
+    for path in python_files_under_tests():
+        relative = path.relative_to(ROOT)
+        found = imported_test_modules(path.read_text(encoding="utf-8"), ".".join(relative.parent.parts))
+        if found:
+            offenders[relative.as_posix()] = sorted(found)
+    assert offenders == {}
+
+
+def test_an_import_of_a_test_module_is_found():
+    text = (
+        "import tests.e2e.test_a\n"
+        "from tests.e2e.test_b import x, y\n"
+        "from tests.unit import test_c, gfm\n"
+        "from .test_d import z\n"
+        "from . import test_e\n"
+        "from tests.builders import gate\n"
+        "import tests.conftest\n"
+        "def f():\n"
+        "    from tests.e2e.test_f import run\n"
+    )
+    assert imported_test_modules(text, "tests.unit") == {
+        "tests.e2e.test_a",
+        "tests.e2e.test_b",
+        "tests.unit.test_c",
+        "tests.unit.test_d",
+        "tests.unit.test_e",
+        "tests.e2e.test_f",
+    }
+
+
+# --------------------------------------------------------------------------- module sizes
+
+LONG_BY_DESIGN = {"toolselect/options.py", "toolselect/config.py"}  # CONTRIBUTING.md says why
+MAX_LINES = 520  # "about 500": a module that grows past it splits by concept
+
+
+def test_no_module_outgrows_one_sitting():
+    src = ROOT / "src"
+    sizes = {
+        path.relative_to(src).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(src.rglob("*.py"))
+    }
+    assert set(sizes) >= LONG_BY_DESIGN
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES and name not in LONG_BY_DESIGN} == {}

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from rich.console import Console
 
-from tests.unit.test_render import report
+from tests.builders import markup_report
 from toolselect.gate import Gate, Verdict
 from toolselect.outcome import Comparison, Outcome, compare_saved, evaluate
 from toolselect.render.comment import render_comment
@@ -62,7 +62,7 @@ def junit_says(xml: str) -> tuple[bool, list[str]]:
 
 
 def lenient() -> Comparison:
-    return Comparison(report())  # built under min_accuracy 1: failed as built
+    return Comparison(markup_report())  # built under min_accuracy 1: failed as built
 
 
 OUTCOMES = {
@@ -71,9 +71,9 @@ OUTCOMES = {
         lenient(), Gate.from_values({"min_accuracy": 0.5, "min_tool_recall": {"other": 1.0}})
     ),
     "a saved pair under the options given": lambda: compare_saved(
-        report(), report(), {"min_accuracy": 0.0, "max_drop": 0}, base_label="main"
+        markup_report(), markup_report(), {"min_accuracy": 0.0, "max_drop": 0}, base_label="main"
     ),
-    "a saved head alone": lambda: compare_saved(None, report(), {"min_accuracy": 0.4}, base_label="main"),
+    "a saved head alone": lambda: compare_saved(None, markup_report(), {"min_accuracy": 0.4}, base_label="main"),
 }
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.unit.test_diff import gate, report
+from tests.builders import gate, weather_report
 from toolselect.errors import ConfigError
 from toolselect.outcome import Comparison, compare_saved, evaluate, exit_code
 from toolselect.outputs import Targets, write_outputs
@@ -16,7 +16,7 @@ WORSE = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead"
 
 
 def test_exit_codes():
-    base, head = report(GOOD), report(WORSE)
+    base, head = weather_report(GOOD), weather_report(WORSE)
     assert exit_code(compare_saved(base, head, {"max_drop": 30}, base_label="b")) == 0
     failed = compare_saved(base, head, {"max_drop": 5}, base_label="b")
     assert exit_code(failed) == 1 and not failed.verdict.passed
@@ -28,34 +28,38 @@ def test_exit_codes():
 def test_a_base_whose_run_failed_is_no_comparison_and_no_pass():
     """The base's own run failed: nothing was compared, so the run is no measurement (exit 3) — not
     a pass on the head alone — unless base_failure is "pass", which lets the head's gate decide."""
-    base = report(GOOD)
+    base = weather_report(GOOD)
     broken = base.model_copy(update={"gate": base.gate.model_copy(update={"stopped": "the server crashed"})})
-    outcome = compare_saved(broken, report(WORSE), {"max_drop": 0}, base_label="b")
+    outcome = compare_saved(broken, weather_report(WORSE), {"max_drop": 0}, base_label="b")
     assert outcome.diff is None and outcome.base_note is None and not outcome.verdict.passed
     assert outcome.verdict.reasons[0] == (
         "the comparison was not run: the base could not be evaluated: the base run failed (the server crashed)"
     )
     assert exit_code(outcome) == 3
-    accepted = compare_saved(broken, report(WORSE), {"max_drop": 0, "base_failure": "pass"}, base_label="b")
+    accepted = compare_saved(broken, weather_report(WORSE), {"max_drop": 0, "base_failure": "pass"}, base_label="b")
     assert accepted.verdict.passed and exit_code(accepted) == 0
     assert "(base-failure: pass: the head's own gate decides)" in accepted.verdict.notes[0]
-    a_config_missing = compare_saved(None, report(WORSE), {"max_drop": 0}, base_label="b", base_note="no baseline: x")
+    a_config_missing = compare_saved(
+        None, weather_report(WORSE), {"max_drop": 0}, base_label="b", base_note="no baseline: x"
+    )
     assert a_config_missing.verdict.passed and exit_code(a_config_missing) == 0
 
 
 def test_a_base_of_another_model_is_no_baseline_for_the_poster_and_an_error_for_diff():
-    base = report(GOOD)
+    base = weather_report(GOOD)
     other = base.model_copy(update={"run": base.run.model_copy(update={"model": "another-model"})})
-    outcome = compare_saved(other, report(WORSE), {"max_drop": 0}, base_label="the PR run's base", enforced=False)
+    outcome = compare_saved(
+        other, weather_report(WORSE), {"max_drop": 0}, base_label="the PR run's base", enforced=False
+    )
     assert outcome.diff is None and outcome.verdict.passed
     assert outcome.base_note is not None
     assert outcome.base_note.startswith("no baseline: the base report can't be compared: different model")
     with pytest.raises(ConfigError, match=r"base\.json and the head can't be compared: different model"):
-        compare_saved(other, report(WORSE), {}, base_label="base.json", refuse_incomparable=True)
+        compare_saved(other, weather_report(WORSE), {}, base_label="base.json", refuse_incomparable=True)
 
 
 def test_write_outputs_writes_every_named_file(tmp_path):
-    outcome = compare_saved(report(GOOD), report(WORSE), {"max_drop": 5}, base_label="origin/main")
+    outcome = compare_saved(weather_report(GOOD), weather_report(WORSE), {"max_drop": 5}, base_label="origin/main")
     targets = Targets(
         json=tmp_path / "r.json",
         markdown=tmp_path / "c.md",

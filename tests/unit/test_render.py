@@ -8,34 +8,14 @@ import xml.etree.ElementTree as ET
 import pytest
 from rich.console import Console
 
-from tests.conftest import run_record
+from tests.builders import SEARCH_SURFACE, markup_report
 from tests.unit.gfm import BIDI, html, live
 from toolselect.config import default_settings
-from toolselect.gate import Gate
-from toolselect.golden import Case, Source
 from toolselect.outcome import Comparison, evaluate
-from toolselect.pick import Pick
 from toolselect.render.console import ConsoleView
 from toolselect.render.escape import code, esc, fence
 from toolselect.render.junit import render_junit
 from toolselect.render.markdown import render_markdown
-from toolselect.report.build import build_report
-from toolselect.scoring import score_sample
-from toolselect.surface import build_surface
-
-OBJ = {"type": "object", "properties": {"q": {"type": "string"}}}
-SURFACE = build_surface([{"name": "search|web", "inputSchema": OBJ}, {"name": "other", "inputSchema": OBJ}], "t")
-RUN = run_record("command")
-
-
-def report():
-    cases = [
-        Case("ping @octocat <!-- toolselect:x -->", "p1", "search|web", {}, Source("g.yaml", 3)),
-        Case("secret holdout", "the holdout prompt", "other", {}, Source("g.yaml", 9), split="holdout"),
-    ]
-    picks = [Pick("other", {"q": "<b>|x|</b>"}), Pick("search|web", {})]
-    results = [score_sample(c, p, SURFACE, 0) for c, p in zip(cases, picks, strict=False)]
-    return build_report(cases, results, SURFACE, RUN, Gate.from_values({"min_accuracy": 1, "max_error_rate": 0}))
 
 
 def test_escape_defangs_mentions_html_pipes_and_markers():
@@ -72,7 +52,7 @@ def test_escape_leaves_no_autolink_mention_or_issue_reference():
 
 
 def test_markdown_report_is_safe_and_hides_holdout_names():
-    md = render_markdown(evaluate(Comparison(report())))
+    md = render_markdown(evaluate(Comparison(markup_report())))
     assert md.startswith("## ❌ toolselect failed: accuracy 0.0% (0/2), min 100%")
     assert "<!-- toolselect" not in md and "@octocat" not in md
     assert "secret holdout" not in md and "the holdout prompt" not in md
@@ -83,7 +63,7 @@ def test_markdown_report_is_safe_and_hides_holdout_names():
 
 
 def test_junit_fails_each_missed_case():
-    root = ET.fromstring(render_junit(evaluate(Comparison(report()))))
+    root = ET.fromstring(render_junit(evaluate(Comparison(markup_report()))))
     suite = root.find("testsuite")
     failures = [tc.get("name") for tc in suite.iter("testcase") if tc.find("failure") is not None]
     assert failures == ["ping @octocat <!-- toolselect:x -->", "secret holdout", "gate"]
@@ -95,10 +75,10 @@ def test_console_shows_a_progress_bar_on_a_terminal():
     buffer = io.StringIO()
     view = ConsoleView(console=Console(file=buffer, force_terminal=True, width=120))
     s = default_settings("bm25")
-    view.start(s, SURFACE, [], 3)
+    view.start(s, SEARCH_SURFACE, [], 3)
     for _ in range(3):
         view.advance(None, None)
-    view.finish_outcome(evaluate(Comparison(report())))
+    view.finish_outcome(evaluate(Comparison(markup_report())))
     out = buffer.getvalue()
     assert "asking" in out and "3/3" in out
     assert out.count("FAILED") == 1 and "Confusion matrix" in out
@@ -117,7 +97,7 @@ def test_inline_code_cannot_be_broken_out_of():
 def test_holdout_rows_show_the_tool_but_not_its_arguments():
     from toolselect.render.common import case_row
 
-    rep = report()
+    rep = markup_report()
     holdout = next(c for c in rep.cases if c.split == "holdout")
     holdout.samples[0].picked_args = {"q": "the holdout prompt, quoted"}
     row = case_row(holdout)

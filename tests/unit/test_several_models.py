@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from tests.unit.test_config import settings
-from tests.unit.test_diff import report
+from tests.builders import settings, weather_report
 from toolselect.config import Overrides
 from toolselect.errors import ConfigError
 from toolselect.options import option, pair_models, read_flags, read_inputs
@@ -133,7 +132,7 @@ WORSE = {"rain tomorrow": "get_weather", "wind now": "get_weather", "week ahead"
 
 
 def labelled(picks, label):
-    r = report(picks)
+    r = weather_report(picks)
     return r.model_copy(update={"run": r.run.model_copy(update={"label": label, "model": label})})
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.unit.test_diff import OBJ
+from tests.builders import OBJ
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.scoring import score_sample

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import mutate
 from tests.conftest import run_record
 from tests.unit.gfm import live
 from toolselect.errors import ConfigError
@@ -144,14 +145,6 @@ def test_the_json_format_is_unchanged(tmp_path):
         "SEL-WRONG": 1,
         "PASS": 1,
     }
-
-
-def mutate(data: dict, path: tuple, value) -> dict:
-    node = data
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return data
 
 
 @pytest.mark.parametrize(
