@@ -185,7 +185,7 @@ def bench_locate(n_files: int) -> tuple[float, float, int, int]:
     import difflib
     import random
 
-    from toolselect.sourcelines import FilePatch, locate, parse_patch, text_changes, text_words
+    from toolselect.sourcelines import FilePatch, lines_changed, parse_patch, text_changes, text_words
 
     rng = random.Random(7)
     vocab = [f"w{i}" for i in range(400)] + [
@@ -228,7 +228,7 @@ def bench_locate(n_files: int) -> tuple[float, float, int, int]:
                 text_words(line.text)
     ideal = time.perf_counter() - start
     start = time.perf_counter()
-    found = locate(changes, files)
+    found = lines_changed(changes, files)
     took = time.perf_counter() - start
     return took, ideal, len(found), len(changes)
 
@@ -513,7 +513,11 @@ def main() -> None:
     imports = (
         best_of(
             3,
-            [sys.executable, "-c", "import toolselect.pipeline, toolselect.providers.openai, openai, mcp.client.stdio"],
+            [
+                sys.executable,
+                "-c",
+                "import toolselect.pipeline.eval, toolselect.providers.openai, openai, mcp.client.stdio",
+            ],
         )
         - bare
     )

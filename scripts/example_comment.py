@@ -86,11 +86,12 @@ def inline_comment(base_json: Path, head_json: Path, patch: str) -> str:
     from toolselect.impact import tool_impacts
     from toolselect.render.review import Mark, finding_key, inline_body
     from toolselect.report.files import read_report
-    from toolselect.sourcelines import FilePatch, locate
+    from toolselect.sourcelines import FilePatch, lines_changed
 
     base, head = read_report(base_json), read_report(head_json)
     [impact] = tool_impacts(diff_reports(base, head), base, head)
-    where = locate({impact.tool: impact.changes}, [FilePatch("server.py", patch[patch.index("@@") :])])[impact.tool]
+    patches = [FilePatch("server.py", patch[patch.index("@@") :])]
+    where = lines_changed({impact.tool: impact.changes}, patches)[impact.tool]
     body = inline_body(impact, where, Mark("default", impact.tool, finding_key(impact, where)), "#the-comment")
     lines = f"line {where.line}" if where.start_line == where.line else f"lines {where.start_line}–{where.line}"
     return f"On `{where.path}`, {lines}:\n\n{body}"
