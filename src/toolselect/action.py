@@ -101,11 +101,15 @@ def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
             title="toolselect: invalid input",
         )
         return EXIT_USAGE
+    # what this run may write as root, given back to the workspace's owner however it ends (normally,
+    # with an error, or stopped by a signal): the report folder, .git (the base's fetch and worktree),
+    # and, once the settings name them, the answer cache and the JUnit file
+    owned = [workspace / REPORT_DIR, workspace / ".git"]
     try:
         event = read_event(env)
         if event.name == "workflow_run" and inputs.get("from_artifact"):
             return post_artifact(inputs, decide(event, inputs, None, env), env, wf, workspace)
-        return evaluate_event(inputs, event, env, wf, workspace, workdir)
+        return evaluate_event(inputs, event, env, wf, workspace, workdir, owned)
     except ToolselectError as exc:
         title = (
             "toolselect: configuration error" if exc.exit_code == EXIT_USAGE else "toolselect: infrastructure failure"
@@ -113,6 +117,8 @@ def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
         wf.annotate("error", str(exc), title=title)
         wf.write_summary(f"### ❌ toolselect could not run\n\n{fence(str(exc))}\n")  # the server's words can't end it
         return exc.exit_code
+    finally:
+        chown_like(owned, workspace)
 
 
 def overrides(inputs: Mapping[str, Any]) -> Overrides:
@@ -234,8 +240,16 @@ FILE_COMMANDS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "
 
 
 def evaluate_event(
-    inputs: Mapping[str, Any], event: Event, env: dict[str, str], wf: Workflow, workspace: Path, workdir: Path
+    inputs: Mapping[str, Any],
+    event: Event,
+    env: dict[str, str],
+    wf: Workflow,
+    workspace: Path,
+    workdir: Path,
+    owned: list[Path],
 ) -> int:
+    """The run an event asks for, to its exit code; `owned` gets every path it will write as root
+    (the caller gives them back to the workspace's owner, whatever happens here)."""
     from .cache import prune_after_run
     from .render.console import ConsoleView
 
@@ -259,6 +273,8 @@ def evaluate_event(
     if plan.cache_only:
         over = replace(over, cache_mode="only")
     settings = resolve_settings(loaded, over, env, workdir)
+    junit = workdir / inputs["junit"] if inputs.get("junit") else None
+    owned += [settings.cache_dir, *([junit] if junit else [])]
     keys_fit(settings, inputs, f"{place}{source}" if source else "the default")
     check_folders(settings.cache_dir, workspace / REPORT_DIR, workspace)
     for warning in plan.warnings:
@@ -309,7 +325,6 @@ def evaluate_event(
             outcome = stressed
 
     out_dir = workspace / REPORT_DIR
-    junit = workdir / inputs["junit"] if inputs.get("junit") else None
     sweep(env)  # none of the PR's programs runs now: nothing can put a link in the folder it gets
     fresh_folder(out_dir)  # only what this run writes, never a link the PR committed or planted
     written = write_outputs(outcome, _targets(inputs, env, out_dir, junit))
@@ -340,8 +355,6 @@ def evaluate_event(
     for notice in plan.notices:
         wf.annotate("notice", notice, title="toolselect")
     wf.set_outputs(step_outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
-    # the base commit's fetch and worktree write to .git (the PR's programs write as its owner already)
-    chown_like([out_dir, *([junit] if junit else []), settings.cache_dir, workspace / ".git"], workspace)
 
     code = exit_code(outcome)
     if code == EXIT_PASSED and not outcome.verdict.passed:
@@ -452,7 +465,6 @@ def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workfl
     exported = export_entries(settings.cache_dir, keys, out_dir / "cache")
     asked = sum(m.head.counts.samples for m in outcome.models)
     print(f"shard {settings.shard}: {asked} samples; its part and {exported} answers are in {REPORT_DIR}/")
-    chown_like([out_dir, settings.cache_dir, workspace / ".git"], workspace)
     wf.set_outputs({"report": f"{REPORT_DIR}/{PART}", "cache-dirty": "true" if exported else "false"})
     # only a run that stopped fails a shard: the share of provider errors is the merge's to judge, on the whole
     failed = next((r.gate.stopped for m in outcome.models for r in (m.head, m.base) if r and r.gate.stopped), None)

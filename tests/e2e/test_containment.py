@@ -706,3 +706,24 @@ def test_the_bases_programs_work_in_their_own_checkout(world):
         base = run.report("base.json")
         assert {s["outcome"] for c in base["cases"] for s in c["samples"]} <= {"PASS", "SEL-WRONG"}, base["cases"]
         assert (repo.path / "picks.log").read_text().count("x") == 2  # the head's two picks
+
+
+@pytest.mark.parametrize("checkout", ["full", "shallow"])
+def test_nothing_is_left_root_owned_when_the_run_fails(world, checkout):
+    """The runner's user must be able to delete its checkout after any exit: what toolselect wrote
+    as root (the base's worktree bookkeeping, and with fetch-depth: 1 the base's fetch, in .git) is
+    given back on an exit 3 — a head whose server can't start — too, not only at a normal end."""
+    config = "server:\n  command: [no-such-mcp-server]\nevals:\n  golden: golden.jsonl\n"
+    with job() as j:
+        repo = commit(j.root, {"toolselect.yaml": config, "golden.jsonl": GOLDEN}, {"README.md": "head\n"})
+        if checkout == "shallow":  # actions/checkout's fetch-depth: 1: the base is fetched from origin
+            origin = j.root / "origin.git"
+            git("clone", "-q", "--bare", str(repo.path), str(origin), cwd=j.root)
+            shutil.rmtree(repo.path)
+            git("clone", "-q", "--depth", "1", f"file://{origin}", str(repo.path), cwd=j.root)
+            j.give(origin)
+        run = run_in_container(world, j, repo, inputs={"provider": "bm25"})
+        assert run.code == 3, run.stdout + run.stderr
+        assert "no-such-mcp-server not found" in run.stdout
+        left = [p for p in (repo.path, *repo.path.rglob("*")) if p.lstat().st_uid == 0]
+        assert left == [], left[:10]
