@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -24,19 +24,17 @@ from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
 from .contain import ACTION, PR_HOME, hold, owner_of_checkout, sweep
 from .errors import (
-    EXIT_INFRA,
     EXIT_INTERRUPTED,
     EXIT_PASSED,
     EXIT_USAGE,
     ConfigError,
-    InfraError,
     Refused,
     ToolselectError,
     where,
 )
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like, run_url
-from .merging import Part
+from .matrix import matrix, parts, shard_job
 from .nofollow import fresh_folder, write_text
 from .options import BY_KEY, OPTIONS, read_inputs
 from .outcome import Outcome, evaluate, exit_code, with_stress
@@ -49,7 +47,6 @@ from .policy import Event, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
 from .publish import post, post_artifact, review_lines
 from .render.escape import fence
-from .report.files import read_reports
 from .runtime import run_async
 from .urls import public_url
 
@@ -267,7 +264,7 @@ def evaluate_event(
     provider, source, place = resolve_value(BY_KEY["provider"], loaded, over, env)
     over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
     plan = decide(event, inputs, _plan_provider(loaded, inputs, provider, env), env)
-    shard, merging = _matrix(inputs)
+    shard, merging = matrix(inputs)
     if shard:
         over = replace(over, values={**over.values, "shard": shard})
     if plan.cache_only:
@@ -293,7 +290,7 @@ def evaluate_event(
         with wf.group(title if merging is None else "toolselect: merging the shards' parts"):
             hooks = replace(view.hooks(), on_secret=wf.mask)
             if merging is not None:
-                heads, bases = _parts(workspace / merging, settings.cache_dir, wf, settings.labels)
+                heads, bases = parts(workspace / merging, settings.cache_dir, wf, settings.labels)
                 if not bases:
                     against = None
                 run = run_async(run_merge(loaded, settings, env, heads, bases, hooks, against=against), view.stop)
@@ -310,7 +307,7 @@ def evaluate_event(
             )
             view.finish_outcome(outcome)
         if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
-            return _shard_job(outcome, settings, workspace, wf)
+            return shard_job(outcome, settings, workspace, wf)
         if outcome.base_note and plan.base_ref:
             wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
         if outcome.base_failure is not None:
@@ -434,71 +431,6 @@ def _plan_provider(
         None,
     )
     return missing or providers[0]
-
-
-def _matrix(inputs: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """(the shard as I/N, the merge job's parts folder), from the shard, shards and merge inputs."""
-    index, count, merging = inputs.get("matrix_shard"), inputs.get("shards"), inputs.get("merge")
-    if (index is None) != (count is None):
-        raise ConfigError(
-            "a matrix job needs both inputs shard and shards, e.g. shard: ${{ matrix.shard }} and shards: 4"
-        )
-    if index is not None and count is not None and index > count:
-        raise ConfigError(f"input shard is {index}, more than shards ({count})")
-    if index is not None and merging:
-        raise ConfigError("a job is a shard (shard, shards) or the merge (merge), not both")
-    return (f"{index}/{count}" if index is not None else None), merging
-
-
-PART, BASE_PART = "part.json", "part.base.json"
-
-
-def _shard_job(outcome: Outcome, settings: Settings, workspace: Path, wf: Workflow) -> int:
-    """A shard's job: its part (and the base's) and every answer it used, in toolselect-report/ for
-    the workflow to upload; no comment, no verdict (a slice can't be judged). 3 when its run failed."""
-    from .cache import AnswerCache, export_entries
-
-    out_dir = workspace / REPORT_DIR
-    fresh_folder(out_dir)  # the PR's programs were stopped after the picks: only what this job writes
-    write_outputs(outcome, Targets(json=out_dir / PART, base_json=out_dir / BASE_PART))
-    keys = AnswerCache(settings.cache_dir).manifest_keys() or set()
-    exported = export_entries(settings.cache_dir, keys, out_dir / "cache")
-    asked = sum(m.head.counts.samples for m in outcome.models)
-    print(f"shard {settings.shard}: {asked} samples; its part and {exported} answers are in {REPORT_DIR}/")
-    wf.set_outputs({"report": f"{REPORT_DIR}/{PART}", "cache-dirty": "true" if exported else "false"})
-    # only a run that stopped fails a shard: the share of provider errors is the merge's to judge, on the whole
-    failed = next((r.gate.stopped for m in outcome.models for r in (m.head, m.base) if r and r.gate.stopped), None)
-    if failed:
-        wf.annotate("error", f"shard {settings.shard}: the run failed: {failed}", title="toolselect")
-        return EXIT_INFRA
-    if any(m.no_measurement for m in outcome.models) and outcome.base_failure is not None:
-        # no base part: the merge would judge the head alone, so the comparison's failure is said here
-        wf.annotate("error", f"shard {settings.shard}: {outcome.base_failure.line}", title="toolselect: no comparison")
-        return EXIT_INFRA
-    return EXIT_PASSED
-
-
-def _parts(folder: Path, cache_dir: Path, wf: Workflow, labels: Sequence[str]) -> tuple[list[Part], list[Part]]:
-    """The merge job's inputs: every shard's part (head and base) under `folder` (the downloaded
-    artifacts), and their answers merged into the run's cache."""
-    from .cache import merge_caches
-
-    if not folder.is_dir():
-        raise InfraError(f"{folder}: no shard artifacts were downloaded here (the merge input)")
-    caches = sorted(p for p in folder.rglob("cache") if p.is_dir() and not p.is_symlink())
-    merged = merge_caches(caches, cache_dir)
-    print(f"merged {merged.copied} answers from {len(caches)} shards into the answer cache ({merged.present} there)")
-
-    def read(name: str) -> list[Part]:
-        return [Part(str(p.relative_to(folder)), read_reports(p)) for p in sorted(folder.rglob(name))]
-
-    heads, bases = read(PART), read(BASE_PART)
-    for part in (*heads, *bases):
-        if part.reports[0].part is None:
-            raise ConfigError(f"{part.where}: a whole report, not a shard's part")
-    if not heads:
-        raise InfraError(f"{folder}: no shard's {PART}: every shard job failed, or none was downloaded")
-    return heads, bases
 
 
 def _targets(inputs: Mapping[str, Any], env: Mapping[str, str], out_dir: Path, junit: Path | None) -> Targets:
