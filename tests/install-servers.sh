@@ -8,7 +8,9 @@
 #                        setup installs it into the server's own environment (uv, offline);
 #   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
 #                        the HTML report's tests drive through Python's playwright (playwright's
-#                        own browser download is not used).
+#                        own browser download is not used);
+#   dockerd, debootstrap Debian's docker.io and debootstrap: the container tests (tests/container/)
+#                        build the Action's image on a stand-in base and run it as GitHub does.
 # Idempotent: a second run checks and returns.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,8 +30,12 @@ fi
 if ! ls "$here/.wheels"/mcp_server_time-*.whl >/dev/null 2>&1; then
     python -m pip download --quiet --dest "$here/.wheels" -r "$here/servers-requirements.txt"
 fi
-if [ ! -x /usr/bin/chromium ]; then
-    as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+[ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 fi

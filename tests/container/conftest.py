@@ -1,0 +1,91 @@
+"""The container suite: the Action's image built from the repository's Dockerfile and run as GitHub
+runs a container step (`docker run` as root, the checkout owned by the runner's user and mounted at
+/github/workspace, the file commands and HOME mounted beside it, INPUT_* with dashes).
+
+Docker Hub can't be reached here, so the image is built on a local stand-in for its base
+(stand-in-base.sh, cached in TOOLSELECT_CONTAINER_CACHE, default /var/cache/toolselect-ci); Docker
+keeps the image's layers between runs. A daemon that isn't running is started (as root: dockerd
+without a bridge, so builds and runs use the host's network) and stopped again at the end. Where
+none can run the suite is skipped with the reason — unless TOOLSELECT_CONTAINER_TESTS=required
+(.ci/run sets it), when that is a failure."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CACHE = Path(os.environ.get("TOOLSELECT_CONTAINER_CACHE", "/var/cache/toolselect-ci"))
+BASE = "toolselect-stand-in-base:bookworm"
+IMAGE = "toolselect-under-test:latest"
+
+
+def _unavailable(why: str) -> None:
+    if os.environ.get("TOOLSELECT_CONTAINER_TESTS") == "required":
+        pytest.fail(f"the container tests are required here, but {why}")
+    pytest.skip(f"no Docker engine: {why}")
+
+
+def _docker_answers() -> bool:
+    return subprocess.run(["docker", "info"], capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.fixture(scope="session")
+def docker_engine() -> Iterator[None]:
+    """A Docker daemon to talk to: the one running, or one started here (and stopped at the end)."""
+    if shutil.which("docker") is None:
+        _unavailable("docker is not installed (tests/install-servers.sh installs Debian's docker.io)")
+    if _docker_answers():
+        yield
+        return
+    if os.geteuid() != 0 or shutil.which("dockerd") is None:
+        _unavailable("no daemon is running, and starting one needs root and dockerd")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    log = (CACHE / "dockerd.log").open("ab")
+    daemon = subprocess.Popen(
+        ["dockerd", "--storage-driver=overlay2", "--iptables=false", "--ip6tables=false", "--bridge=none"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _docker_answers():
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                _unavailable(f"dockerd did not start (see {CACHE / 'dockerd.log'})")
+            time.sleep(0.5)
+        yield
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def image(docker_engine: None) -> str:
+    """The image built from this checkout's Dockerfile, on the stand-in base."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time on this machine
+        if subprocess.run(["docker", "image", "inspect", BASE], capture_output=True).returncode != 0:
+            subprocess.run(
+                ["bash", str(Path(__file__).with_name("stand-in-base.sh")), BASE, str(CACHE)], check=True, timeout=900
+            )
+        build = subprocess.run(
+            ["docker", "build", "--network", "host", "--build-arg", f"BASE={BASE}", "--tag", IMAGE, str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+    return IMAGE

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A local stand-in for the Dockerfile's base (python:3.11-slim-bookworm), where Docker Hub can't be
+# reached: Debian bookworm (debootstrap --variant=minbase) with the runtime libraries the official
+# slim image carries, and this machine's CPython 3.11 in /usr/local as the official image has it
+# (pip from its ensurepip, nothing else in site-packages). The machine's extra CA certificates come
+# along (the system bundle, and pip's `cert`), so the build's downloads verify as they do here.
+#   usage: stand-in-base.sh TAG CACHE_DIR     (the rootfs is kept in CACHE_DIR between runs)
+set -euo pipefail
+tag=$1
+cache=$2
+rootfs="$cache/rootfs"
+python_prefix="$(python3.11 -c 'import sys; print(sys.base_prefix)')"
+version="$(python3.11 -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
+if [ ! -x "$rootfs/usr/local/bin/python3" ]; then
+    rm -rf "$rootfs"
+    mkdir -p "$cache"
+    debootstrap --variant=minbase \
+        --include=ca-certificates,libssl3,libffi8,libsqlite3-0,libbz2-1.0,liblzma5,zlib1g,libncursesw6,libreadline8,libuuid1,libgdbm6,libexpat1,tzdata,netbase \
+        bookworm "$rootfs" http://deb.debian.org/debian >"$cache/debootstrap.log"
+    mkdir -p "$rootfs/usr/local/lib" "$rootfs/usr/local/bin" "$rootfs/usr/local/include"
+    cp -a "$python_prefix"/lib/libpython3* "$rootfs/usr/local/lib/"
+    cp -a "$python_prefix/include/." "$rootfs/usr/local/include/"
+    tar -C "$python_prefix/lib" -c --exclude="python$version/site-packages/*" --exclude='__pycache__' \
+        --exclude="python$version/test" "python$version" | tar -x -C "$rootfs/usr/local/lib"
+    cp -a "$python_prefix/bin/python$version" "$rootfs/usr/local/bin/"
+    ln -sf "python$version" "$rootfs/usr/local/bin/python3"
+    ln -sf "python$version" "$rootfs/usr/local/bin/python"
+    chroot "$rootfs" ldconfig
+    chroot "$rootfs" "/usr/local/bin/python$version" -m ensurepip --default-pip >/dev/null 2>&1
+fi
+cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/ca-certificates.crt"
+printf '[global]\ncert = /etc/ssl/certs/ca-certificates.crt\n' >"$rootfs/etc/pip.conf"
+tar -C "$rootfs" -c . | docker import \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    --change 'ENV LANG=C.UTF-8' --change 'CMD ["python3"]' - "$tag" >/dev/null
