@@ -20,22 +20,31 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
-    """Every module a file imports, relative imports resolved (function-level imports included)."""
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+def import_statements(text: str, package: str) -> list[tuple[str, list[str]]]:
+    """Each import of a file of `package` as (module, names taken from it), relative imports
+    resolved, function-level imports included: `import a.b` is ("a.b", []), `from .c import d`
+    ("package.c", ["d"])."""
+    found: list[tuple[str, list[str]]] = []
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
+            found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join([*anchor, base]) if base else ".".join(anchor)
-            found.add(base)
-            found |= {f"{base}.{alias.name}" for alias in node.names}
+            found.append((base, [alias.name for alias in node.names]))
+    return found
+
+
+def imports(path: Path) -> set[str]:
+    """Every module a file imports (and every name it takes from one, which may be a module too)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for base, names in import_statements(path.read_text(encoding="utf-8"), package):
+        found |= {base, *(f"{base}.{n}" for n in names)}
     return found
 
 
@@ -152,19 +161,9 @@ def imported_test_modules(text: str, package: str) -> set[str]:
     """The test modules (tests.….test_*) a file of `package` imports: at its top or in a function,
     with `import`, `from … import` or a relative import, `from tests.unit import test_x` too."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join([*anchor, base]) if base else ".".join(anchor)
-            names = [base] if is_test_module(base) else [f"{base}.{alias.name}" for alias in node.names]
-        else:
-            continue
-        found |= {name for name in names if is_test_module(name)}
+    for base, names in import_statements(text, package):
+        taken = [base] if is_test_module(base) or not names else [f"{base}.{n}" for n in names]
+        found |= {name for name in taken if is_test_module(name)}
     return found
 
 
