@@ -33,7 +33,7 @@ fi
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
-[ -x /usr/sbin/dockerd ] || missing+=(docker.io)
+command -v dockerd >/dev/null || [ -x /usr/sbin/dockerd ] || missing+=(docker.io)  # a runner's docker-ce counts
 [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 if [ "${#missing[@]}" -gt 0 ]; then
     as_root apt-get update

@@ -7,7 +7,10 @@ Docker Hub can't be reached here, so the image is built on a local stand-in for 
 keeps the image's layers between runs. A daemon that isn't running is started (as root: dockerd
 without a bridge, so builds and runs use the host's network) and stopped again at the end. Where
 none can run the suite is skipped with the reason — unless TOOLSELECT_CONTAINER_TESTS=required
-(.ci/run sets it), when that is a failure."""
+(.ci/run sets it), when that is a failure.
+
+TOOLSELECT_IMAGE_UNDER_TEST=<image> runs the scenarios on an image built elsewhere instead (the
+release workflow's, on the official base, before it is pushed)."""
 
 from __future__ import annotations
 
@@ -22,10 +25,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.container.step import BASE, IMAGE
 
 CACHE = Path(os.environ.get("TOOLSELECT_CONTAINER_CACHE", "/var/cache/toolselect-ci"))
-BASE = "toolselect-stand-in-base:bookworm"
-IMAGE = "toolselect-under-test:latest"
 
 
 def _unavailable(why: str) -> None:
@@ -73,7 +75,13 @@ def docker_engine() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def image(docker_engine: None) -> str:
-    """The image built from this checkout's Dockerfile, on the stand-in base."""
+    """The image built from this checkout's Dockerfile, on the stand-in base (or the one given)."""
+    if given := os.environ.get("TOOLSELECT_IMAGE_UNDER_TEST"):
+        found = subprocess.run(["docker", "image", "inspect", given], capture_output=True, text=True)
+        assert found.returncode == 0, (
+            f"TOOLSELECT_IMAGE_UNDER_TEST={given}: no such image here ({found.stderr.strip()})"
+        )
+        return given
     CACHE.mkdir(parents=True, exist_ok=True)
     with (CACHE / "build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one build at a time on this machine
