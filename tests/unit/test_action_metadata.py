@@ -145,17 +145,16 @@ def test_the_action_docs_document_every_input_and_output():
 
 
 def test_the_release_pins_the_image_by_tag_and_digest(tmp_path):
-    """The release workflow's pin step, run as written (a `docker` on PATH answers `inspect` with the
-    digest the registry gave the pushed image): action.yml then names tag and digest, and the
-    release tags reach the remote."""
+    """The release workflow's pin step, run as written (a `docker` on PATH answers `buildx imagetools
+    inspect` of the joined tag with the digest the registry gave its manifest list, as buildx prints
+    it): action.yml then names tag and digest, and the release tags reach the remote."""
     release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
     (step,) = [s for s in release["jobs"]["release"]["steps"] if s.get("name", "").startswith("Pin the image")]
     digest = "sha256:" + "ab12" * 16
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "docker").write_text(
-        f'#!/bin/sh\n[ "$1" = inspect ] && echo "ghcr.io/acme/tool-select-action@{digest}"\n'
-    )
+    asked = "buildx imagetools inspect ghcr.io/acme/tool-select-action:1.2.3 --format {{.Manifest.Digest}}"
+    (bin_dir / "docker").write_text(f'#!/bin/sh\n[ "$*" = "{asked}" ] || exit 1\necho "{digest}"\n')
     (bin_dir / "docker").chmod(0o755)
     remote, work = tmp_path / "remote.git", tmp_path / "work"
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
@@ -173,6 +172,26 @@ def test_the_release_pins_the_image_by_tag_and_digest(tmp_path):
     assert eval_step["uses"] == f"docker://ghcr.io/acme/tool-select-action:1.2.3@{digest}"
     tags = run("git", "tag", cwd=remote).stdout.decode().split()
     assert tags == ["v1", "v1.2.3"]
+
+
+def test_the_release_tests_each_architectures_image_before_it_is_pushed():
+    """amd64 and arm64 are each built natively and run through the container scenarios (on that very
+    image, the suite required) before their push; the pin waits for both."""
+    jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())["jobs"]
+    image = jobs["image"]
+    assert {(x["arch"], x["runner"]) for x in image["strategy"]["matrix"]["include"]} == {
+        ("amd64", "ubuntu-latest"),
+        ("arm64", "ubuntu-24.04-arm"),
+    }
+    runs = [s.get("run", "") for s in image["steps"]]
+    (build,) = [i for i, r in enumerate(runs) if "docker build" in r]
+    (scenarios,) = [i for i, r in enumerate(runs) if "tests/container" in r]
+    (push,) = [i for i, r in enumerate(runs) if "docker push" in r]
+    assert build < scenarios < push
+    assert "TOOLSELECT_CONTAINER_TESTS=required" in runs[scenarios]
+    assert '"TOOLSELECT_IMAGE_UNDER_TEST=toolselect-release:$ARCH"' in runs[scenarios]
+    assert 'docker build --tag "toolselect-release:$ARCH"' in runs[build]
+    assert jobs["release"]["needs"] == "image"
 
 
 def test_the_server_table_in_the_docs_has_every_key_with_its_default():
