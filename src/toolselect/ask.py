@@ -45,18 +45,26 @@ def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
 
 
 def plan(cases: Sequence[Case], repeat: int, tools: int = 0, shuffle: bool = False, seed: int = 0) -> tuple[Job, ...]:
-    """Every sample of every case; with `shuffle`, each sample sees the tools in its own seeded
-    order (the same seed, case and sample always give the same order)."""
-    jobs = []
-    for case in cases:
+    """Every sample of every case; with `shuffle`, sample k of every case sees the tools in the same
+    seeded order π_k (the same seed and k always give the same order): each case still meets `repeat`
+    orders, and every request of one sample index shares its prefix, so the prompt cache serves it."""
+    orders: list[tuple[int, ...] | None] = [None] * repeat
+    if shuffle and tools > 1:
         for i in range(repeat):
-            order = None
-            if shuffle and tools > 1:
-                indices = list(range(tools))
-                random.Random(f"{seed}:{case.name}:{i}").shuffle(indices)
-                order = tuple(indices)
-            jobs.append(Job(case, i, order))
-    return tuple(jobs)
+            indices = list(range(tools))
+            random.Random(f"{seed}:sample:{i}").shuffle(indices)
+            orders[i] = tuple(indices)
+    return tuple(Job(case, i, orders[i]) for case in cases for i in range(repeat))
+
+
+def warm_first(jobs: Sequence[Job]) -> list[int]:
+    """The order to ask `jobs` in (indices): the first job of each tool order, then the rest as planned —
+    the first request of a prefix writes the prompt cache the others read."""
+    first: dict[tuple[int, ...] | None, int] = {}
+    for i, job in enumerate(jobs):
+        first.setdefault(job.order, i)
+    chosen = set(first.values())
+    return list(first.values()) + [i for i in range(len(jobs)) if i not in chosen]
 
 
 async def ask_all(
@@ -68,14 +76,20 @@ async def ask_all(
     throttle: Throttle,
     on_done: Callable[[Job, Pick], None] | None = None,
     preset: Mapping[tuple[str, int], Pick] | None = None,
+    warm: bool = False,
 ) -> Asked:
     """Ask every job; `throttle.size` workers pull jobs in order, and the throttle bounds how many requests
     are in flight (its pacer, how fast they start). `preset`: picks already known by (case, sample),
-    not asked (a merge: the samples a shard recorded as provider errors)."""
+    not asked (a merge: the samples a shard recorded as provider errors). `warm`: warm, then fan out —
+    the first uncached request of each tool order goes alone and the others of that order wait for its
+    answer (a prompt-cache entry exists only once the first response is back: requests sent together
+    all miss it)."""
     tools = wire_tools(surface)
+    offered: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: tools}  # one tuple per order
     picks: list[Pick | None] = [None] * len(jobs)
-    pending = iter(enumerate(jobs))
+    pending = ((i, jobs[i]) for i in (warm_first(jobs) if warm else range(len(jobs))))
     fatal: list[InfraError] = []
+    warmed: dict[tuple[int, ...] | None, asyncio.Event] = {}
 
     async def one(request: Request) -> Pick:
         try:
@@ -89,9 +103,25 @@ async def ask_all(
             if throttle.pacer.stalled is not None and not fatal:  # its headers asked for a wait no request makes
                 fatal.append(throttle.pacer.stalled)
 
+    def request_of(job: Job) -> Request:
+        if job.order not in offered:
+            offered[job.order] = tuple(tools[i] for i in job.order or ())
+        return Request(prompt=job.case.prompt, system=system, tools=offered[job.order], sample=job.sample)
+
+    def gates(job: Job) -> tuple[asyncio.Event | None, asyncio.Event | None]:
+        """(the gate this job opens: the first uncached request of its order, the gate it waits at)."""
+        if not warm:
+            return None, None
+        key = provider.answer_key(request_of(job))
+        if key is not None and provider.has_answer(key):
+            return None, None  # answered from the answer cache: it warms nothing and waits for nothing
+        if job.order in warmed:
+            return None, warmed[job.order]
+        warmed[job.order] = asyncio.Event()
+        return warmed[job.order], None
+
     async def ask(job: Job) -> Pick:
-        offered = tools if job.order is None else tuple(tools[i] for i in job.order)
-        request = Request(prompt=job.case.prompt, system=system, tools=offered, sample=job.sample)
+        request = request_of(job)
         if job.case.script is not None:
             conversation = Conversation(surface, request, job.case.script)
             while (turn := conversation.next_request()) is not None:
@@ -110,8 +140,15 @@ async def ask_all(
             elif fatal:
                 pick = skipped(STOPPED)
             else:
-                async with throttle:
-                    pick = skipped(STOPPED) if fatal else await ask(job)
+                gate, wait = gates(job)
+                if wait is not None:
+                    await wait.wait()
+                try:
+                    async with throttle:
+                        pick = skipped(STOPPED) if fatal else await ask(job)
+                finally:
+                    if gate is not None:
+                        gate.set()  # answered or failed: the others go
             picks[index] = pick
             if on_done:
                 on_done(job, pick)

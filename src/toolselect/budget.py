@@ -15,6 +15,7 @@ from .ask import Job
 from .config import Settings
 from .converse import Conversation
 from .errors import ConfigError
+from .pick import Usage
 from .prices import cost_usd
 from .providers import Provider, Request, WireTool
 from .surface import Surface
@@ -37,13 +38,13 @@ class Budget:
     local: bool
 
 
+def prefix_tokens(tools: Sequence[WireTool], system: str | None) -> int:
+    """The tokens every request of one tool order shares (the tool list, then the system prompt)."""
+    return len(json.dumps([[t.name, t.description, t.input_schema] for t in tools]) + (system or "")) // 4
+
+
 def _tokens(request: Request) -> int:
-    text = (
-        json.dumps([[t.name, t.description, t.input_schema] for t in request.tools])
-        + request.prompt
-        + (request.system or "")
-    )
-    return len(text) // 4 + 20
+    return prefix_tokens(request.tools, request.system) + len(request.prompt) // 4 + 20
 
 
 def _replay(
@@ -113,7 +114,7 @@ def estimate(
         not_evaluated=not_evaluated if only and not local else 0,
         input_tokens=tokens if requests else 0,
         output_tokens=out,
-        cost_usd=cost_usd(settings.model, tokens, out, settings.price) if requests else 0.0,
+        cost_usd=cost_usd(settings.model, Usage(tokens, out), settings.price) if requests else 0.0,
         local=local,
     )
 

@@ -35,6 +35,8 @@ NOT_CACHED = "not in the answer cache (--cache-only)"
 class CachedUsage(Record):
     input_tokens: int | None = None
     output_tokens: int | None = None
+    prompt_cache_write_tokens: int = 0
+    prompt_cache_read_tokens: int = 0
 
 
 class CachedCall(Record):
@@ -222,8 +224,7 @@ class CachedProvider(Provider):
             if not answered.done():
                 answered.set_result(None)  # a failed request: whoever waited asks for itself
         if pick.usage:
-            self.spend.input_tokens += pick.usage.input_tokens or 0
-            self.spend.output_tokens += pick.usage.output_tokens or 0
+            self.spend.add(pick.usage)
         if key and pick.error is None and pick.skipped is None:
             self._keep(key, request, replace(pick, cached=False))
         return pick

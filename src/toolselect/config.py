@@ -108,6 +108,8 @@ class Price(Authored):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0)  # input read from the API's prompt cache (default: input's)
+    cache_write: float | None = Field(None, ge=0)  # input written to it (default: input's)
 
 
 GATE_KEYS = tuple(o.key for o in OPTIONS if o.group in ("gate", "compare") and o.config == "evals")
@@ -299,7 +301,7 @@ class Settings:
     max_tokens: int
     timeout_s: float | None
     max_retries: int
-    price: Mapping[str, float] | None
+    price: Mapping[str, float | None] | None
     judge: str | None
     stress: StressSettings
     repeat: int
@@ -318,6 +320,7 @@ class Settings:
     shard: Shard | None = None  # --shard I/N: this run evaluates only its slice of the units
     max_rpm: float | None = None  # per endpoint, by hand (gateways that announce no limit)
     max_tpm: float | None = None
+    prompt_cache: bool = True  # requests shaped for the API's prompt cache
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -803,6 +806,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         shard=parse_shard(values["shard"]) if values.get("shard") else None,
         max_rpm=values.get("max_rpm"),
         max_tpm=values.get("max_tpm"),
+        prompt_cache=values["prompt_cache"],
         **structure,
     )
 

@@ -82,9 +82,7 @@ class Conversation:
             text=self.final or "",
             calls=len(self.calls),
             latency_ms=sum(p.latency_ms or 0.0 for p in self.picks),
-            usage=Usage(sum(u.input_tokens or 0 for u in usages), sum(u.output_tokens or 0 for u in usages))
-            if usages
-            else None,
+            usage=sum(usages, Usage(0, 0)) if usages else None,
             stop_reason=self.picks[-1].stop_reason if self.picks else None,
             cached=bool(self.picks) and all(p.cached for p in self.picks),
             trace=trace,

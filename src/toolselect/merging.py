@@ -118,7 +118,16 @@ def put_back(merged: Report, parts: Sequence[Report]) -> Report:
             kept.append(s.model_copy(update={k: getattr(recorded, k) for k in BOOKKEEPING}) if recorded else s)
         cases.append(case.model_copy(update={"samples": kept}))
     runs = [p.run for p in parts]
-    counters = ("cache_hits", "api_calls", "cache_writes", "input_tokens", "output_tokens", "pool_shrinks")
+    counters = (
+        "cache_hits",
+        "api_calls",
+        "cache_writes",
+        "input_tokens",
+        "output_tokens",
+        "prompt_cache_write_tokens",
+        "prompt_cache_read_tokens",
+        "pool_shrinks",
+    )
     costs = [r.cost_usd for r in runs]
     run: RunOut = merged.run.model_copy(
         update={k: sum(getattr(r, k) for r in runs) for k in counters}

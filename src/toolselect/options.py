@@ -261,8 +261,14 @@ OPTIONS: tuple[Option, ...] = (
            shown_default="60 (API), 120 (command)"),
     Option("max_retries", "retries of a transient API failure (429, 5xx, 529, timeouts), by the SDK's own machinery",
            "int", "run", default=5, ge=0, metavar="N", input=None),
-    Option("price", "`{input: X, output: Y}` in USD per million tokens, for the cost estimate", "any", "run",
-           flag=None, input=None, shown_default="built-in table"),
+    Option("price",
+           "`{input: X, output: Y, cache_read: Z, cache_write: W}` in USD per million tokens, for the bill (cached "
+           "input without its own price costs what input costs)",
+           "any", "run", flag=None, input=None, shown_default="built-in table"),
+    Option("prompt_cache",
+           "requests share their tool list as a prefix the API's prompt cache can read (Anthropic: cache_control "
+           "breakpoints; OpenAI: identical prefixes, a prompt_cache_key); --no-prompt-cache to measure without",
+           "bool", "run", default=True, input=None),
     # how much to ask
     Option("repeat", "samples per case; a case's pass rate is the share of its samples that pass", "int", "run",
            default=1, ge=1, metavar="N"),

@@ -20,8 +20,27 @@ def _bounded(holder: Any) -> None:
 
 @dataclass(frozen=True)
 class Usage:
+    """What an answer cost in tokens, as the API counted them. `input_tokens` is the input neither
+    written to nor read from the API's prompt cache (Anthropic's `input_tokens`; OpenAI's prompt
+    tokens less their `cached_tokens`)."""
+
     input_tokens: int | None = None
     output_tokens: int | None = None
+    prompt_cache_write_tokens: int = 0  # Anthropic's cache_creation_input_tokens (OpenAI writes free)
+    prompt_cache_read_tokens: int = 0  # Anthropic's cache_read_input_tokens, OpenAI's cached_tokens
+
+    @property
+    def prompt_tokens(self) -> int:
+        """The whole input: the request's size, cached or not."""
+        return (self.input_tokens or 0) + self.prompt_cache_write_tokens + self.prompt_cache_read_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            (self.input_tokens or 0) + (other.input_tokens or 0),
+            (self.output_tokens or 0) + (other.output_tokens or 0),
+            self.prompt_cache_write_tokens + other.prompt_cache_write_tokens,
+            self.prompt_cache_read_tokens + other.prompt_cache_read_tokens,
+        )
 
 
 @dataclass(frozen=True)

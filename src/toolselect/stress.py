@@ -174,7 +174,7 @@ def curve(runs: Sequence[tuple[Composed, Sequence[Result]]], alpha: float = 0.05
         ci = cluster_bootstrap([k for k, _ in per_case.values()], [n for _, n in per_case.values()])
         answered = [r for r in results if r.outcome is not SampleOutcome.ERROR]  # an error is no answer, not "no call"
         no_call = sum(r.pick.tool is None for r in answered)
-        tokens = [r.pick.usage.input_tokens for r in results if r.pick.usage and r.pick.usage.input_tokens]
+        tokens = [r.pick.usage.prompt_tokens for r in results if r.pick.usage and r.pick.usage.prompt_tokens]
         estimated = not tokens
         if estimated:  # about four characters per token, as the budget estimates
             tokens = [_request_tokens(c.surface, r.case.prompt) for c, r in items]

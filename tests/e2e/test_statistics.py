@@ -36,11 +36,14 @@ CASES = {
     "first-b": ("Which tool first? b", "get_forecast"),
     "first-c": ("Which tool first? c", "search_web"),
 }
+# position-seeking cases, two per tool: whatever the shared seeded orders (sample k of every case sees
+# order π_k), each sample index has two of them right (the tool listed first) and ten wrong further down
+POSITIONAL = {f"first-{t['name']}-{j}": (f"Which tool first? {t['name']} {j}", t["name"]) for t in TOOLS for j in "ab"}
 
 
 def script() -> dict:
     answers: dict[str, Any] = {}
-    for name, (prompt, tool) in CASES.items():
+    for name, (prompt, tool) in {**CASES, **POSITIONAL}.items():
         if name.startswith("first"):
             answers[prompt] = {"first": True}  # favours whatever is listed first
         elif name == "boundary":  # right while get_forecast says "coming days", then always wrong
@@ -69,14 +72,14 @@ def git(*args, cwd):
     subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
 
 
-def make_repo(root, head_change, extra: str = ""):
+def make_repo(root, head_change, extra: str = "", cases=CASES):
     repo = root / "repo"
     repo.mkdir()
     (repo / "tools.json").write_text(json.dumps({"tools": TOOLS}))
     (repo / "golden.jsonl").write_text(
         "".join(
             json.dumps({"id": name, "question": prompt, "expected_tool": tool}) + "\n"
-            for name, (prompt, tool) in CASES.items()
+            for name, (prompt, tool) in cases.items()
         )
     )
     (repo / "toolselect.yaml").write_text(
@@ -98,9 +101,9 @@ def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
         tools[1]["description"] = "Daily outlook."
         (repo / "tools.json").write_text(json.dumps({"tools": tools}))
 
-    repo = make_repo(
-        tmp_path, reword_forecast, "  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n"
-    )
+    cases = {**CASES, **POSITIONAL}
+    extra = "  repeat: 5\n  temperature: 0.7\n  seed: 1\n  fail_on_certain_flips: true\n"
+    repo = make_repo(tmp_path, reword_forecast, extra, cases)
 
     with FakeModelAPI(script()) as api:
         env = {"OPENAI_API_KEY": KEY, "OPENAI_BASE_URL": api.url + "/v1", "HOME": str(tmp_path)}
@@ -114,10 +117,10 @@ def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
     head = json.loads((repo / "r.json").read_text())
     base = json.loads((repo / "r.base.json").read_text())
     assert (
-        requests == 2 * len(CASES) * 5
+        requests == 2 * len(cases) * 5
     )  # every sample of both sides: one description differs, so every tool list does
     # repeats: 5 samples per case, each its own answer; temperature and seed recorded
-    assert head["run"]["repeat"] == 5 and head["counts"]["samples"] == 50
+    assert head["run"]["repeat"] == 5 and head["counts"]["samples"] == len(cases) * 5
     assert head["run"]["temperature"] == 0.7 and head["run"]["seed"] == 1 and head["run"]["shuffle"] is True
     assert "weather" in head["flaky"] and "air" in head["flaky"]
     # intervals: every rate has one; accuracy's resamples cases because samples of a case are correlated
@@ -152,8 +155,9 @@ def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
 
     # --dry-run afterwards: everything is cached, nothing would be asked
     assert dry.code == 0, dry.err
-    assert "head: 50 samples, 50 already cached, 0 requests" in dry.out
-    assert "base: 50 samples, 50 already cached, 0 requests" in dry.out
+    n = len(cases) * 5
+    assert f"head: {n} samples, {n} already cached, 0 requests" in dry.out
+    assert f"base: {n} samples, {n} already cached, 0 requests" in dry.out
 
 
 def test_dry_run_and_max_requests_before_anything_is_asked(tmp_path):

@@ -7,7 +7,7 @@ retry-after, 500, 529, slow answers past the timeout, malformed argument JSON, d
 It counts requests and the most requests it ever saw in flight.
 
 In a test:      with FakeModelAPI(script) as api: ... api.url ... api.stats()
-As a process:   python model_api.py SCRIPT.json      prints PORT=<n>; GET /_stats returns the counters
+As a process:   python -m tests.fakes.model_api SCRIPT.json      prints PORT=<n>; GET /_stats returns the counters
 
 Script (JSON):
   answers:  {"<prompt>": ANSWER or [ANSWER, ...]}     a list: the first whose "when" holds
@@ -28,6 +28,9 @@ Script (JSON):
                                                       server without it does (log[i]["format"] says what came);
   reject_status: 500                                  … or with this status (llama.cpp's Python server: 500)
   seed:     for "random" answers
+  prompt_cache: {"min_tokens": 1024, "ttl_s": 300}    the APIs' prompt caches (prompt_cache.py): always on,
+                                                      as on the real APIs; usage says what each request
+                                                      read and wrote, stats()["billed"] adds it all up
 ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"text": "..."}
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
@@ -64,6 +67,8 @@ import threading
 import time
 from collections import Counter
 from typing import Any
+
+from tests.fakes.prompt_cache import Billed, PromptCache, TooManyBreakpoints
 
 ANTHROPIC_ERRORS = {
     400: "invalid_request_error",
@@ -102,6 +107,8 @@ class FakeModelAPI:
         self.first_start: float | None = None
         self.last_end: float | None = None
         self.log: list[dict[str, Any]] = []
+        self.cache = PromptCache(**self.script.get("prompt_cache", {}))
+        self.billed: Counter[str] = Counter()  # tokens by kind, and requests that read or wrote the cache
         self._answered: Counter[str] = Counter()
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -168,6 +175,7 @@ class FakeModelAPI:
                 "rate_limited": self.rate_limited,
                 "admitted": len(self.admitted),
                 "admitted_span_s": (self.admitted[-1] - self.admitted[0]) if len(self.admitted) > 1 else None,
+                "billed": dict(self.billed),
             }
 
     # ------------------------------------------------------------------ HTTP
@@ -251,7 +259,9 @@ class FakeModelAPI:
                 "model": body.get("model"),
                 "temperature": body.get("temperature"),
                 "seed": body.get("seed"),
-                "system": body.get("system") or body.get("instructions") or _system(body),
+                "system": _text(body.get("system")) or body.get("instructions") or _system(body),
+                "breakpoints": _breakpoints(body) if api == "anthropic" else [],
+                "prompt_cache_key": body.get("prompt_cache_key"),
                 "tool_choice": body.get("tool_choice"),
                 "store": body.get("store"),
                 "tools": _tool_names(api, body),
@@ -294,16 +304,34 @@ class FakeModelAPI:
                 extra = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
                 self._error(writer, api, fault["status"], fault.get("message", "injected fault"), extra)
                 return True
+        try:  # looked up as the request arrives; written once its answer is back
+            now = time.monotonic()
+            cache = self.cache
+            billed, writes = cache.anthropic(body, now) if api == "anthropic" else cache.openai(api, body, now)
+        except TooManyBreakpoints as exc:
+            self._error(writer, api, 400, str(exc))
+            return True
+        self.log[-1]["billed"] = billed
         if self.script.get("latency"):
             await asyncio.sleep(self.script["latency"])
         answer = self._choose(prompt, body, api)
+        self.cache.keep(writes, time.monotonic())
+        with self._lock:
+            self.billed.update(
+                input=billed.input,
+                cache_write=billed.cache_write,
+                cache_read=billed.cache_read,
+                output=OUTPUT_TOKENS,
+                reading=bool(billed.cache_read),
+                writing=bool(billed.cache_write),
+            )
         if "html" in answer:
             data = answer["html"].encode()
             writer.write(
                 f"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data
             )
             return True
-        self._write(writer, 200, _render(api, body, answer, next(self._ids)), announced)
+        self._write(writer, 200, _render(api, body, answer, next(self._ids), billed), announced)
         return True
 
     def _bucket(self) -> tuple[bool, dict[str, str]]:
@@ -549,14 +577,23 @@ def _arguments(call: dict[str, Any]) -> Any:
     return call["raw_args"] if "raw_args" in call else json.dumps(call.get("args", {}))
 
 
-def _usage_in(body: dict[str, Any]) -> int:
-    return max(1, len(json.dumps(body)) // 4)
+def _breakpoints(body: dict[str, Any]) -> list[str]:
+    """Where a request's cache_control breakpoints are: "tools[-1]", "system", "messages[i]"."""
+    tools = body.get("tools") or []
+    out = [f"tools[{i - len(tools)}]" for i, t in enumerate(tools) if "cache_control" in t]
+    system = body.get("system")
+    out += ["system" for b in (system if isinstance(system, list) else []) if "cache_control" in b]
+    for i, m in enumerate(body.get("messages") or []):
+        content = m.get("content")
+        out += [f"messages[{i}]" for b in (content if isinstance(content, list) else []) if "cache_control" in b]
+    return out
 
 
+OUTPUT_TOKENS = 20
 RAW_INPUT, RAW_INPUTS = "\u0000raw input\u0000", "\u0000raw inputs\u0000"
 
 
-def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> dict[str, Any]:
+def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, billed: Billed) -> dict[str, Any]:
     calls = [] if answer.get("refusal") else _calls(answer)
     text = answer.get("text", "")
     model = body.get("model", "fake")
@@ -581,7 +618,14 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
             "content": content,
             "stop_reason": stop,
             "stop_sequence": None,
-            "usage": {"input_tokens": _usage_in(body), "output_tokens": 20},
+            "usage": {
+                "input_tokens": billed.input,
+                "cache_creation_input_tokens": billed.cache_write,
+                "cache_read_input_tokens": billed.cache_read,
+                "cache_creation": {"ephemeral_5m_input_tokens": billed.cache_write, "ephemeral_1h_input_tokens": 0},
+                "output_tokens": OUTPUT_TOKENS,
+                "service_tier": "standard",
+            },
             **({RAW_INPUTS: raw_inputs} if raw_inputs else {}),
         }
     if api == "chat":
@@ -604,7 +648,18 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
             "created": 1700000000,
             "model": model,
             "choices": [{"index": 0, "finish_reason": finish, "message": message}],
-            "usage": {"prompt_tokens": _usage_in(body), "completion_tokens": 20, "total_tokens": _usage_in(body) + 20},
+            "usage": {
+                "prompt_tokens": billed.prompt,
+                "completion_tokens": OUTPUT_TOKENS,
+                "total_tokens": billed.prompt + OUTPUT_TOKENS,
+                "prompt_tokens_details": {"cached_tokens": billed.cache_read, "audio_tokens": 0},
+                "completion_tokens_details": {
+                    "reasoning_tokens": 0,
+                    "audio_tokens": 0,
+                    "accepted_prediction_tokens": 0,
+                    "rejected_prediction_tokens": 0,
+                },
+            },
         }
     output: list[dict[str, Any]] = []
     if answer.get("thinking"):  # a reasoning item; with store: false only its encrypted content travels
@@ -644,11 +699,11 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int) -> d
         "tools": [],
         "output": output,
         "usage": {
-            "input_tokens": _usage_in(body),
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": 20,
+            "input_tokens": billed.prompt,
+            "input_tokens_details": {"cached_tokens": billed.cache_read},
+            "output_tokens": OUTPUT_TOKENS,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": _usage_in(body) + 20,
+            "total_tokens": billed.prompt + OUTPUT_TOKENS,
         },
     }
 

@@ -7,10 +7,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from .. import __version__
-from ..ask import ask_all
+from ..ask import ask_all, wire_tools
+from ..budget import prefix_tokens
 from ..judge import judge_all, wants_judge
 from ..pick import Reading
-from ..prices import cost_usd
+from ..prices import CACHE_MIN_TOKENS, cost_usd, price_for
 from ..report.build import build_report
 from ..report.schema import JudgeRunOut, Report, RunOut
 from ..scoring import Result, score_sample
@@ -34,6 +35,9 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             throttle=prep.throttle,
             on_done=hooks.on_sample,
             preset=prep.preset,
+            warm=settings.prompt_cache
+            and provider.cacheable
+            and prefix_tokens(wire_tools(surface), settings.system) >= CACHE_MIN_TOKENS,
         )
         if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
             items = [
@@ -86,9 +90,10 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         cache_writes=spend.cache_writes,
         input_tokens=spend.input_tokens,
         output_tokens=spend.output_tokens,
-        cost_usd=cost_usd(settings.model, spend.input_tokens, spend.output_tokens, settings.price)
-        if spend.api_calls
-        else 0.0,
+        prompt_cache_write_tokens=spend.prompt_cache_write_tokens,
+        prompt_cache_read_tokens=spend.prompt_cache_read_tokens,
+        cost_usd=cost_usd(settings.model, spend, settings.price) if spend.api_calls else 0.0,
+        priced_by=priced[1] if spend.api_calls and (priced := price_for(settings.model, settings.price)) else None,
         pool_shrinks=prep.throttle.shrinks,
         label=settings.models[0].label if settings.several else None,
         judge=JudgeRunOut(

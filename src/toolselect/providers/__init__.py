@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from ..pick import Pick, ToolCall
+from ..pick import Pick, ToolCall, Usage
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,16 @@ class Spend:
     cache_hits: int = 0
     api_calls: int = 0
     cache_writes: int = 0
-    input_tokens: int = 0
+    input_tokens: int = 0  # neither written to nor read from the API's prompt cache
     output_tokens: int = 0
+    prompt_cache_write_tokens: int = 0
+    prompt_cache_read_tokens: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens or 0
+        self.output_tokens += usage.output_tokens or 0
+        self.prompt_cache_write_tokens += usage.prompt_cache_write_tokens
+        self.prompt_cache_read_tokens += usage.prompt_cache_read_tokens
 
 
 class Provider(ABC):

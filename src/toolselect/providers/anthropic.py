@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
 OFFLINE = "or run offline with --provider bm25"
+# A prompt-cache breakpoint: the request up to here (tools → system → messages) is cached for five
+# minutes, each read refreshing it. At most four per request; toolselect sets up to three.
+BREAKPOINT = {"cache_control": {"type": "ephemeral"}}
 
 
 class AnthropicProvider(SdkProvider):
@@ -62,21 +65,22 @@ class AnthropicProvider(SdkProvider):
         if s.temperature is not None:
             body["temperature"] = s.temperature
         kwargs: dict[str, Any] = {}
+        cached = s.prompt_cache
         if request.system:
-            kwargs["system"] = request.system
+            kwargs["system"] = [{"type": "text", "text": request.system, **BREAKPOINT}] if cached else request.system
+        tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
+        if cached and tools:  # the tool list is the prefix every request of this order shares
+            tools[-1] |= BREAKPOINT
         started = time.perf_counter()
         try:
             message = await self.patiently(lambda: self.client.messages.create(
                 model=self.model,
                 max_tokens=s.max_tokens,
-                messages=messages(request),
+                messages=messages(request, cached),
                 # the tools as extra_body: the same JSON on the wire, without the SDK walking every
                 # schema of every tool to transform it (most of a request's CPU on a large surface)
                 extra_body={
-                    "tools": [
-                        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-                        for t in request.tools
-                    ],
+                    "tools": tools,
                     "tool_choice": {"type": "auto"},
                     **body,
                 },
@@ -91,8 +95,8 @@ class AnthropicProvider(SdkProvider):
             raise SampleError(
                 f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
-        if picked.usage is not None:  # a token limit is paced by what answers take
-            self.throttle.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
+        if (u := picked.usage) is not None:  # a token limit is paced by what answers take (reads don't count)
+            self.throttle.succeeded((u.input_tokens or 0) + u.prompt_cache_write_tokens + (u.output_tokens or 0))
         return picked
 
     def _read(self, message: Any, latency_ms: float) -> Pick:
@@ -114,7 +118,14 @@ class AnthropicProvider(SdkProvider):
                 if getattr(b, "type", None) in ("thinking", "redacted_thinking")
             ),
             latency_ms=latency_ms,
-            usage=Usage(usage.input_tokens, usage.output_tokens) if usage else None,
+            usage=Usage(
+                usage.input_tokens,
+                usage.output_tokens,
+                getattr(usage, "cache_creation_input_tokens", None) or 0,
+                getattr(usage, "cache_read_input_tokens", None) or 0,
+            )
+            if usage
+            else None,
             stop_reason=message.stop_reason,
         )
 
@@ -152,9 +163,10 @@ class AnthropicProvider(SdkProvider):
             return "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")
 
 
-def messages(request: Request) -> list[dict[str, Any]]:
+def messages(request: Request, cached: bool = False) -> list[dict[str, Any]]:
     """The prompt, then each earlier turn: the assistant's text and `tool_use` blocks, and a user
-    message with a `tool_result` block per call, in the same order."""
+    message with a `tool_result` block per call, in the same order. `cached`: in a conversation, a
+    breakpoint on the last result too, so the next turn reads all of this from the prompt cache."""
     out: list[dict[str, Any]] = [{"role": "user", "content": request.prompt}]
     for n, turn in enumerate(request.history):
         ids = turn.call_ids(n)
@@ -175,6 +187,8 @@ def messages(request: Request) -> list[dict[str, Any]]:
                 ],
             }
         )
+    if cached and request.history:
+        out[-1]["content"][-1] |= BREAKPOINT
     return out
 
 

@@ -11,10 +11,12 @@ asks for reasoning items' encrypted content and sends them back).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..errors import InfraError
 from ..pick import Pick, ToolCall, Usage
@@ -37,9 +39,27 @@ class _OpenAIBase(SdkProvider):
     sdk = "openai"
     endpoint_variable = "OPENAI_BASE_URL"
     default_endpoint = "https://api.openai.com/v1"
+    _cache_keys: dict[int, tuple[tuple[Any, ...], str | None, str]]
+
+    def __init__(self, settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> None:
+        super().__init__(settings, throttle, environ)
+        self._cache_keys = {}
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "tool_choice": "auto"}
+
+    def cache_key(self, request: Request) -> dict[str, str]:
+        """OpenAI's own endpoint routes requests sharing a `prompt_cache_key` to the same cache: one key
+        per tool list and system prompt (the prefix they share). Compatible servers get nothing: some
+        refuse a field they don't know."""
+        if not (self.settings.prompt_cache and is_openai(self.endpoint)):
+            return {}
+        known = self._cache_keys.get(id(request.tools))
+        if known is None or known[0] is not request.tools or known[1] != request.system:
+            prefix = [request.system, [(t.name, t.description, t.input_schema) for t in request.tools]]
+            digest = hashlib.sha256(json.dumps(prefix, sort_keys=True, default=str).encode()).hexdigest()[:16]
+            known = self._cache_keys[id(request.tools)] = (request.tools, request.system, f"toolselect-{digest}")
+        return {"prompt_cache_key": known[2]}
 
     def connect(self) -> None:
         import openai
@@ -76,9 +96,20 @@ class _OpenAIBase(SdkProvider):
             raise SampleError(
                 f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
-        if picked.usage is not None:  # a token limit is paced by what answers take
-            self.throttle.succeeded((picked.usage.input_tokens or 0) + (picked.usage.output_tokens or 0))
+        if (u := picked.usage) is not None:  # a token limit is paced by what answers take, cached or not
+            self.throttle.succeeded(u.prompt_tokens + (u.output_tokens or 0))
         return picked
+
+
+def is_openai(endpoint: str) -> bool:
+    """OpenAI's own API (not a compatible server)."""
+    return urlsplit(endpoint).hostname == "api.openai.com"
+
+
+def _usage(prompt: int | None, output: int | None, details: Any) -> Usage:
+    """OpenAI counts cached input inside the prompt's tokens, and says how much in `cached_tokens`."""
+    cached = min(getattr(details, "cached_tokens", None) or 0, prompt or 0)
+    return Usage(None if prompt is None else prompt - cached, output, 0, cached)
 
 
 def _call(name: str, arguments: Any) -> ToolCall:
@@ -181,6 +212,7 @@ class ChatProvider(_OpenAIBase):
                     for t in request.tools
                 ],
                 "tool_choice": "auto",
+                **self.cache_key(request),
                 **s.params,
             },
             **kwargs,
@@ -193,7 +225,9 @@ class ChatProvider(_OpenAIBase):
         fields: dict[str, Any] = {
             "text": (getattr(message, "content", None) or getattr(message, "refusal", None) or ""),
             "latency_ms": latency_ms,
-            "usage": Usage(usage.prompt_tokens, usage.completion_tokens) if usage else None,
+            "usage": _usage(usage.prompt_tokens, usage.completion_tokens, getattr(usage, "prompt_tokens_details", None))
+            if usage
+            else None,
             "stop_reason": getattr(choice, "finish_reason", None),
         }
         calls = [c.function for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
@@ -261,6 +295,7 @@ class ResponsesProvider(_OpenAIBase):
                     for t in request.tools
                 ],
                 "tool_choice": "auto",
+                **self.cache_key(request),
                 **s.params,
             },
             **kwargs,
@@ -280,7 +315,9 @@ class ResponsesProvider(_OpenAIBase):
         fields: dict[str, Any] = {
             "text": text,
             "latency_ms": latency_ms,
-            "usage": Usage(usage.input_tokens, usage.output_tokens) if usage else None,
+            "usage": _usage(usage.input_tokens, usage.output_tokens, getattr(usage, "input_tokens_details", None))
+            if usage
+            else None,
             "stop_reason": getattr(response, "status", None),
         }
         fields["replay"] = tuple(

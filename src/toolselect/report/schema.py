@@ -84,8 +84,10 @@ class SourceOut(Record):
 
 
 class UsageOut(Record):
-    input_tokens: Count | None = None
+    input_tokens: Count | None = None  # not written to or read from the API's prompt cache
     output_tokens: Count | None = None
+    prompt_cache_write_tokens: Count = Field(0, exclude_if=lambda v: v == 0)  # left out when none
+    prompt_cache_read_tokens: Count = Field(0, exclude_if=lambda v: v == 0)
 
 
 def only_when_set(default: Any = None) -> Any:
@@ -229,9 +231,12 @@ class RunOut(Record):
     cache_hits: Count = 0
     api_calls: Count = 0
     cache_writes: Count = 0  # new answers saved to the cache
-    input_tokens: Count = 0
+    input_tokens: Count = 0  # neither written to nor read from the API's prompt cache
     output_tokens: Count = 0
+    prompt_cache_write_tokens: Count = 0
+    prompt_cache_read_tokens: Count = 0
     cost_usd: float | None = 0.0  # null: no price known for this model
+    priced_by: str | None = only_when_set()  # "list prices of 2026-12-01" or "evals.price"
     pool_shrinks: Count = 0  # how often a 429 (or 529) slowed the run's pace
     judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
     label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
