@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.builders import settings
+from tests.builders import RUN, settings
 from tests.fakes.prompt_cache import PromptCache, TooManyBreakpoints
 from toolselect.ask import plan, warm_first
 from toolselect.config import Overrides
@@ -17,6 +17,7 @@ from toolselect.prices import cached_share, cost_usd, price_for
 from toolselect.providers import Request, Stub, Turn, WireTool
 from toolselect.providers.anthropic import messages
 from toolselect.providers.openai import ChatProvider, is_openai
+from toolselect.render.common import bill
 from toolselect.throttle import Throttle
 
 CASES = [Case(f"c{i}", f"prompt {i}", None, {}, Source("g.jsonl", i + 1)) for i in range(20)]
@@ -107,3 +108,18 @@ def test_the_bill_prices_each_kind_of_token_and_the_batch_discount():
     assert price_for("x", own) is not None and cost_usd("x", Usage(0, 0, 0, 1_000_000), own) == 1.0
     assert cached_share(usage) == pytest.approx(2 / 3.2) and cached_share(Usage(0, 0)) is None
     assert (usage + usage).prompt_tokens == 2 * usage.prompt_tokens
+
+
+def test_the_bill_in_one_line():
+    def run(cost, calls=10, **tokens):
+        counts = {"input_tokens": 100, "output_tokens": 20, **tokens}
+        return RUN.model_copy(update={"cache_mode": "use", "api_calls": calls, "cost_usd": cost, **counts})
+
+    head, base = run(0.05, prompt_cache_read_tokens=400), run(0.0123, prompt_cache_read_tokens=100)
+    assert bill([head], [base]) == "cost $0.06: head $0.05, base $0.01; 71% of input tokens from the prompt cache"
+    assert bill([run(0.004)]) == "cost $0.004"  # under a cent: two significant digits; no cache read: no share
+    assert bill([run(None, prompt_cache_read_tokens=900)]) == (
+        "tokens 1,000 in, 20 out (no price known for this model); 90% of input tokens from the prompt cache"
+    )
+    assert bill([run(0.0, calls=0)], [run(0.0, calls=0)]) == "cost $0: every answer came from the answer cache"
+    assert bill([RUN]) is None  # a local provider: no bill
