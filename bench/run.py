@@ -6,6 +6,7 @@
     python bench/run.py --only rate     # one benchmark: runs at a provider's rate limit
     python bench/run.py --only burst    # one benchmark: a small burst, concurrency 32, five runs in a row
     python bench/run.py --only shards   # one benchmark: 3 shards at once and their merge, vs one job
+    python bench/run.py --only cost     # one benchmark: the bill, with and without the prompt cache
 
 Every number is measured in the same run on the same machine: ours against the ideal, ours
 against toolproof 0.3.1 (`pip install mcp-toolproof`, part of the test extras), with the same
@@ -460,6 +461,96 @@ def shard_rows(quick: bool) -> list[tuple[str, str, str, str]]:
     ]
 
 
+def cost_suite(cases: int, provider: str, model: str, concurrency: int) -> Path:
+    """`cases` cases × 3 shuffled samples on a 60-tool frozen surface and a system prompt."""
+    folder = Path(tempfile.mkdtemp(prefix="tscost-"))
+    tools = [
+        {
+            "name": f"tool_{i:02d}",
+            "description": f"Looks up record kind {i} in the catalogue: {'field ' * 12}and returns it as JSON.",
+            "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+        }
+        for i in range(60)
+    ]
+    (folder / "tools.json").write_text(json.dumps({"tools": tools}))
+    golden = "".join(
+        json.dumps(
+            {"id": f"c{i}", "question": f"find kind-{i % 60} record r{i}", "expected_tool": f"tool_{i % 60:02d}"}
+        )
+        + "\n"
+        for i in range(cases)
+    )
+    (folder / "g.jsonl").write_text(golden)
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n  provider: {provider}\n  model: {model}\n  golden: g.jsonl\n"
+        f"  min_accuracy: 0\n  repeat: 3\n  shuffle: true\n  concurrency: {concurrency}\n"
+        "  system: You are the catalogue assistant. Call a tool when one fits.\n"
+    )
+    return folder
+
+
+def bench_cost(cases: int, provider: str, model: str, flags: tuple[str, ...], latency: float) -> dict[str, float]:
+    """One run; its input cost as the fake API billed it (its own token accounting × the price table)."""
+    from toolselect.prices import price_for
+
+    folder = cost_suite(cases, provider, model, 16)
+    script = {"default": {"tool": "tool_00", "args": {"id": "r"}}, "latency": latency}
+    with FakeModelAPI(script) as api:
+        env = env_for(api, folder) | {"ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": api.url}
+        wall, proc = timed([str(BIN / "toolselect"), "eval", *flags, "--json", "r.json", "-q"], folder, env)
+        billed = api.stats()["billed"]
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"toolselect eval (cost) failed: {proc.stderr[-2000:]}")
+    report = json.loads((folder / "r.json").read_text())["run"]
+    shutil.rmtree(folder, ignore_errors=True)
+    found = price_for(model)
+    assert found is not None
+    price = found[0]
+    read, write, uncached = billed.get("cache_read", 0), billed.get("cache_write", 0), billed.get("input", 0)
+    input_usd = (uncached * price.input + write * price.cache_write + read * price.cache_read) / 1e6
+    return {
+        "input_usd": input_usd,
+        "total_usd": input_usd + billed.get("output", 0) * price.output / 1e6,
+        "share": read / max(1, read + write + uncached),
+        "uncached_usd": (read + write + uncached) * price.input / 1e6,  # every input token at the full price
+        "reported_usd": report["cost_usd"],
+        "wall": wall,
+    }
+
+
+def cost_rows(quick: bool) -> list[tuple[str, str, str, str]]:
+    """11. The bill: 200 cases × 3 shuffled samples on 60 tools, 200 ms per answer, concurrency 16, both
+    wire formats, with and without the prompt cache: input cost as the fake API billed it, against the
+    same tokens at the full input price (OpenAI caches on its own: --no-prompt-cache drops only the
+    warm-up and the key there)."""
+    cases, latency = (50 if quick else 200), 0.2
+    rows = []
+    for provider, model in (("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-4.1")):
+        cached = bench_cost(cases, provider, model, (), latency)
+        full = bench_cost(cases, provider, model, ("--no-prompt-cache",), latency)
+        rows.append(
+            (
+                f"{cases * 3} requests on 60 tools, {provider} ({model}): prompt cache vs --no-prompt-cache",
+                (
+                    f"input ${cached['input_usd']:.3f} (uncached ${cached['uncached_usd']:.3f}; --no-prompt-cache "
+                    f"${full['input_usd']:.3f}); cached share {cached['share']:.0%} ({full['share']:.0%}); "
+                    f"reported ${cached['reported_usd']:.3f}, billed ${cached['total_usd']:.3f}"
+                ),
+                f"input cost {cached['input_usd'] / cached['uncached_usd']:.0%} of uncached",
+                "≥ 70% cached, ≤ 30% of uncached",
+            )
+        )
+        rows.append(
+            (
+                "  wall time, same runs (the warm-up's first request per order goes alone)",
+                f"{cached['wall']:.1f} s vs {full['wall']:.1f} s",
+                f"{cached['wall'] / full['wall']:.2f}×",
+                "≤ 1.10×",
+            )
+        )
+    return rows
+
+
 def print_table(rows: list[tuple[str, str, str, str]]) -> None:
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -477,11 +568,17 @@ def print_table(rows: list[tuple[str, str, str, str]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
-    parser.add_argument("--only", choices=["models", "rate", "burst", "shards"], help="run one benchmark alone")
+    parser.add_argument("--only", choices=["models", "rate", "burst", "shards", "cost"], help="run one benchmark alone")
     args = parser.parse_args()
     quick = args.quick
     if args.only:
-        only = {"models": models_rows, "rate": rate_rows, "burst": rate_burst_rows, "shards": shard_rows}[args.only]
+        only = {
+            "models": models_rows,
+            "rate": rate_rows,
+            "burst": rate_burst_rows,
+            "shards": shard_rows,
+            "cost": cost_rows,
+        }[args.only]
         print_table(only(quick))
         return
     rows: list[tuple[str, str, str, str]] = []
@@ -621,6 +718,7 @@ def main() -> None:
     rows += rate_rows(quick)
     rows += rate_burst_rows(quick)
     rows += shard_rows(quick)
+    rows += cost_rows(quick)
     print_table(rows)
 
 

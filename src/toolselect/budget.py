@@ -16,7 +16,7 @@ from .config import Settings
 from .converse import Conversation
 from .errors import ConfigError
 from .pick import Usage
-from .prices import cost_usd
+from .prices import CACHE_MIN_TOKENS, cost_usd
 from .providers import Provider, Request, WireTool
 from .surface import Surface
 from .trajectory import Script
@@ -32,10 +32,12 @@ class Budget:
     cached: int  # answers already in the cache
     requests: int  # uncached requests the run would send to the model API (0 for local providers)
     not_evaluated: int  # --cache-only: samples that will be NOT-EVALUATED
-    input_tokens: int
+    input_tokens: int  # neither written to nor read from the API's prompt cache
     output_tokens: int
     cost_usd: float | None
     local: bool
+    prompt_cache_write_tokens: int = 0
+    prompt_cache_read_tokens: int = 0
 
 
 def prefix_tokens(tools: Sequence[WireTool], system: str | None) -> int:
@@ -82,16 +84,40 @@ def estimate(
     local = not provider.cacheable  # answered by a local program or bm25: no API request
     cached = uncached = tokens = not_evaluated = 0
     planned = planned if planned is not None else set()
+    offered: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: tools}
+    prefixes: dict[tuple[int, ...] | None, int] = {}  # the tokens each order's requests share
+    written: set[tuple[int, ...] | None] = set()
+    write = read = 0
+
+    def count(order: tuple[int, ...] | None, request: Request, times: int) -> int:
+        """`times` requests of this order: their uncached tokens; the shared prefix is written once
+        (by the first, the warm-up) and read by the others when the prompt cache is on and long enough."""
+        nonlocal write, read
+        whole = _tokens(request) * times
+        if not settings.prompt_cache or local:
+            return whole
+        if order not in prefixes:
+            prefixes[order] = prefix_tokens(request.tools, request.system)
+        prefix = prefixes[order]
+        if prefix < CACHE_MIN_TOKENS:
+            return whole
+        reads = times - (order not in written)
+        write += prefix * (times - reads)
+        read += prefix * reads
+        written.add(order)
+        return whole - prefix * times
+
     for job in jobs:
-        offered = tools if job.order is None else tuple(tools[i] for i in job.order)
-        request = Request(job.case.prompt, settings.system, offered, job.sample)
+        if job.order not in offered:
+            offered[job.order] = tuple(tools[i] for i in job.order or ())
+        request = Request(job.case.prompt, settings.system, offered[job.order], job.sample)
         if job.case.script is not None and surface is not None:
             asked, missing = _replay(provider, surface, request, job.case.script, planned)
             cached += asked
             if missing:
                 uncached += missing
                 not_evaluated += 1
-                tokens += missing * _tokens(request)
+                tokens += count(job.order, request, missing)
             continue
         key = provider.answer_key(request)
         if key is not None:
@@ -101,10 +127,12 @@ def estimate(
             planned.add(key)
         uncached += 1
         not_evaluated += 1
-        tokens += _tokens(request)
+        tokens += count(job.order, request, 1)
     only = settings.cache_mode == "only"
     requests = 0 if local or only else uncached
     out = ANSWER_TOKENS * requests
+    if not requests:
+        tokens = write = read = 0
     return Budget(
         provider=settings.provider,
         model=settings.model,
@@ -112,21 +140,38 @@ def estimate(
         cached=cached,
         requests=requests,
         not_evaluated=not_evaluated if only and not local else 0,
-        input_tokens=tokens if requests else 0,
+        input_tokens=tokens,
         output_tokens=out,
-        cost_usd=cost_usd(settings.model, Usage(tokens, out), settings.price) if requests else 0.0,
+        cost_usd=cost_usd(settings.model, Usage(tokens, out, write, read), settings.price) if requests else 0.0,
         local=local,
+        prompt_cache_write_tokens=write,
+        prompt_cache_read_tokens=read,
     )
 
 
-def check_budget(budgets: Sequence[Budget], limit: int | None) -> None:
-    """Refuse to start a run over `max_requests` (counted over every side: head and base)."""
+def check_budget(budgets: Sequence[Budget], limit: int | None, max_cost: float | None = None) -> None:
+    """Refuse to start a run over `max_requests` or `max_cost` (counted over every side: head and base)."""
     total = sum(b.requests for b in budgets)
     if limit is not None and total > limit:
         sides = " + ".join(f"{b.requests}" for b in budgets)
         raise ConfigError(
             f"this run would send {total} uncached model requests ({sides}), more than max_requests {limit}",
             hint="raise max_requests, use fewer cases or repeats, or fill the answer cache first (see --dry-run)",
+        )
+    if max_cost is None or not total:
+        return
+    unknown = sorted({b.model for b in budgets if b.requests and b.cost_usd is None})
+    if unknown:
+        raise ConfigError(
+            f"max_cost is ${max_cost:g} but no price is known for {', '.join(unknown)}: the run can't be held to it",
+            hint="set evals.price: {input: USD, output: USD} (per million tokens), or drop max_cost",
+        )
+    cost = sum(b.cost_usd or 0.0 for b in budgets)
+    if cost > max_cost:
+        sides = " + ".join(f"${b.cost_usd or 0.0:.4f}" for b in budgets)
+        raise ConfigError(
+            f"this run would cost ≈ ${cost:.4f} ({sides}), more than max_cost ${max_cost:g}",
+            hint="raise max_cost, use fewer cases or repeats, or fill the answer cache first (see --dry-run)",
         )
 
 
@@ -135,10 +180,12 @@ def describe(budget: Budget, side: str) -> str:
         return f"{side}: {budget.samples} samples, answered locally by {budget.provider} (no API requests)"
     cost = "no price known for this model" if budget.cost_usd is None else f"≈ ${budget.cost_usd:.4f}"
     extra = f", {budget.not_evaluated} would be NOT-EVALUATED (--cache-only)" if budget.not_evaluated else ""
+    w, r = budget.prompt_cache_write_tokens, budget.prompt_cache_read_tokens
+    cached = f" (+ {w:,} written to and {r:,} read from the prompt cache)" if w or r else ""
     return (
         f"{side}: {budget.samples} samples, {budget.cached} already cached, {budget.requests} requests to "
-        f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input + {budget.output_tokens:,} output "
-        f"tokens, {cost}"
+        f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input{cached} + "
+        f"{budget.output_tokens:,} output tokens, {cost}"
     )
 
 
@@ -155,6 +202,8 @@ def combined(budgets: Sequence[Budget]) -> Budget:
         not_evaluated=sum(b.not_evaluated for b in budgets),
         input_tokens=sum(b.input_tokens for b in budgets),
         output_tokens=sum(b.output_tokens for b in budgets),
+        prompt_cache_write_tokens=sum(b.prompt_cache_write_tokens for b in budgets),
+        prompt_cache_read_tokens=sum(b.prompt_cache_read_tokens for b in budgets),
         cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
         local=first.local,
     )

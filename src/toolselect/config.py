@@ -308,6 +308,7 @@ class Settings:
     concurrency: int
     shuffle: bool
     max_requests: int | None
+    max_cost: float | None
     forbid_extra_args: bool
     cache_mode: CacheMode
     cache_dir: Path
@@ -800,6 +801,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         concurrency=values["concurrency"],
         shuffle=shuffle if shuffle is not None else repeat > 1,
         max_requests=values["max_requests"],
+        max_cost=values["max_cost"],
         forbid_extra_args=values["forbid_extra_args"],
         cache_dir=Path(values["cache_dir"]),
         gate=structure["models"][0].gate if structure.get("models") else Gate.from_values(values),

@@ -289,6 +289,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_requests",
            "refuse to start a run (head and base together) that would make more uncached model requests", "int",
            "run", ge=1, metavar="N", shown_default="none"),
+    Option("max_cost",
+           "refuse to start a run (head and base together) whose estimated cost is more, in USD (the estimate "
+           "counts the prompt cache; it needs a known price or evals.price)", "float", "run", gt=0, metavar="USD",
+           shown_default="none"),
     Option("judge",
            "trajectory cases without final checks: a model that reads whether the answer after a tool error tells "
            "the user (REC-SILENT); it runs on the run's provider and endpoint, through the answer cache",

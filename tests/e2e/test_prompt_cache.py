@@ -7,6 +7,7 @@ billed."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,50 @@ def test_one_tool_order_is_written_once_with_eight_in_flight(tmp_path):
     (tmp_path / "toolselect.yaml").write_text(text)
     _, billed, _ = run(tmp_path, "anthropic")
     assert billed["writing"] == 1 and billed["reading"] == CASES * REPEAT - 1
+
+
+def test_the_pull_request_comment_says_what_both_sides_cost(tmp_path):
+    suite(tmp_path, "anthropic")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp_path, check=True)
+    changed = [dict(t) for t in TOOLS]
+    changed[0]["description"] = "Looks up kind-0 records only."
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": changed}))
+    subprocess.run([*git, "commit", "-qam", "head"], cwd=tmp_path, check=True)
+    with FakeModelAPI({"key": PROVIDER_KEY, "default": {"tool": "tool_00", "args": {"id": "r"}}}) as api:
+        env = {**key_env(tmp_path), "ANTHROPIC_BASE_URL": api.url}
+        done = toolselect(
+            "eval", "--base-ref", "HEAD~1", "--markdown", "c.md", "--json", "r.json", cwd=tmp_path, env=env
+        )
+        billed = api.stats()["billed"]
+    assert done.code in (0, 1), done.out + done.err
+    head = json.loads((tmp_path / "r.json").read_text())["run"]
+    base = json.loads((tmp_path / "r.base.json").read_text())["run"]
+    share = billed["cache_read"] / (billed["input"] + billed["cache_write"] + billed["cache_read"])
+    line = (
+        f"cost ${head['cost_usd'] + base['cost_usd']:.2f}: head ${head['cost_usd']:.2f}, base ${base['cost_usd']:.2f}; "
+        f"{share:.0%} of input tokens from the prompt cache"
+    )
+    assert f"<sub>{line}</sub>" in (tmp_path / "c.md").read_text()
+    assert line in done.out  # the console says the same, with where the prices come from
+    assert "list prices of " in done.out.split(line)[1].splitlines()[0]
+
+
+def test_max_cost_refuses_a_run_whose_cache_aware_estimate_is_over_it(tmp_path):
+    suite(tmp_path, "anthropic")
+    report, _, _ = run(tmp_path, "anthropic")  # what the run really costs
+    with FakeModelAPI({"key": PROVIDER_KEY}) as api:
+        env = {**key_env(tmp_path), "ANTHROPIC_BASE_URL": api.url}
+        dry = toolselect("eval", "--dry-run", "--no-cache", cwd=tmp_path, env=env)
+        over = toolselect("eval", "--no-cache", "--max-cost", f"{report['cost_usd'] / 2:.4f}", cwd=tmp_path, env=env)
+        unpriced = toolselect("eval", "--no-cache", "--max-cost", "5", "--model", "my-own-model", cwd=tmp_path, env=env)
+        asked = api.requests
+    assert dry.code == 0, dry.err
+    estimate = float(dry.out.split("total: 90 requests, ≈ $")[1].split()[0])
+    assert 0.8 * report["cost_usd"] <= estimate <= 1.25 * report["cost_usd"], (estimate, report["cost_usd"])
+    assert "read from the prompt cache" in dry.out
+    assert over.code == 2 and "more than max_cost $" in over.err and "hint: raise max_cost" in over.err
+    assert unpriced.code == 2 and "no price is known for my-own-model" in unpriced.err and "evals.price" in unpriced.err
+    assert asked == 0  # refused before any request

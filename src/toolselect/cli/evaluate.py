@@ -121,9 +121,11 @@ def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int
     total = sum(b.requests for b in budgets)
     costs = [b.cost_usd for b in budgets]
     money = "" if any(c is None for c in costs) else f", ≈ ${sum(c or 0.0 for c in costs):.4f}"
-    limit = f" (max_requests {settings.max_requests})" if settings.max_requests else ""
+    limits = [f"max_requests {settings.max_requests}"] if settings.max_requests else []
+    limits += [f"max_cost ${settings.max_cost:g}"] if settings.max_cost else []
+    limit = f" ({', '.join(limits)})" if limits else ""
     print(f"total: {total} requests{money}{limit}")
-    check_budget(budgets, settings.max_requests)
+    check_budget(budgets, settings.max_requests, settings.max_cost)
     return EXIT_INFRA if plans.base_failure is not None and settings.gate.base_failure != "pass" else 0
 
 

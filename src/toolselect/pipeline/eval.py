@@ -70,7 +70,7 @@ async def run_eval(
         recorded=recorded,
     ) as both:
         head_preps, base_preps, note, failure = both.heads, both.bases, both.note, both.failure
-        await _within_budget([*head_preps, *base_preps], settings.max_requests)
+        await _within_budget([*head_preps, *base_preps], settings.max_requests, settings.max_cost)
         try:
             heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
             sweep(environ)  # the head's pickers are done: the base's turn
@@ -108,9 +108,9 @@ async def plan_eval(
         return Plans(combined([p.budget for p in both.heads]), base, both.note, both.failure)
 
 
-async def _within_budget(preps: Sequence[Prepared], limit: int | None) -> None:
+async def _within_budget(preps: Sequence[Prepared], limit: int | None, max_cost: float | None) -> None:
     try:
-        check_budget([p.budget for p in preps], limit)
+        check_budget([p.budget for p in preps], limit, max_cost)
     except ToolselectError:
         for side in preps:
             await side.aclose()

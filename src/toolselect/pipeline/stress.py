@@ -126,7 +126,7 @@ async def run_stress(
         asks += narrowed + ([(whole, jobs)] if rankings else [])
         planned = set()
         budget = combined([estimate(provider, js, wire_tools(sf), settings, planned, sf) for sf, js in asks])
-        check_budget([budget], settings.max_requests)
+        check_budget([budget], settings.max_requests, settings.max_cost)
         if budget.requests:
             provider.check_writable()
             await asyncio.to_thread(provider.connect)

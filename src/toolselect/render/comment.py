@@ -18,6 +18,7 @@ from .common import (
     DIMENSION_LABELS,
     HEADLINE_METRICS,
     METRIC_LABELS,
+    bill,
     case_row,
     cases_moved,
     codes_text,
@@ -257,7 +258,8 @@ def footer(outcome: Outcome, run_url: str | None, artifact: str | None = None) -
         parts.append(f"[run]({run_url})")
         if artifact:  # the HTML report, in the artifact the workflow uploads (a name we checked: [A-Za-z0-9._-])
             parts.append(f"[HTML report]({run_url}#artifacts) (artifact {code(artifact)})")
-    return "<sub>" + " · ".join(parts) + "</sub>"
+    cost = bill([m.head.run for m in outcome.models], [m.base.run for m in outcome.models if m.base is not None])
+    return (f"<sub>{cost}</sub>\n\n" if cost else "") + "<sub>" + " · ".join(parts) + "</sub>"
 
 
 def render_comment(

@@ -9,6 +9,8 @@ from typing import Any
 
 from ..diff import Diff
 from ..lint.finding import Finding
+from ..pick import Usage
+from ..prices import cached_share
 from ..report.build import ERROR, NONE, UNKNOWN
 from ..report.schema import (
     CaseOut,
@@ -16,6 +18,7 @@ from ..report.schema import (
     FindingOut,
     Metric,
     Report,
+    RunOut,
     SampleOut,
     ScoresOut,
     calls_text,
@@ -282,3 +285,37 @@ def cases_moved(diff: Diff) -> list[tuple[str, bool]]:
     ]
     counts = (diff.to_failing, diff.to_passing, diff.new_cases, diff.removed_cases)
     return [phrase for phrase, items in zip(said, counts, strict=True) if items]
+
+
+# ----------------------------------------------------------------------------- the bill
+
+
+def usd(value: float) -> str:
+    """$0.06; under a cent, two significant digits ($0.0042); nothing at all: $0."""
+    if value == 0:
+        return "$0"
+    return f"${value:.2f}" if value >= 0.01 else f"${value:.2g}"
+
+
+def bill(heads: Sequence[RunOut], bases: Sequence[RunOut] = ()) -> str | None:
+    """What the run cost, in one line: `cost $0.06: head $0.05, base $0.01; 83% of input tokens from the
+    prompt cache`. None for a run no model API answered (a local provider); tokens only where no price
+    is known."""
+    runs = [*heads, *bases]
+    if not runs or all(r.cache_mode == "off" for r in runs):
+        return None
+    if not any(r.api_calls for r in runs):
+        return "cost $0: every answer came from the answer cache"
+    tokens = sum(
+        (Usage(r.input_tokens, r.output_tokens, r.prompt_cache_write_tokens, r.prompt_cache_read_tokens) for r in runs),
+        Usage(0, 0),
+    )
+    share = cached_share(tokens)
+    cached = f"; {share:.0%} of input tokens from the prompt cache" if share else ""
+    costs = [r.cost_usd for r in runs]
+    if any(c is None for c in costs):
+        unpriced = f"tokens {tokens.prompt_tokens:,} in, {tokens.output_tokens or 0:,} out"
+        return f"{unpriced} (no price known for this model){cached}"
+    parts = [f"head {usd(sum(r.cost_usd or 0 for r in heads))}"] if bases else []
+    parts += [f"base {usd(sum(r.cost_usd or 0 for r in bases))}"] if bases else []
+    return f"cost {usd(sum(c or 0 for c in costs))}" + (f": {', '.join(parts)}" if parts else "") + cached

@@ -18,6 +18,7 @@ from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
     accuracy_line,
+    bill,
     case_row,
     codes_text,
     delta_text,
@@ -449,6 +450,10 @@ class ConsoleView:
                 self.console.print(f"[bold red]STOPPED[/]  {escape(of + m.head.gate.stopped)}")
         for note in (*outcome.notes, *outcome.verdict.notes):
             self.console.print(f"  [dim]{escape(note)}[/]")
+        heads, bases = [m.head.run for m in outcome.models], [m.base.run for m in outcome.models if m.base]
+        if not self.quiet and (cost := bill(heads, bases)):
+            priced = next((r.priced_by for r in heads if r.priced_by and r.api_calls), None)
+            self.console.print(f"  [dim]{escape(cost)}{escape(f' — {priced}') if priced else ''}[/]")
         word = "[bold green]PASSED[/]" if outcome.verdict.passed else "[bold red]FAILED[/]"
         self.console.print(f"{word}  {escape(judged)}")
         for reason in outcome.verdict.reasons:

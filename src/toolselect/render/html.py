@@ -29,6 +29,7 @@ from .common import (
     DIMENSION_LABELS,
     HEADLINE_METRICS,
     METRIC_LABELS,
+    bill,
     codes_text,
     delta_text,
     dimension_rows,
@@ -415,6 +416,8 @@ def model_footer(report: Report, base: Report | None) -> str:
         if base is not None:
             parts.append(f"base: {base.run.api_calls} API calls, {base.run.cache_hits} cache hits")
         parts.append(f"head: {r.api_calls} API calls, {r.cache_hits} cache hits")
+    if cost := bill([r], [base.run] if base is not None else []):
+        parts.append(esc(cost) + (f" ({esc(r.priced_by)})" if r.priced_by and r.api_calls else ""))
     if r.config:
         parts.append(f"config {code(r.config)}")
     return f'<p class="foot">{" · ".join(parts)}</p>'

@@ -17,6 +17,7 @@ from .common import (
     METRIC_LABELS,
     CaseRow,
     accuracy_line,
+    bill,
     case_row,
     codes_text,
     delta_text,
@@ -194,6 +195,7 @@ def _one_model(report: Report, verdict: Verdict) -> str:
     lines.append(
         f"provider {code(run.provider)}{model} · {report.counts.cases} cases{samples} · "
         f"tool surface {len(report.surface.tools)} tools, hash {code(report.surface.hash[:12])}"
+        + (f" · {esc(cost)}" if (cost := bill([run])) else "")
     )
     lines.append("")
     if report.gate.stopped:
