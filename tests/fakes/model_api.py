@@ -28,6 +28,9 @@ Script (JSON):
                                                       server without it does (log[i]["format"] says what came);
   reject_status: 500                                  … or with this status (llama.cpp's Python server: 500)
   seed:     for "random" answers
+  batch:    {"polls": 1, "process": N, "never_ends": true, "missing": true}
+                                                      both batch APIs (batches.py): each request answered as
+                                                      its synchronous route answers it, log[i]["batch"] set
   prompt_cache: {"min_tokens": 1024, "ttl_s": 300}    the APIs' prompt caches (prompt_cache.py): always on,
                                                       as on the real APIs; usage says what each request
                                                       read and wrote, stats()["billed"] adds it all up
@@ -68,6 +71,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from tests.fakes.batches import Batches
 from tests.fakes.prompt_cache import Billed, PromptCache, TooManyBreakpoints
 
 ANTHROPIC_ERRORS = {
@@ -111,6 +115,7 @@ class FakeModelAPI:
         self.billed: Counter[str] = Counter()  # tokens by kind, and requests that read or wrote the cache
         self._answered: Counter[str] = Counter()
         self._ids = itertools.count(1)
+        self.batches = Batches(self.script, lambda: self.url)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -197,6 +202,10 @@ class FakeModelAPI:
                     self._write(writer, 200, self.stats())
                     await writer.drain()
                     continue
+                if self.batches.handles(path):
+                    await self._batch(method, path, headers, body, writer)
+                    await writer.drain()
+                    continue
                 keep = await self._handle(path, headers, body, writer)
                 await writer.drain()
                 if not keep:
@@ -208,6 +217,40 @@ class FakeModelAPI:
             with contextlib.suppress(ConnectionError, asyncio.CancelledError):
                 await writer.wait_closed()
             self._tasks.discard(task)
+
+    async def _batch(
+        self, method: str, path: str, headers: dict[str, str], raw: bytes, writer: asyncio.StreamWriter
+    ) -> None:
+        """The batch APIs (batches.py): the key checked as on every route, each request answered as its
+        synchronous endpoint would answer it."""
+        with self._lock:
+            self.requests += 1
+            self.by_path[path.split("?")[0]] += 1
+        key = self.script.get("key")
+        given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not given or (key and given != key):
+            self._error(writer, "anthropic" if "/messages/" in path else "chat", 401, "invalid x-api-key")
+            return
+        status, payload, kind = await self.batches.handle(method, path, headers, raw, self._answer_one)
+        if isinstance(payload, str):
+            data = payload.encode()
+            writer.write(
+                f"HTTP/1.1 {status} OK\r\ncontent-type: {kind}\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data
+            )
+        else:
+            self._write(writer, status, payload)
+
+    async def _answer_one(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any]:
+        """One request of a batch, answered by the synchronous route: (status, JSON payload)."""
+        capture = _Captured()
+        await self._answer(path, headers, body, capture)  # type: ignore[arg-type]
+        self.log[-1]["batch"] = True
+        head, _, data = bytes(capture.data).partition(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1]) if head else 500
+        try:
+            return status, json.loads(data)
+        except ValueError:
+            return 500, {"type": "error", "error": {"type": "api_error", "message": "not JSON"}}
 
     def _write(
         self, writer: asyncio.StreamWriter, status: int, payload: Any, headers: dict[str, str] | None = None
@@ -706,6 +749,16 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
             "total_tokens": billed.prompt + OUTPUT_TOKENS,
         },
     }
+
+
+class _Captured:
+    """Stands in for a connection's writer: one batch request's whole HTTP answer, kept."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
 
 
 def main() -> None:
