@@ -43,35 +43,61 @@ def _docker_answers() -> bool:
 
 @pytest.fixture(scope="session")
 def docker_engine() -> Iterator[None]:
-    """A Docker daemon to talk to: the one running, or one started here (and stopped at the end)."""
+    """A Docker daemon to talk to: the one running, or one started here (and stopped at the end).
+    The test workers (pytest-xdist) share one: whoever comes first starts it under a lock, every
+    worker holds a shared lock while it uses it, and the starter stops it only once it gets that lock
+    alone — two daemons started at once fight over containerd's socket and neither comes up."""
     if shutil.which("docker") is None:
         _unavailable("docker is not installed (tests/install-servers.sh installs Debian's docker.io)")
-    if _docker_answers():
-        yield
-        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / "dockerd.start.lock").open("w") as starting, (CACHE / "dockerd.users.lock").open("w") as users:
+        fcntl.flock(starting, fcntl.LOCK_EX)
+        daemon = None
+        try:
+            if not _docker_answers():
+                daemon = _start_daemon()
+            fcntl.flock(users, fcntl.LOCK_SH)  # before the start lock goes: no starter stops it under us
+        finally:
+            fcntl.flock(starting, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(users, fcntl.LOCK_UN)
+            if daemon is not None:
+                fcntl.flock(starting, fcntl.LOCK_EX)  # nobody starts to use it now…
+                fcntl.flock(users, fcntl.LOCK_EX)  # …and everybody who did is done
+                try:
+                    _stop_daemon(daemon)
+                finally:
+                    fcntl.flock(users, fcntl.LOCK_UN)
+                    fcntl.flock(starting, fcntl.LOCK_UN)
+
+
+def _start_daemon() -> subprocess.Popen[bytes]:
     if os.geteuid() != 0 or shutil.which("dockerd") is None:
         _unavailable("no daemon is running, and starting one needs root and dockerd")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    log = (CACHE / "dockerd.log").open("ab")
-    daemon = subprocess.Popen(
-        ["dockerd", "--storage-driver=overlay2", "--iptables=false", "--ip6tables=false", "--bridge=none"],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    with (CACHE / "dockerd.log").open("ab") as log:
+        daemon = subprocess.Popen(
+            ["dockerd", "--storage-driver=overlay2", "--iptables=false", "--ip6tables=false", "--bridge=none"],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 120  # a loaded two-core machine: containerd alone can take a while
+    while not _docker_answers():
+        if daemon.poll() is not None or time.monotonic() > deadline:
+            _stop_daemon(daemon)
+            _unavailable(f"dockerd did not start (see {CACHE / 'dockerd.log'})")
+        time.sleep(0.5)
+    return daemon
+
+
+def _stop_daemon(daemon: subprocess.Popen[bytes]) -> None:
+    daemon.terminate()
     try:
-        deadline = time.monotonic() + 60
-        while not _docker_answers():
-            if daemon.poll() is not None or time.monotonic() > deadline:
-                _unavailable(f"dockerd did not start (see {CACHE / 'dockerd.log'})")
-            time.sleep(0.5)
-        yield
-    finally:
-        daemon.terminate()
-        try:
-            daemon.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-        log.close()
+        daemon.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        daemon.wait()
 
 
 @pytest.fixture(scope="session")
