@@ -74,6 +74,7 @@ from typing import Any
 from tests.fakes.batches import Batches
 from tests.fakes.prompt_cache import Billed, PromptCache, TooManyBreakpoints
 
+BATCHED = "x-fake-batch"  # marks a batch's request as it goes through the synchronous route
 ANTHROPIC_ERRORS = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -243,8 +244,7 @@ class FakeModelAPI:
     async def _answer_one(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any]:
         """One request of a batch, answered by the synchronous route: (status, JSON payload)."""
         capture = _Captured()
-        await self._answer(path, headers, body, capture)  # type: ignore[arg-type]
-        self.log[-1]["batch"] = True
+        await self._answer(path, {**headers, BATCHED: "1"}, body, capture)  # type: ignore[arg-type]
         head, _, data = bytes(capture.data).partition(b"\r\n\r\n")
         status = int(head.split(b" ", 2)[1]) if head else 500
         try:
@@ -313,6 +313,7 @@ class FakeModelAPI:
                 "has_auth": "authorization" in headers or "x-api-key" in headers,
                 "extra": _extra(api, body),
                 "replayed": _replayed(api, body),
+                "batch": BATCHED in headers,
             }
         )
         key = self.script.get("key")
