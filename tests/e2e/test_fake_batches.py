@@ -10,6 +10,7 @@ from typing import Any
 
 import anthropic
 import openai
+import pytest
 
 from tests.fakes.model_api import FakeModelAPI
 
@@ -18,6 +19,21 @@ SCRIPT = {
     "answers": {"weather in Paris?": {"tool": "get_weather", "args": {"city": "Paris"}}},
     "faults": [{"match": "broken prompt", "status": 500, "message": "injected fault"}],
 }
+
+
+@pytest.fixture
+def clients() -> Any:
+    """Makes SDK clients and closes them after the test (an unclosed pool's sockets warn later, in
+    whichever test the garbage collector happens to run)."""
+    made: list[Any] = []
+
+    def make(kind: Any, **kwargs: Any) -> Any:
+        made.append(kind(max_retries=0, **kwargs))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
 
 
 def _params(prompt: str) -> Any:
@@ -29,9 +45,9 @@ def _params(prompt: str) -> Any:
     }
 
 
-def test_anthropic_message_batches_through_the_sdk() -> None:
+def test_anthropic_message_batches_through_the_sdk(clients: Any) -> None:
     with FakeModelAPI(SCRIPT, batch={"polls": 2}) as api:
-        client = anthropic.Anthropic(api_key="k", base_url=api.url, max_retries=0)
+        client = clients(anthropic.Anthropic, api_key="k", base_url=api.url)
         prompts = ["weather in Paris?", "broken prompt"]
         batch = client.messages.batches.create(
             requests=[{"custom_id": f"r{i}", "params": _params(p)} for i, p in enumerate(prompts)]
@@ -50,9 +66,9 @@ def test_anthropic_message_batches_through_the_sdk() -> None:
         assert [e["batch"] for e in api.log] == [True, True]
 
 
-def test_anthropic_cancelled_batch_ends_with_the_rest_canceled() -> None:
+def test_anthropic_cancelled_batch_ends_with_the_rest_canceled(clients: Any) -> None:
     with FakeModelAPI(SCRIPT, batch={"never_ends": True, "process": 1}) as api:
-        client = anthropic.Anthropic(api_key="k", base_url=api.url, max_retries=0)
+        client = clients(anthropic.Anthropic, api_key="k", base_url=api.url)
         batch = client.messages.batches.create(
             requests=[{"custom_id": f"r{i}", "params": _params("weather in Paris?")} for i in range(3)]
         )
@@ -86,9 +102,9 @@ def _lines(prompts: list[str], url: str = "/v1/chat/completions", models: tuple[
     ).encode()
 
 
-def test_openai_batch_api_through_the_sdk_with_an_expired_request() -> None:
+def test_openai_batch_api_through_the_sdk_with_an_expired_request(clients: Any) -> None:
     with FakeModelAPI(SCRIPT, batch={"process": 2}) as api:
-        client = openai.OpenAI(api_key="k", base_url=f"{api.url}/v1", max_retries=0)
+        client = clients(openai.OpenAI, api_key="k", base_url=f"{api.url}/v1")
         upload = client.files.create(
             file=("requests.jsonl", _lines(["weather in Paris?", "broken prompt", "never run"])), purpose="batch"
         )
@@ -111,9 +127,9 @@ def test_openai_batch_api_through_the_sdk_with_an_expired_request() -> None:
         assert errors["r2"]["response"] is None and errors["r2"]["error"]["code"] == "batch_expired"
 
 
-def test_openai_batch_that_mixes_models_fails_as_a_whole() -> None:
+def test_openai_batch_that_mixes_models_fails_as_a_whole(clients: Any) -> None:
     with FakeModelAPI(SCRIPT) as api:
-        client = openai.OpenAI(api_key="k", base_url=f"{api.url}/v1", max_retries=0)
+        client = clients(openai.OpenAI, api_key="k", base_url=f"{api.url}/v1")
         upload = client.files.create(
             file=("r.jsonl", _lines(["a", "b"], models=("gpt-4.1", "gpt-4o"))), purpose="batch"
         )
@@ -123,9 +139,9 @@ def test_openai_batch_that_mixes_models_fails_as_a_whole() -> None:
         assert not api.log  # nothing was run
 
 
-def test_an_endpoint_without_batches_answers_404_and_a_bad_key_401() -> None:
+def test_an_endpoint_without_batches_answers_404_and_a_bad_key_401(clients: Any) -> None:
     with FakeModelAPI(SCRIPT, batch={"missing": True}) as api:
-        client = anthropic.Anthropic(api_key="k", base_url=api.url, max_retries=0)
+        client = clients(anthropic.Anthropic, api_key="k", base_url=api.url)
         try:
             client.messages.batches.create(requests=[{"custom_id": "r0", "params": _params("x")}])
         except anthropic.NotFoundError:
@@ -133,7 +149,7 @@ def test_an_endpoint_without_batches_answers_404_and_a_bad_key_401() -> None:
         else:
             raise AssertionError("expected a 404")
     with FakeModelAPI(SCRIPT, key="right") as api:
-        oai = openai.OpenAI(api_key="wrong", base_url=f"{api.url}/v1", max_retries=0)
+        oai = clients(openai.OpenAI, api_key="wrong", base_url=f"{api.url}/v1")
         try:
             oai.batches.retrieve("batch_000001")
         except openai.AuthenticationError:
