@@ -142,17 +142,9 @@ def test_openai_batch_that_mixes_models_fails_as_a_whole(clients: Any) -> None:
 def test_an_endpoint_without_batches_answers_404_and_a_bad_key_401(clients: Any) -> None:
     with FakeModelAPI(SCRIPT, batch={"missing": True}) as api:
         client = clients(anthropic.Anthropic, api_key="k", base_url=api.url)
-        try:
+        with pytest.raises(anthropic.NotFoundError):
             client.messages.batches.create(requests=[{"custom_id": "r0", "params": _params("x")}])
-        except anthropic.NotFoundError:
-            pass
-        else:
-            raise AssertionError("expected a 404")
     with FakeModelAPI(SCRIPT, key="right") as api:
         oai = clients(openai.OpenAI, api_key="wrong", base_url=f"{api.url}/v1")
-        try:
+        with pytest.raises(openai.AuthenticationError):
             oai.batches.retrieve("batch_000001")
-        except openai.AuthenticationError:
-            pass
-        else:
-            raise AssertionError("expected a 401")
