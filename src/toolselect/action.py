@@ -269,6 +269,8 @@ def evaluate_event(
         over = replace(over, values={**over.values, "shard": shard})
     if plan.cache_only:
         over = replace(over, cache_mode="only")
+    if plan.batch is not None:
+        over = replace(over, values={**over.values, "batch": plan.batch})
     settings = resolve_settings(loaded, over, env, workdir)
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
     owned += [settings.cache_dir, *([junit] if junit else [])]

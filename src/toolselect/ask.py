@@ -44,6 +44,20 @@ def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
     return tuple(WireTool(t.wire_name, t.description, t.input_schema) for t in surface.tools)
 
 
+class Offered:
+    """The request a job sends: its prompt, the system prompt and the tools in the job's order — one
+    tuple per order, so every request of an order carries the same one."""
+
+    def __init__(self, tools: tuple[WireTool, ...], system: str | None) -> None:
+        self.tools, self.system = tools, system
+        self._orders: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: tools}
+
+    def request(self, job: Job) -> Request:
+        if job.order not in self._orders:
+            self._orders[job.order] = tuple(self.tools[i] for i in job.order or ())
+        return Request(prompt=job.case.prompt, system=self.system, tools=self._orders[job.order], sample=job.sample)
+
+
 def plan(cases: Sequence[Case], repeat: int, tools: int = 0, shuffle: bool = False, seed: int = 0) -> tuple[Job, ...]:
     """Every sample of every case; with `shuffle`, sample k of every case sees the tools in the same
     seeded order π_k (the same seed and k always give the same order): each case still meets `repeat`
@@ -84,8 +98,7 @@ async def ask_all(
     the first uncached request of each tool order goes alone and the others of that order wait for its
     answer (a prompt-cache entry exists only once the first response is back: requests sent together
     all miss it)."""
-    tools = wire_tools(surface)
-    offered: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: tools}  # one tuple per order
+    offered = Offered(wire_tools(surface), system)
     picks: list[Pick | None] = [None] * len(jobs)
     pending = ((i, jobs[i]) for i in (warm_first(jobs) if warm else range(len(jobs))))
     fatal: list[InfraError] = []
@@ -103,16 +116,11 @@ async def ask_all(
             if throttle.pacer.stalled is not None and not fatal:  # its headers asked for a wait no request makes
                 fatal.append(throttle.pacer.stalled)
 
-    def request_of(job: Job) -> Request:
-        if job.order not in offered:
-            offered[job.order] = tuple(tools[i] for i in job.order or ())
-        return Request(prompt=job.case.prompt, system=system, tools=offered[job.order], sample=job.sample)
-
     def gates(job: Job) -> tuple[asyncio.Event | None, asyncio.Event | None]:
         """(the gate this job opens: the first uncached request of its order, the gate it waits at)."""
         if not warm:
             return None, None
-        key = provider.answer_key(request_of(job))
+        key = provider.answer_key(offered.request(job))
         if key is not None and provider.has_answer(key):
             return None, None  # answered from the answer cache: it warms nothing and waits for nothing
         if job.order in warmed:
@@ -121,7 +129,7 @@ async def ask_all(
         return warmed[job.order], None
 
     async def ask(job: Job) -> Pick:
-        request = request_of(job)
+        request = offered.request(job)
         if job.case.script is not None:
             conversation = Conversation(surface, request, job.case.script)
             while (turn := conversation.next_request()) is not None:

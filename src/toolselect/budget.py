@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .ask import Job
+from .ask import Job, Offered
 from .config import Settings
 from .converse import Conversation
 from .errors import ConfigError
@@ -84,10 +84,11 @@ def estimate(
     local = not provider.cacheable  # answered by a local program or bm25: no API request
     cached = uncached = tokens = not_evaluated = 0
     planned = planned if planned is not None else set()
-    offered: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: tools}
+    offered = Offered(tools, settings.system)
     prefixes: dict[tuple[int, ...] | None, int] = {}  # the tokens each order's requests share
     written: set[tuple[int, ...] | None] = set()
     write = read = 0
+    single = Usage(0, 0)  # the single-turn requests' share of the tokens
 
     def count(order: tuple[int, ...] | None, request: Request, times: int) -> int:
         """`times` requests of this order: their uncached tokens; the shared prefix is written once
@@ -108,9 +109,7 @@ def estimate(
         return whole - prefix * times
 
     for job in jobs:
-        if job.order not in offered:
-            offered[job.order] = tuple(tools[i] for i in job.order or ())
-        request = Request(job.case.prompt, settings.system, offered[job.order], job.sample)
+        request = offered.request(job)
         if job.case.script is not None and surface is not None:
             asked, missing = _replay(provider, surface, request, job.case.script, planned)
             cached += asked
@@ -127,12 +126,24 @@ def estimate(
             planned.add(key)
         uncached += 1
         not_evaluated += 1
+        before = (tokens, write, read)
         tokens += count(job.order, request, 1)
+        single = single + Usage(tokens - before[0], ANSWER_TOKENS, write - before[1], read - before[2])
     only = settings.cache_mode == "only"
     requests = 0 if local or only else uncached
     out = ANSWER_TOKENS * requests
     if not requests:
         tokens = write = read = 0
+    whole = Usage(tokens, out, write, read)
+    # --batch: the single-turn requests go at the batch price (a trajectory's turns one by one)
+    batched = single if settings.batch and provider.batchable and requests else None
+    if batched is not None:
+        whole = Usage(
+            tokens - (single.input_tokens or 0),
+            out - (single.output_tokens or 0),
+            write - single.prompt_cache_write_tokens,
+            read - single.prompt_cache_read_tokens,
+        )
     return Budget(
         provider=settings.provider,
         model=settings.model,
@@ -142,7 +153,7 @@ def estimate(
         not_evaluated=not_evaluated if only and not local else 0,
         input_tokens=tokens,
         output_tokens=out,
-        cost_usd=cost_usd(settings.model, Usage(tokens, out, write, read), settings.price) if requests else 0.0,
+        cost_usd=cost_usd(settings.model, whole, settings.price, batched=batched) if requests else 0.0,
         local=local,
         prompt_cache_write_tokens=write,
         prompt_cache_read_tokens=read,

@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from pydantic import Field, ValidationError
 from .errors import ConfigError, InfraError
 from .nofollow import files_below, write_text
 from .pick import Pick, ToolCall, Usage, skipped
-from .providers import Provider, Request
+from .providers import BatchState, Provider, Request
 from .strict import Record
 
 FORMAT: Literal[1] = 1
@@ -170,6 +170,7 @@ class CachedProvider(Provider):
         self.name = inner.name
         self.produces_args = inner.produces_args
         self.cacheable = inner.cacheable
+        self.batchable = inner.batchable and mode != "only"
         self.problems = inner.problems  # one list: the inner provider's notes and the cache's
         self.touched: set[str] = set()
         self._broken = False  # a cache write failed: keep answering, stop caching
@@ -240,6 +241,28 @@ class CachedProvider(Provider):
             self._broken = True
             said = exc.message if isinstance(exc, InfraError) else exc.strerror or exc
             self.problems.append(f"answers are no longer cached: writing to {self.cache.root} failed ({said})")
+
+    async def submit_batch(self, requests: Sequence[tuple[str, Request]]) -> str:
+        self.inner.ensure_connected()
+        return await self.inner.submit_batch(requests)
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        return await self.inner.batch_state(batch_id)
+
+    async def cancel_batch(self, batch_id: str) -> None:
+        await self.inner.cancel_batch(batch_id)
+
+    async def batch_results(self, batch_id: str) -> dict[str, Pick | str]:
+        return await self.inner.batch_results(batch_id)
+
+    def keep_batched(self, request: Request, pick: Pick) -> None:
+        """A batch's answer: counted like a request made (at the batch price) and kept exactly as a
+        synchronous answer to the same request would be."""
+        super().keep_batched(request, pick)
+        key = cache_key(self.inner.identity(), request) if self.cache else None
+        if key:
+            self.touched.add(key)
+            self._keep(key, request, replace(pick, cached=False))
 
     def check_writable(self) -> None:
         """Before any request: a cache that can't be written would lose every answer paid for."""

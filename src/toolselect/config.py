@@ -322,6 +322,8 @@ class Settings:
     max_rpm: float | None = None  # per endpoint, by hand (gateways that announce no limit)
     max_tpm: float | None = None
     prompt_cache: bool = True  # requests shaped for the API's prompt cache
+    batch: bool = False  # uncached single-turn requests through the batch API
+    batch_timeout_s: float = 3600.0
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -809,6 +811,8 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         max_rpm=values.get("max_rpm"),
         max_tpm=values.get("max_tpm"),
         prompt_cache=values["prompt_cache"],
+        batch=values["batch"],
+        batch_timeout_s=values["batch_timeout_s"],
         **structure,
     )
 

@@ -269,6 +269,14 @@ OPTIONS: tuple[Option, ...] = (
            "requests share their tool list as a prefix the API's prompt cache can read (Anthropic: cache_control "
            "breakpoints; OpenAI: identical prefixes, a prompt_cache_key); --no-prompt-cache to measure without",
            "bool", "run", default=True, input=None),
+    Option("batch",
+           "the run's uncached single-turn requests go as one batch per model through the API's batch API, at half "
+           "the price; answers come within minutes to hours (trajectories stay synchronous)",
+           "bool", "run", default=False, input=None),
+    Option("batch_timeout_s",
+           "how long to wait for a batch; past it the batch is cancelled and its unanswered requests are asked "
+           "synchronously", "float", "run", default=3600.0, gt=0, flag="--batch-timeout", metavar="SECONDS",
+           input=None),
     # how much to ask
     Option("repeat", "samples per case; a case's pass rate is the share of its samples that pass", "int", "run",
            default=1, ge=1, metavar="N"),
@@ -390,6 +398,11 @@ OPTIONS: tuple[Option, ...] = (
            "seeds the cache); off: never",
            "text", "action", config=None, flag=None, choices=("pull-requests", "always", "off"),
            input_default="pull-requests"),
+    Option("batch_events",
+           "never: ask synchronously; push: batch on pushes (they seed the answer cache for pull requests, and "
+           "nobody waits on them); always: on every event; empty: evals.batch decides",
+           "text", "action", config=None, flag=None, input="batch", choices=("never", "push", "always"),
+           shown_default="empty: evals.batch (off)"),
     Option("comment",
            "always: post or update the PR comment; on-change: only when something changed (an existing comment is "
            "always updated); off",

@@ -90,6 +90,7 @@ class Plan:
     # annotations instead (review-comments: off), or nothing (no PR here, or a fork PR's own run)
     review: Review = "none"
     stress: bool = False  # run the config's stress: section (the stress-test input, and the event)
+    batch: bool | None = None  # ask through the batch API (the batch input, and the event); None: the config says
 
 
 def key_input(provider: str) -> str:
@@ -145,7 +146,13 @@ def decide(event: Event, inputs: Mapping[str, Any], provider: str | None, enviro
         notices=tuple(notices),
         review=review if pr and not fork else "none",
         stress=_stress(inputs, bool(pr)),
+        batch=_batch(inputs, event.name),
     )
+
+
+def _batch(inputs: Mapping[str, Any], event: str) -> bool | None:
+    chosen = inputs.get("batch_events")
+    return None if not chosen else chosen == "always" or (chosen == "push" and event == "push")
 
 
 def _stress(inputs: Mapping[str, Any], pull_request: bool) -> bool:

@@ -186,6 +186,35 @@ def test_push_evaluates_the_head_only_and_seeds_the_cache(world, tmp_path):
     assert "push: head only" in run.summary
 
 
+def test_batch_push_sends_a_push_runs_requests_as_one_batch_and_a_pull_request_waits_on_none(world, tmp_path):
+    api, github = world
+    repo = make_repo(tmp_path)
+    push = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"batch": "push"},
+        event={"ref": "refs/heads/main", "after": repo.head},
+        event_name="push",
+        api=api,
+        github=github,
+    )
+    assert push.code == 0, push.stdout + push.stderr
+    assert len(api.batches.created) == 1 and len(api.log) == 8 and all(e["batch"] for e in api.log)
+    assert push.report()["run"]["batch"]["answered"] == 8
+    assert "8 requests batched at half price" in push.summary
+    pull = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"batch": "push"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
+    assert pull.code == 0, pull.stdout + pull.stderr
+    assert len(api.batches.created) == 1 and not any(e["batch"] for e in api.log[8:])
+
+
 def test_base_without_a_config_is_no_baseline(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path, base_has_config=False)

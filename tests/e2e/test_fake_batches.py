@@ -6,6 +6,7 @@ answers it (its usage too), a failed request is that request's error, a request 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import anthropic
@@ -148,3 +149,30 @@ def test_an_endpoint_without_batches_answers_404_and_a_bad_key_401(clients: Any)
         oai = clients(openai.OpenAI, api_key="wrong", base_url=f"{api.url}/v1")
         with pytest.raises(openai.AuthenticationError):
             oai.batches.retrieve("batch_000001")
+
+
+@pytest.mark.parametrize("url", ["/v1/chat/completions", "/v1/responses"])
+def test_openai_batch_answers_are_the_sdks_own_types(clients: Any, url: str) -> None:
+    """Each answer body in the output file validates as the SDK's type for its endpoint (every field
+    the type requires is there), as a real batch's would."""
+    from openai.types.chat import ChatCompletion
+    from openai.types.responses import Response
+
+    with FakeModelAPI(SCRIPT) as api:
+        client = clients(openai.OpenAI, api_key="k", base_url=f"{api.url}/v1")
+        if url == "/v1/responses":
+            line = {"custom_id": "r0", "method": "POST", "url": url, "body": {"model": "gpt-4.1", "input": "hi",
+                    "tools": [{"type": "function", "name": "get_weather", "parameters": {}}]}}  # fmt: skip
+            data = (json.dumps(line) + "\n").encode()
+        else:
+            data = _lines(["weather in Paris?"])
+        upload = client.files.create(file=("r.jsonl", data), purpose="batch")
+        batch = client.batches.create(input_file_id=upload.id, endpoint=url, completion_window="24h")
+        for _ in range(200):  # worked through in the background
+            done = client.batches.retrieve(batch.id)
+            if done.status != "in_progress":
+                break
+            time.sleep(0.02)
+        assert done.status == "completed" and done.output_file_id
+        body = json.loads(client.files.content(done.output_file_id).text.splitlines()[0])["response"]["body"]
+    (ChatCompletion if url == "/v1/chat/completions" else Response).model_validate(body)

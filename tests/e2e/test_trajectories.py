@@ -363,3 +363,24 @@ def test_a_judge_reads_the_answer_after_an_error_when_no_final_check_does(provid
     rerun = json.loads((tmp_path / "r.json").read_text())
     assert len(api.log) == sent and rerun["run"]["judge"] == {"model": "judge-model", "api_calls": 0, "cache_hits": 2}
     assert by_name(rerun)["silent"]["judge"]["cached"] is True
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_with_batch_trajectories_are_asked_turn_by_turn_and_single_calls_go_in_the_batch(provider, model_api, tmp_path):
+    api = model_api(SCRIPT)
+    setup(tmp_path)
+    assert eval_(tmp_path, provider, api, "--no-cache").code == 0
+    synchronous = by_name(json.loads((tmp_path / "r.json").read_text()))
+    asked = len(api.log)
+    done = eval_(tmp_path, provider, api, "--no-cache", "--batch")
+    assert done.code == 0, done.err
+    batched = by_name(json.loads((tmp_path / "r.json").read_text()))
+    log = api.log[asked:]
+    cases = json.loads((tmp_path / "r.json").read_text())["cases"]
+    conversations = {c["prompt"] for c in cases if c.get("expect_calls") is not None}
+    single = {c["prompt"] for c in cases if c.get("expect_calls") is None}
+    assert conversations and single and not conversations & single
+    assert {n: s["outcome"] for n, s in batched.items()} == {n: s["outcome"] for n, s in synchronous.items()}
+    assert {e["prompt"] for e in log if e["batch"]} == single  # every single-call case's request, in the batch
+    assert {e["prompt"] for e in log if not e["batch"]} == conversations  # every conversation's, one by one
+    assert len(api.batches.created) == 1

@@ -15,9 +15,13 @@ with `response: null, error: {code: batch_expired | batch_cancelled, message}`. 
 name another endpoint or mix models fails the batch (status failed, errors.data).
 
 Each request is answered as the synchronous endpoint would answer it (its script, faults, prompt
-cache and usage), all of them when the batch is created; the batch shows them only after `polls`
-retrievals. Script key `batch`:
+cache and usage). A batch is worked through after it is created, in the background, in the order
+sent, `workers` requests at a time — a batch API runs a batch over minutes, not all at once, which is
+why the requests of one prefix mostly read the prompt cache (Anthropic calls cache hits in a batch
+best effort). It ends at its `polls`-th retrieval (which waits until every request it will run has run); a
+cancel stops it taking new requests. Script key `batch`:
   {"polls": 1}          retrievals before the batch has ended (default 1)
+  {"workers": 4}        requests answered at once (default 4)
   {"process": N}        only the first N requests are run; the rest expire (or, once cancelled, are canceled)
   {"never_ends": true}  the batch stays in progress until it is cancelled
   {"missing": true}     no batch API here: 404, as a compatible server without one answers
@@ -58,6 +62,7 @@ class Batch:
     failed: list[dict[str, Any]] = field(default_factory=list)  # OpenAI validation errors
     output_file_id: str | None = None
     error_file_id: str | None = None
+    work: asyncio.Task[None] | None = None  # answering its requests, in the background
 
 
 class Batches:
@@ -91,7 +96,7 @@ class Batches:
             if batch is None or batch.api != "anthropic":
                 return 404, _error(api, 404, "batch not found"), "application/json"
             if method == "GET" and len(parts) == 1:
-                self._poll(batch)
+                await self._poll(batch)
                 return 200, self._anthropic_view(batch), "application/json"
             if method == "POST" and parts[1:] == ["cancel"]:
                 batch.cancelling = True
@@ -117,7 +122,7 @@ class Batches:
         if batch is None or batch.api != "openai":
             return 404, _error(api, 404, "No batch found"), "application/json"
         if method == "GET" and len(parts) == 2:
-            self._poll(batch)
+            await self._poll(batch)
             return 200, self._openai_view(batch), "application/json"
         if method == "POST" and parts[2:] == ["cancel"]:
             batch.cancelling = True
@@ -129,21 +134,34 @@ class Batches:
     def _new(self, prefix: str) -> str:
         return f"{prefix}{next(self.counter):06d}"
 
-    async def _run(
-        self, items: list[tuple[str, str, dict[str, Any]]], headers: dict[str, str], answer: Answer
-    ) -> dict[str, tuple[int, Any] | None]:
-        """Answer the first `process` of (custom id, path, body) at once; the rest are never run."""
-        limit = self.script.get("process", len(items))
-        ran = await asyncio.gather(*(answer(path, headers, body) for _, path, body in items[:limit]))
-        results: dict[str, tuple[int, Any] | None] = {cid: None for cid, _, _ in items}
-        results.update({cid: out for (cid, _, _), out in zip(items, ran, strict=False)})
-        return results
+    def _start(
+        self, batch: Batch, items: list[tuple[str, str, dict[str, Any]]], headers: dict[str, str], answer: Answer
+    ) -> None:
+        """Answer the first `process` of (custom id, path, body), in order, `workers` at a time, until the
+        batch is cancelled; the rest are never run (None)."""
+        batch.results = {cid: None for cid, _, _ in items}
+        queue = iter(items[: self.script.get("process", len(items))])
 
-    def _poll(self, batch: Batch) -> None:
-        """A retrieval: the batch ends after `polls` of them (at once once cancelled), never with never_ends."""
+        async def worker() -> None:
+            for cid, path, body in queue:
+                if batch.cancelling:
+                    return
+                batch.results[cid] = await answer(path, headers, body)
+
+        async def work() -> None:
+            await asyncio.gather(*(worker() for _ in range(self.script.get("workers", 4))))
+
+        batch.work = asyncio.ensure_future(work())
+
+    async def _poll(self, batch: Batch) -> None:
+        """A retrieval: the `polls`-th one ends the batch (waiting for its requests to be answered, so
+        a test's count of retrievals means the same on a loaded machine); a cancelled batch ends at the
+        next retrieval, once its requests in flight are answered; never_ends never ends by itself."""
         if batch.ended:
             return
         if batch.cancelling or (not batch.never_ends and batch.polls_left <= 1):
+            if batch.work is not None:
+                await asyncio.shield(batch.work)
             batch.ended = True
             if batch.api == "openai":
                 self._write_files(batch)
@@ -164,13 +182,13 @@ class Batches:
         )
         self.batches[batch.id] = batch
         self.created.append(batch.id)
-        batch.results = await self._run(items, headers, answer)
+        self._start(batch, items, headers, answer)
         return self._anthropic_view(batch)
 
     def _anthropic_view(self, batch: Batch) -> dict[str, Any]:
         counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
         for out in batch.results.values():
-            if not batch.ended:
+            if out is None and not batch.ended:
                 counts["processing"] += 1
             elif out is None:
                 counts["canceled" if batch.cancelling else "expired"] += 1
@@ -281,8 +299,8 @@ class Batches:
         if batch.failed:
             batch.ended = True
         else:
-            batch.results = await self._run(
-                [(str(line["custom_id"]), endpoint, dict(line["body"])) for line in lines], headers, answer
+            self._start(
+                batch, [(str(line["custom_id"]), endpoint, dict(line["body"])) for line in lines], headers, answer
             )
         return 200, self._openai_view(batch), "application/json"
 
@@ -316,7 +334,7 @@ class Batches:
 
     def _openai_view(self, batch: Batch) -> dict[str, Any]:
         created = int(batch.created)
-        done = [r for r in batch.results.values() if r is not None] if batch.ended else []
+        done = [r for r in batch.results.values() if r is not None]
         if batch.failed:
             status = "failed"
         elif batch.ended:

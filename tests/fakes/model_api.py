@@ -314,6 +314,7 @@ class FakeModelAPI:
                 "extra": _extra(api, body),
                 "replayed": _replayed(api, body),
                 "batch": BATCHED in headers,
+                "body": body,  # the whole request, as it came (a batch's: as its item carried it)
             }
         )
         key = self.script.get("key")
@@ -744,7 +745,7 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
         "output": output,
         "usage": {
             "input_tokens": billed.prompt,
-            "input_tokens_details": {"cached_tokens": billed.cache_read},
+            "input_tokens_details": {"cached_tokens": billed.cache_read, "cache_write_tokens": billed.cache_write},
             "output_tokens": OUTPUT_TOKENS,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": billed.prompt + OUTPUT_TOKENS,

@@ -205,3 +205,18 @@ def test_pull_request_target_is_refused_with_the_safe_pattern():
 )
 def test_when_the_stress_test_runs(event, inputs, stress):
     assert decide(event, inputs, "openai", KEY).stress is stress
+
+
+@pytest.mark.parametrize(
+    ("event", "inputs", "batch"),
+    [
+        (pr(), ALWAYS, None),  # no input: evals.batch decides
+        (Event("push", {}), {"batch_events": "push"}, True),  # a push seeds the cache: nobody waits on it
+        (pr(), {"batch_events": "push"}, False),
+        (pr(), {"batch_events": "always"}, True),
+        (Event("push", {}), {"batch_events": "never"}, False),
+    ],
+    ids=["no input", "push on push", "push on a PR", "always", "never"],
+)
+def test_when_the_requests_go_as_a_batch(event, inputs, batch):
+    assert decide(event, inputs, "anthropic", KEY).batch is batch

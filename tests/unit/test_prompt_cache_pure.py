@@ -123,3 +123,27 @@ def test_the_bill_in_one_line():
     )
     assert bill([run(0.0, calls=0)], [run(0.0, calls=0)]) == "cost $0: every answer came from the answer cache"
     assert bill([RUN]) is None  # a local provider: no bill
+
+
+def test_the_bill_says_what_went_at_the_batch_price():
+    from toolselect.report.schema import BatchOut
+
+    def run(answered, late):
+        batch = BatchOut(batches=["b1"], requests=answered + late, answered=answered, failed=0, late=late, waited_s=3)
+        counts = {"cache_mode": "use", "api_calls": answered + late, "cost_usd": 0.02, "batch": batch}
+        return RUN.model_copy(update={"input_tokens": 100, "output_tokens": 20, **counts})
+
+    assert bill([run(540, 0)]) == "cost $0.02; 540 requests batched at half price"
+    assert bill([run(1, 12)], [run(0, 0)]) == (
+        "cost $0.04: head $0.02, base $0.02; 1 request batched at half price (12 asked one by one: see the warnings)"
+    )
+
+
+def test_spend_keeps_the_batched_tokens_apart():
+    from toolselect.providers import Spend
+
+    spend = Spend()
+    spend.add(Usage(100, 10, 5, 50))
+    spend.add(Usage(200, 20, 0, 80), batched=True)
+    assert (spend.input_tokens, spend.prompt_cache_read_tokens) == (300, 130)
+    assert spend.synchronous() == Usage(100, 10, 5, 50) and spend.batched == Usage(200, 20, 0, 80)

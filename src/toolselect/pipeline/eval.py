@@ -20,6 +20,7 @@ from ..outcome import Comparison
 from ..pick import Pick
 from ..shards import Unit
 from ..surface import Surface
+from .batch import batch_sides
 from .execute import execute
 from .prepare import Hooks, Prepared
 from .sides import Against, sides
@@ -72,6 +73,8 @@ async def run_eval(
         head_preps, base_preps, note, failure = both.heads, both.bases, both.note, both.failure
         await _within_budget([*head_preps, *base_preps], settings.max_requests, settings.max_cost)
         try:
+            batched = await batch_sides([*head_preps, *base_preps], hooks)  # --batch: before anything is asked
+            head_preps, base_preps = tuple(batched[: len(head_preps)]), tuple(batched[len(head_preps) :])
             heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
             sweep(environ)  # the head's pickers are done: the base's turn
             with both.base_turn(environ):

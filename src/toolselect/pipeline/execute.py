@@ -92,10 +92,13 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         output_tokens=spend.output_tokens,
         prompt_cache_write_tokens=spend.prompt_cache_write_tokens,
         prompt_cache_read_tokens=spend.prompt_cache_read_tokens,
-        cost_usd=cost_usd(settings.model, spend, settings.price) if spend.api_calls else 0.0,
+        cost_usd=cost_usd(settings.model, spend.synchronous(), settings.price, batched=spend.batched)
+        if spend.api_calls
+        else 0.0,
         priced_by=priced[1] if spend.api_calls and (priced := price_for(settings.model, settings.price)) else None,
         pool_shrinks=prep.throttle.shrinks,
         label=settings.models[0].label if settings.several else None,
+        batch=prep.batch,
         judge=JudgeRunOut(
             model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits
         )

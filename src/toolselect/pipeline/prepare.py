@@ -21,7 +21,7 @@ from ..providers import Provider
 from ..providers.api import deadline
 from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
-from ..report.schema import PartOut
+from ..report.schema import BatchOut, PartOut
 from ..shards import Unit, fingerprint
 from ..surface import Surface, build_surface
 from ..surface.launch import Say
@@ -36,6 +36,8 @@ class Hooks:
     on_sample: Callable[[Job, Pick], None] = lambda *a: None
     on_note: Say = lambda _: None  # e.g. the server's setup starting and done
     on_secret: Say = lambda _: None  # a value `${VAR}` put into a config (the base's too): mask it
+    # --batch: a model's batches (its label, requests done, of how many, whether waiting is over)
+    on_batch: Callable[[str, int, int, bool], None] = lambda *a: None
 
 
 async def load_surface(settings: Settings, environ: Mapping[str, str], say: Say = lambda _: None) -> Surface:
@@ -90,7 +92,8 @@ class Prepared:
     budget: Budget
     judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
     part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
-    preset: Mapping[tuple[str, int], Pick] | None = None  # a merge: samples a shard recorded as errors
+    preset: Mapping[tuple[str, int], Pick] | None = None  # samples known already: a batch's answers, a merge's errors
+    batch: BatchOut | None = None  # --batch: what this side's batches answered
 
     async def aclose(self) -> None:
         await self.provider.aclose()

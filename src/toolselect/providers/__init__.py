@@ -13,7 +13,8 @@ maps them back to MCP names.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
@@ -87,9 +88,24 @@ class SampleError(Exception):
     """This sample failed (timeout, bad output, a transient API error after retries): scored ERROR."""
 
 
+class BatchRefused(Exception):
+    """The endpoint takes no batch (no batch API there, or it refused this one): the requests go
+    synchronously, and the message says why."""
+
+
+@dataclass(frozen=True)
+class BatchState:
+    """A batch as its API reports it: whether it has ended, and how many of its requests are done."""
+
+    ended: bool
+    done: int
+    total: int
+
+
 @dataclass
 class Spend:
-    """What the run cost: answers reused, requests made, tokens."""
+    """What the run cost: answers reused, requests made, tokens (all of them; `batched`: the share
+    of them answered in a batch, at the batch price)."""
 
     cache_hits: int = 0
     api_calls: int = 0
@@ -98,12 +114,25 @@ class Spend:
     output_tokens: int = 0
     prompt_cache_write_tokens: int = 0
     prompt_cache_read_tokens: int = 0
+    batched: Usage = field(default_factory=lambda: Usage(0, 0))
 
-    def add(self, usage: Usage) -> None:
+    def add(self, usage: Usage, batched: bool = False) -> None:
         self.input_tokens += usage.input_tokens or 0
         self.output_tokens += usage.output_tokens or 0
         self.prompt_cache_write_tokens += usage.prompt_cache_write_tokens
         self.prompt_cache_read_tokens += usage.prompt_cache_read_tokens
+        if batched:
+            self.batched = self.batched + usage
+
+    def synchronous(self) -> Usage:
+        """The tokens of the requests asked one by one (at the full price)."""
+        b = self.batched
+        return Usage(
+            self.input_tokens - (b.input_tokens or 0),
+            self.output_tokens - (b.output_tokens or 0),
+            self.prompt_cache_write_tokens - b.prompt_cache_write_tokens,
+            self.prompt_cache_read_tokens - b.prompt_cache_read_tokens,
+        )
 
 
 class Provider(ABC):
@@ -112,6 +141,7 @@ class Provider(ABC):
     name: str = ""
     produces_args = True  # False: tools only (bm25); argument metrics are reported as not measured
     cacheable = False  # answers worth keeping in the answer cache (never a local program's)
+    batchable = False  # the model API has a batch API: the `*_batch` methods below work
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -181,3 +211,28 @@ class Provider(ABC):
     def finish(self, session: set[str] | None = None, interrupted: bool = False) -> None:
         """After the run: record which cached answers it used (for `toolselect cache prune`)."""
         return None
+
+    # The batch API's side (batching.py), for a provider that is `batchable`. Requests go with ids of
+    # our own (letters, digits, `_` and `-`, at most 64: both APIs take them); answers are in wire names.
+
+    async def submit_batch(self, requests: Sequence[tuple[str, Request]]) -> str:
+        """Send the requests as one batch: its id. BatchRefused when the endpoint takes no batch."""
+        raise BatchRefused(f"provider {self.name} has no batch API")
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        raise BatchRefused(f"provider {self.name} has no batch API")
+
+    async def cancel_batch(self, batch_id: str) -> None:
+        return None
+
+    async def batch_results(self, batch_id: str) -> dict[str, Pick | str]:
+        """An ended batch's answers by request id: the pick, or why that request failed (a string).
+        A request that never ran (expired, or canceled) is not in it."""
+        return {}
+
+    def keep_batched(self, request: Request, pick: Pick) -> None:
+        """A batch's answer to `request`, counted as a request made at the batch price (and kept in
+        the answer cache, when there is one)."""
+        self.spend.api_calls += 1
+        if pick.usage is not None:
+            self.spend.add(pick.usage, batched=True)

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import InfraError
 from ..pick import Pick, ToolCall, Usage
-from . import Request, SampleError
-from .api import SdkProvider, timeout
+from . import BatchState, Request, SampleError
+from .api import SdkProvider, batch_error, timeout
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -29,6 +29,7 @@ OFFLINE = "or run offline with --provider bm25"
 # A prompt-cache breakpoint: the request up to here (tools → system → messages) is cached for five
 # minutes, each read refreshing it. At most four per request; toolselect sets up to three.
 BREAKPOINT = {"cache_control": {"type": "ephemeral"}}
+T = TypeVar("T")
 
 
 class AnthropicProvider(SdkProvider):
@@ -59,47 +60,96 @@ class AnthropicProvider(SdkProvider):
         self.reach()
         self.client = client
 
-    async def pick(self, request: Request) -> Pick:
+    def params(self, request: Request) -> dict[str, Any]:
+        """The request's whole body, as a synchronous request sends it and a batch carries it."""
         s = self.settings
-        body: dict[str, Any] = dict(s.params)
-        if s.temperature is not None:
-            body["temperature"] = s.temperature
-        kwargs: dict[str, Any] = {}
         cached = s.prompt_cache
-        if request.system:
-            kwargs["system"] = [{"type": "text", "text": request.system, **BREAKPOINT}] if cached else request.system
         tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
         if cached and tools:  # the tool list is the prefix every request of this order shares
             tools[-1] |= BREAKPOINT
+        body: dict[str, Any] = {"model": self.model, "max_tokens": s.max_tokens, "messages": messages(request, cached)}
+        if request.system:
+            body["system"] = [{"type": "text", "text": request.system, **BREAKPOINT}] if cached else request.system
+        body |= {"tools": tools, "tool_choice": {"type": "auto"}, **s.params}
+        if s.temperature is not None:
+            body["temperature"] = s.temperature
+        return body
+
+    async def pick(self, request: Request) -> Pick:
+        body = self.params(request)
+        model, max_tokens, said = body.pop("model"), body.pop("max_tokens"), body.pop("messages")
         started = time.perf_counter()
         try:
             message = await self.patiently(lambda: self.client.messages.create(
-                model=self.model,
-                max_tokens=s.max_tokens,
-                messages=messages(request, cached),
-                # the tools as extra_body: the same JSON on the wire, without the SDK walking every
+                model=model,
+                max_tokens=max_tokens,
+                messages=said,
+                # the rest as extra_body: the same JSON on the wire, without the SDK walking every
                 # schema of every tool to transform it (most of a request's CPU on a large surface)
-                extra_body={
-                    "tools": tools,
-                    "tool_choice": {"type": "auto"},
-                    **body,
-                },
-                **kwargs,
+                extra_body=body,
             ))  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise self.sort_error(exc) from None
         latency_ms = (time.perf_counter() - started) * 1000
-        try:
-            picked = self._read(message, latency_ms)
-        except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
-            raise SampleError(
-                f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
-            ) from None
+        picked = self._reading(message, latency_ms)
         if (u := picked.usage) is not None:  # a token limit is paced by what answers take (reads don't count)
             self.throttle.succeeded((u.input_tokens or 0) + u.prompt_cache_write_tokens + (u.output_tokens or 0))
         return picked
 
-    def _read(self, message: Any, latency_ms: float) -> Pick:
+    def _reading(self, message: Any, latency_ms: float | None) -> Pick:
+        try:
+            return self._read(message, latency_ms)
+        except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
+            raise SampleError(
+                f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
+            ) from None
+
+    # Message Batches: POST /v1/messages/batches with `{custom_id, params}` per request, polled until
+    # `processing_status` is `ended`, then the results (JSONL, in no fixed order) by custom_id.
+
+    batchable = True
+
+    async def submit_batch(self, requests: Sequence[tuple[str, Request]]) -> str:
+        items = [{"custom_id": rid, "params": self.params(r)} for rid, r in requests]
+        # the items as extra_body, like a single request's tools: sent as they are, not walked
+        batch = await self._batches(lambda b: b.create(requests=[], extra_body={"requests": items}), submit=True)
+        return str(batch.id)
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        batch = await self._batches(lambda b: b.retrieve(batch_id))
+        counts = batch.request_counts
+        total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
+        return BatchState(batch.processing_status == "ended", total - counts.processing, total)
+
+    async def cancel_batch(self, batch_id: str) -> None:
+        await self._batches(lambda b: b.cancel(batch_id))
+
+    async def batch_results(self, batch_id: str) -> dict[str, Pick | str]:
+        out: dict[str, Pick | str] = {}
+        decoder = await self._batches(lambda b: b.results(batch_id))
+        async for item in decoder:
+            result = item.result
+            if result.type == "succeeded":
+                try:
+                    out[item.custom_id] = self._reading(result.message, None)
+                except SampleError as exc:
+                    out[item.custom_id] = str(exc)
+            elif result.type == "errored":
+                error = getattr(result.error, "error", None)
+                out[item.custom_id] = self.redact(
+                    f"{getattr(error, 'type', 'error')}: {getattr(error, 'message', '') or 'no message'}"
+                )
+        return out
+
+    async def _batches(self, call: Callable[[Any], Awaitable[T]], submit: bool = False) -> T:
+        """A call of the batch API, its errors sorted: no batch API at this endpoint (404, 405, 501 on
+        the first call) is BatchRefused; a bad key stops the run; anything else fails this batch."""
+        try:
+            return await self.patiently(lambda: call(self.client.messages.batches))
+        except Exception as exc:  # noqa: BLE001
+            raise batch_error(self, exc, submit) from None
+
+    def _read(self, message: Any, latency_ms: float | None) -> Pick:
         blocks = list(message.content or [])
         uses = [b for b in blocks if getattr(b, "type", None) == "tool_use"]
         text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", None) == "text")

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InfraError
 from ..urls import public_url, secret_parts
-from . import Provider, SampleError
+from . import BatchRefused, Provider, SampleError
 from .registry import PROVIDERS
 
 if TYPE_CHECKING:
@@ -196,6 +196,24 @@ class SdkProvider(Provider):
         return SampleError(self.redact(f"{name}: {exc}"))
 
 
+# What an endpoint without a batch API answers its batch routes (compatible servers, gateways).
+NO_BATCH_STATUSES = {404, 405, 501}
+
+
+def batch_error(provider: SdkProvider, exc: Exception, submit: bool) -> Exception:
+    """A batch API call's failure: a key that isn't allowed stops the run (InfraError); any other
+    failure — no batch API at the endpoint, a batch refused, a transient error after the retries —
+    is BatchRefused, and the batch's requests are asked one by one."""
+    status = getattr(exc, "status_code", None)
+    if submit and status in NO_BATCH_STATUSES:
+        return BatchRefused(f"{provider.shown_endpoint} has no batch API (it answered {status})")
+    sorted_out = provider.sort_error(exc)
+    if isinstance(sorted_out, InfraError) and status in (401, 402, 403):
+        return sorted_out
+    said = sorted_out.message if isinstance(sorted_out, InfraError) else str(sorted_out)
+    return BatchRefused(f"the batch API failed: {said}")
+
+
 class BusyTooLong(Exception):
     """The endpoint kept asking to wait for longer than a sample's time budget."""
 
@@ -312,13 +330,18 @@ def retry_after(headers: Any) -> float | None:
 def api_message(exc: Any) -> str:
     """The API's own words from an SDK error (Anthropic's body is the whole JSON, OpenAI's the
     inner error object)."""
-    body = getattr(exc, "body", None)
+    said = body_message(getattr(exc, "body", None))
+    return said if said is not None else str(getattr(exc, "message", "") or exc)
+
+
+def body_message(body: Any) -> str | None:
+    """The message of an API's error body (`{"error": {"type"/"code", "message"}}`), if it has one."""
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and isinstance(inner.get("message"), str):
             kind = inner.get("type") or inner.get("code")
             return f"{kind}: {inner['message']}" if isinstance(kind, str) else inner["message"]
-    return str(getattr(exc, "message", "") or exc)
+    return None
 
 
 def check_key(value: str | None, variable: str) -> None:

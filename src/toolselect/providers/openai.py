@@ -14,20 +14,21 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import InfraError
 from ..pick import Pick, ToolCall, Usage
 from ..scoring import parse_args
-from . import Request, SampleError, arguments_text
-from .api import SdkProvider, refused_format, timeout
+from . import BatchRefused, BatchState, Request, SampleError, arguments_text
+from .api import SdkProvider, batch_error, body_message, refused_format, timeout
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..throttle import Throttle
 
+T = TypeVar("T")
 NO_KEY = (
     "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
     "value works), or run offline with --provider bm25"
@@ -80,8 +81,17 @@ class _OpenAIBase(SdkProvider):
         """Send the request (Chat Completions or Responses)."""
         raise NotImplementedError
 
-    def _read(self, answer: Any, latency_ms: float) -> Pick:
+    def _read(self, answer: Any, latency_ms: float | None) -> Pick:
         """The pick in an answer."""
+        raise NotImplementedError
+
+    def body(self, request: Request) -> dict[str, Any]:
+        """The request's whole body, as a synchronous request sends it and a batch carries it."""
+        raise NotImplementedError
+
+    def answer(self, body: Any) -> Any:
+        """A batch's answer body as the SDK's own type, built as the SDK builds a synchronous answer
+        (leniently: a field it doesn't know, or one missing, is no error)."""
         raise NotImplementedError
 
     async def pick(self, request: Request) -> Pick:
@@ -90,15 +100,114 @@ class _OpenAIBase(SdkProvider):
             answer = await self.patiently(lambda: self._ask(request))
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise self.sort_error(exc) from None
+        picked = self._reading(answer, (time.perf_counter() - started) * 1000)
+        if (u := picked.usage) is not None:  # a token limit is paced by what answers take, cached or not
+            self.throttle.succeeded(u.prompt_tokens + (u.output_tokens or 0))
+        return picked
+
+    def _reading(self, answer: Any, latency_ms: float | None) -> Pick:
         try:
-            picked = self._read(answer, (time.perf_counter() - started) * 1000)
+            return self._read(answer, latency_ms)
         except (AttributeError, TypeError, IndexError, KeyError) as exc:  # a gateway's HTML page, a non-standard body
             raise SampleError(
                 f"unexpected answer from {self.shown_endpoint}: {type(exc).__name__}: {str(exc)[:200]}"
             ) from None
-        if (u := picked.usage) is not None:  # a token limit is paced by what answers take, cached or not
-            self.throttle.succeeded(u.prompt_tokens + (u.output_tokens or 0))
-        return picked
+
+    # The Batch API: the requests as a JSONL file (POST /v1/files, purpose batch), a batch over it
+    # (POST /v1/batches) for this provider's endpoint, polled until it has ended; then the output
+    # file's answers and the error file's failures, by custom_id.
+
+    batchable = True
+    batch_url = ""  # the endpoint a batch's requests go to
+
+    async def submit_batch(self, requests: Sequence[tuple[str, Request]]) -> str:
+        lines = [
+            json.dumps({"custom_id": rid, "method": "POST", "url": self.batch_url, "body": self.body(r)})
+            for rid, r in requests
+        ]
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        upload = await self._batches(
+            lambda c: c.files.create(file=("toolselect-batch.jsonl", data), purpose="batch"), submit=True
+        )
+        batch = await self._batches(
+            lambda c: c.batches.create(input_file_id=upload.id, endpoint=self.batch_url, completion_window="24h"),
+            submit=True,
+        )
+        if batch.status == "failed":
+            raise BatchRefused(f"the batch was refused: {_batch_errors(batch)}")
+        return str(batch.id)
+
+    async def batch_state(self, batch_id: str) -> BatchState:
+        batch = await self._batches(lambda c: c.batches.retrieve(batch_id))
+        counts = batch.request_counts
+        total, done = (counts.total, counts.completed + counts.failed) if counts is not None else (0, 0)
+        return BatchState(batch.status in ENDED, done, total)
+
+    async def cancel_batch(self, batch_id: str) -> None:
+        await self._batches(lambda c: c.batches.cancel(batch_id))
+
+    async def batch_results(self, batch_id: str) -> dict[str, Pick | str]:
+        batch = await self._batches(lambda c: c.batches.retrieve(batch_id))
+        if batch.status == "failed":
+            raise BatchRefused(f"the batch failed: {_batch_errors(batch)}")
+        out: dict[str, Pick | str] = {}
+        for file_id in (batch.output_file_id, batch.error_file_id):
+            if not file_id:
+                continue
+            for line in (await self._file_text(file_id)).splitlines():
+                if line.strip():
+                    found = self._result(line)
+                    if found is not None:
+                        out[found[0]] = found[1]
+        return out
+
+    async def _file_text(self, file_id: str) -> str:
+        content = await self._batches(lambda c: c.files.content(file_id))
+        return str(content.text)
+
+    def _result(self, line: str) -> tuple[str, Pick | str] | None:
+        """One line of an output or error file: (its id, the pick or why it failed); None for a request
+        that never ran (expired, or the batch was cancelled) or a line that names no request."""
+        try:
+            item = json.loads(line)
+            rid = item["custom_id"]
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(rid, str):
+            return None
+        error, response = item.get("error"), item.get("response")
+        if isinstance(error, dict):
+            if error.get("code") in NOT_RUN:
+                return None
+            return rid, self.redact(f"{error.get('code') or 'error'}: {error.get('message') or 'no message'}")
+        if not isinstance(response, dict):
+            return rid, "the batch's answer has no response"
+        body = response.get("body")
+        if response.get("status_code") != 200:
+            return rid, self.redact(f"{response.get('status_code')} {body_message(body) or 'no message'}")
+        if not isinstance(body, dict):
+            return rid, "the batch's answer has no body"
+        try:
+            return rid, self._reading(self.answer(body), None)
+        except (SampleError, ValueError, TypeError) as exc:
+            return rid, f"unexpected answer in the batch from {self.shown_endpoint}: {str(exc)[:200]}"
+
+    async def _batches(self, call: Callable[[Any], Awaitable[T]], submit: bool = False) -> T:
+        """A call of the batch or files API, its errors sorted (api.batch_error)."""
+        try:
+            return await self.patiently(lambda: call(self.client))
+        except Exception as exc:  # noqa: BLE001
+            raise batch_error(self, exc, submit) from None
+
+
+ENDED = {"completed", "failed", "expired", "cancelled"}
+NOT_RUN = {"batch_expired", "batch_cancelled"}  # an error file's requests that never ran
+
+
+def _batch_errors(batch: Any) -> str:
+    data = getattr(getattr(batch, "errors", None), "data", None) or []
+    said = "; ".join(f"{getattr(e, 'code', None) or 'error'}: {getattr(e, 'message', None) or ''}" for e in data[:3])
+    return said or "no reason given"
 
 
 def is_openai(endpoint: str) -> bool:
@@ -170,7 +279,9 @@ class ChatProvider(_OpenAIBase):
             self._format_known = self._format_known or mode != "text"
             return (completion.choices[0].message.content or "") if completion.choices else ""
 
-    async def _ask(self, request: Request) -> Any:
+    batch_url = "/v1/chat/completions"
+
+    def body(self, request: Request) -> dict[str, Any]:
         s = self.settings
         messages: list[dict[str, Any]] = []
         if request.system:
@@ -192,33 +303,35 @@ class ChatProvider(_OpenAIBase):
                 {"role": "tool", "tool_call_id": i, "content": stub.text}
                 for i, stub in zip(ids, turn.stubs, strict=True)
             ]
-        kwargs: dict[str, Any] = {}
+        out: dict[str, Any] = {"model": self.model, "messages": messages}
         if s.temperature is not None:
-            kwargs["temperature"] = s.temperature
+            out["temperature"] = s.temperature
         if s.seed is not None:
-            kwargs["seed"] = s.seed
+            out["seed"] = s.seed
+        tools = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": schema}}
+            for t in request.tools
+            for schema in (t.input_schema,)
+        ]
+        return out | {"tools": tools, "tool_choice": "auto", **self.cache_key(request), **s.params}
+
+    async def _ask(self, request: Request) -> Any:
+        body = self.body(request)
         return await self.client.chat.completions.create(
-            model=self.model,
-            messages=messages,
-            # the tools as extra_body: the same JSON on the wire, but the SDK doesn't walk every schema of
+            model=body.pop("model"),
+            messages=body.pop("messages"),
+            # the rest as extra_body: the same JSON on the wire, but the SDK doesn't walk every schema of
             # every tool to "transform" it (nothing in them needs it; on a 200-tool surface that walk
             # was most of a request's CPU)
-            extra_body={
-                "tools": [
-                    {
-                        "type": "function",
-                        "function": {"name": t.name, "description": t.description, "parameters": t.input_schema},
-                    }
-                    for t in request.tools
-                ],
-                "tool_choice": "auto",
-                **self.cache_key(request),
-                **s.params,
-            },
-            **kwargs,
+            extra_body=body,
         )
 
-    def _read(self, completion: Any, latency_ms: float) -> Pick:
+    def answer(self, body: Any) -> Any:
+        from openai.types.chat import ChatCompletion
+
+        return ChatCompletion.construct(**body)
+
+    def _read(self, completion: Any, latency_ms: float | None) -> Pick:
         choice = completion.choices[0] if completion.choices else None
         message = choice.message if choice else None
         usage = getattr(completion, "usage", None)
@@ -270,38 +383,40 @@ class ResponsesProvider(_OpenAIBase):
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "store": False}
 
-    async def _ask(self, request: Request) -> Any:
-        s = self.settings
-        kwargs: dict[str, Any] = {}
-        if request.system:
-            kwargs["instructions"] = request.system
-        if s.temperature is not None:
-            kwargs["temperature"] = s.temperature
-        if request.every_call:  # a conversation: reasoning models carry their reasoning across turns
-            kwargs["include"] = ["reasoning.encrypted_content"]
-        return await self.client.responses.create(
-            model=self.model,
-            input=responses_input(request),
-            store=False,
-            extra_body={  # as extra_body, like Chat Completions' tools: sent as they are, not walked
-                "tools": [
-                    {
-                        "type": "function",
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                        "strict": False,
-                    }
-                    for t in request.tools
-                ],
-                "tool_choice": "auto",
-                **self.cache_key(request),
-                **s.params,
-            },
-            **kwargs,
-        )
+    batch_url = "/v1/responses"
 
-    def _read(self, response: Any, latency_ms: float) -> Pick:
+    def body(self, request: Request) -> dict[str, Any]:
+        s = self.settings
+        out: dict[str, Any] = {"model": self.model, "input": responses_input(request), "store": False}
+        if request.system:
+            out["instructions"] = request.system
+        if s.temperature is not None:
+            out["temperature"] = s.temperature
+        if request.every_call:  # a conversation: reasoning models carry their reasoning across turns
+            out["include"] = ["reasoning.encrypted_content"]
+        tools = [
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+                "strict": False,
+            }
+            for t in request.tools
+        ]
+        return out | {"tools": tools, "tool_choice": "auto", **self.cache_key(request), **s.params}
+
+    async def _ask(self, request: Request) -> Any:
+        body = self.body(request)
+        # the rest as extra_body, like Chat Completions' tools: sent as they are, not walked
+        return await self.client.responses.create(model=body.pop("model"), input=body.pop("input"), extra_body=body)
+
+    def answer(self, body: Any) -> Any:
+        from openai.types.responses import Response
+
+        return Response.construct(**body)
+
+    def _read(self, response: Any, latency_ms: float | None) -> Pick:
         items = list(getattr(response, "output", None) or [])
         calls = [i for i in items if getattr(i, "type", None) == "function_call"]
         usage = getattr(response, "usage", None)

@@ -315,7 +315,18 @@ def bill(heads: Sequence[RunOut], bases: Sequence[RunOut] = ()) -> str | None:
     costs = [r.cost_usd for r in runs]
     if any(c is None for c in costs):
         unpriced = f"tokens {tokens.prompt_tokens:,} in, {tokens.output_tokens or 0:,} out"
-        return f"{unpriced} (no price known for this model){cached}"
+        return f"{unpriced} (no price known for this model){cached}{batched(runs)}"
     parts = [f"head {usd(sum(r.cost_usd or 0 for r in heads))}"] if bases else []
     parts += [f"base {usd(sum(r.cost_usd or 0 for r in bases))}"] if bases else []
-    return f"cost {usd(sum(c or 0 for c in costs))}" + (f": {', '.join(parts)}" if parts else "") + cached
+    split = f": {', '.join(parts)}" if parts else ""
+    return f"cost {usd(sum(c or 0 for c in costs))}{split}{cached}{batched(runs)}"
+
+
+def batched(runs: Sequence[RunOut]) -> str:
+    """`; 540 requests batched at half price (12 asked one by one after the batch timed out)`, or nothing."""
+    done = [r.batch for r in runs if r.batch is not None]
+    answered, late = sum(b.answered for b in done), sum(b.late for b in done)
+    if not done or not (answered or late):
+        return ""
+    said = f"; {answered:,} request{'s' * (answered != 1)} batched at half price" if answered else "; nothing batched"
+    return said + (f" ({late:,} asked one by one: see the warnings)" if late else "")

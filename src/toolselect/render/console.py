@@ -73,15 +73,46 @@ class ConsoleView:
         self.progress: Progress | None = None
         self.task: TaskID | None = None
         self.started = False
+        self.batches: Progress | None = None  # --batch: a bar per model while its batches run
+        self.batch_tasks: dict[str, TaskID] = {}
 
     def hooks(self) -> Hooks:
         from ..pipeline.prepare import Hooks
 
-        return Hooks(on_start=self.start, on_sample=self.advance, on_note=self.note)
+        return Hooks(on_start=self.start, on_sample=self.advance, on_note=self.note, on_batch=self.batch)
+
+    def batch(self, label: str, done: int, total: int, over: bool) -> None:
+        """A model's batches: how many of their requests are done; `over`, the bar goes."""
+        if over:
+            task = self.batch_tasks.pop(label, None)
+            if self.batches is not None and task is not None:
+                self.batches.remove_task(task)
+            if self.batches is not None and not self.batch_tasks:
+                self.batches.stop()
+                self.batches = None
+            return
+        if self.quiet:
+            return
+        if self.batches is None:
+            self.batches = Progress(
+                TextColumn("batch {task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
+            self.batches.start()
+        if label not in self.batch_tasks:
+            self.batch_tasks[label] = self.batches.add_task(escape(label), total=total or None)
+        self.batches.update(self.batch_tasks[label], completed=done, total=total or None)
 
     def stop(self) -> None:
         """Take the progress bar away (the run ended, or was interrupted)."""
         self.started = False
+        if self.batches is not None:
+            self.batches.stop()
+            self.batches, self.batch_tasks = None, {}
         if self.progress is not None:
             self.progress.stop()
             self.progress = None

@@ -211,6 +211,18 @@ class SurfaceOut(Record):
     definitions: list[dict[str, Any]] = Field(default_factory=list)
 
 
+class BatchOut(Record):
+    """--batch: what went through the model API's batch API (at half the price)."""
+
+    batches: list[Annotated[str, Field(max_length=200)]]  # the batch ids, as the API named them
+    requests: Count  # sent in the batches
+    answered: Count
+    failed: Count  # scored ERROR, with the batch's reason
+    late: Count  # not answered in the batch (cancelled at batch_timeout_s, refused): asked synchronously
+    waited_s: float
+    note: str | None = only_when_set()  # why requests went synchronously
+
+
 class RunOut(Record):
     toolselect_version: str
     provider: str
@@ -240,6 +252,7 @@ class RunOut(Record):
     pool_shrinks: Count = 0  # how often a 429 (or 529) slowed the run's pace
     judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
     label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
+    batch: BatchOut | None = only_when_set()  # --batch: the batches' requests, answers and wait
 
 
 class GateOut(Record):
