@@ -270,8 +270,9 @@ OPTIONS: tuple[Option, ...] = (
            "breakpoints; OpenAI: identical prefixes, a prompt_cache_key); --no-prompt-cache to measure without",
            "bool", "run", default=True, input=None),
     Option("batch",
-           "the run's uncached single-turn requests go as one batch per model through the API's batch API, at half "
-           "the price; answers come within minutes to hours (trajectories stay synchronous)",
+           "the run's uncached single-call requests go through the API's batch API at half the price, one batch per "
+           "model after one synchronous warm-up request per tool order; answers take minutes to hours (trajectories "
+           "stay synchronous)",
            "bool", "run", default=False, input=None),
     Option("batch_timeout_s",
            "how long to wait for a batch; past it the batch is cancelled and its unanswered requests are asked "

@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import toolselect
 from tests.e2e.harness import PROVIDER_KEY, base_url, key_env
-from tests.fakes.model_api import FakeModelAPI
+from tests.fakes.model_api import OUTPUT_TOKENS, FakeModelAPI
 from toolselect.prices import cost_of, price_for
 
 TOOLS = [
@@ -55,6 +55,15 @@ def run(folder: Path, api: FakeModelAPI, *flags: str) -> tuple[Any, dict]:
     return done, report
 
 
+def cost(price: Any, entry: dict) -> float:
+    """What the API bills for one logged request at its synchronous price (the fake's own accounting)."""
+    billed = entry["billed"]
+    tokens = type("T", (), {"input_tokens": billed.input, "output_tokens": OUTPUT_TOKENS,
+                            "prompt_cache_write_tokens": billed.cache_write,
+                            "prompt_cache_read_tokens": billed.cache_read})()  # fmt: skip
+    return cost_of(price, tokens)
+
+
 def script(faulty: bool = True, **batch: Any) -> dict:
     faults = [{"match": "find kind-3 record r3", "status": 500, "message": "injected fault"}] if faulty else []
     return {"key": PROVIDER_KEY, "answers": ANSWERS, "faults": faults, "batch": batch}
@@ -70,26 +79,32 @@ def test_a_batch_run_scores_as_a_synchronous_one_at_half_the_price_and_fills_the
         again, second = run(tmp_path, api)
         asked_again, batched_again = api.log[len(log) :], api.batches.created[len(created) :]
     assert done.code == 0, done.out + done.err
-    requests = CASES * REPEAT
-    assert len(created) == 1 and len(log) == requests and all(e["batch"] for e in log)  # one batch, nothing else
+    requests, batched = CASES * REPEAT, CASES * REPEAT - REPEAT
+    # warm, then batch: the first request of each tool order goes alone and synchronously; the rest go as
+    # one batch, and every one of them reads the prompt cache the warm-ups wrote
+    assert [e["batch"] for e in log[:REPEAT]] == [False] * REPEAT and {e["prompt"] for e in log[:REPEAT]} == {
+        "find kind-0 record r0"
+    }
+    assert len(created) == 1 and len(log) == requests and all(e["batch"] for e in log[REPEAT:])
+    assert all(e["billed"].cache_read > 0 for e in log[REPEAT:] if "billed" in e)
     run_ = report["run"]
     assert run_["batch"]["batches"] == created
-    assert (run_["batch"]["requests"], run_["batch"]["answered"], run_["batch"]["failed"]) == (requests, 22, 2)
-    assert run_["batch"]["late"] == 0 and run_["api_calls"] == 22
+    assert (run_["batch"]["requests"], run_["batch"]["answered"], run_["batch"]["failed"]) == (batched, 20, 2)
+    assert run_["batch"]["late"] == 0 and run_["api_calls"] == REPEAT + 20
     # every answer scored as a synchronous one would be; the failed request is its sample's ERROR
     outcomes = {c["name"]: {s["outcome"] for s in c["samples"]} for c in report["cases"]}
     assert outcomes.pop("c3") == {"ERROR"} and all(v == {"PASS"} for v in outcomes.values()), outcomes
     reason = next(s["reasons"][0] for c in report["cases"] if c["name"] == "c3" for s in c["samples"])
     assert reason.startswith("batch: ") and "injected fault" in reason
-    # the bill: the API's own tokens, at half the list price
+    # the bill: the API's own tokens, the batch's at half the list price
     assert run_["input_tokens"] == billed["input"] and run_["output_tokens"] == billed["output"]
     price = price_for(MODELS[provider])
     assert price is not None
-    tokens = type("T", (), {"input_tokens": billed["input"], "output_tokens": billed["output"],
-                            "prompt_cache_write_tokens": billed.get("cache_write", 0),
-                            "prompt_cache_read_tokens": billed.get("cache_read", 0)})()  # fmt: skip
-    assert run_["cost_usd"] == pytest.approx(cost_of(price[0], tokens) / 2, rel=1e-4)
-    assert "22 requests batched at half price" in done.out
+    answered = [e for e in log if e.get("billed") is not None]  # a request that failed is not billed
+    assert len(answered) == REPEAT + 20
+    expected = sum(cost(price[0], e) * (0.5 if e["batch"] else 1.0) for e in answered)
+    assert run_["cost_usd"] == pytest.approx(expected, rel=1e-4)
+    assert "20 requests batched at half price" in done.out
     assert again.code == 0 and not batched_again
     assert {e["prompt"] for e in asked_again} == {"find kind-3 record r3"}  # the failed samples, with retries
     assert second["run"]["cache_hits"] == 22 and "batch" not in second["run"]
@@ -109,10 +124,11 @@ def test_the_requests_in_a_batch_are_the_synchronous_requests(tmp_path, provider
         run(tmp_path, api, "--no-cache")
         synchronous = sorted(json.dumps(e["body"], sort_keys=True) for e in api.log)
         run(tmp_path, api, "--no-cache", "--batch")
-        batched = api.log[len(synchronous) :]
+        asked = api.log[len(synchronous) :]
         marks = ["tools[-1]", "system"] if provider == "anthropic" else []
-        assert len(batched) == len(synchronous) and all(e["batch"] and e["breakpoints"] == marks for e in batched)
-    assert sorted(json.dumps(e["body"], sort_keys=True) for e in batched) == synchronous
+        assert sum(e["batch"] for e in asked) == CASES * REPEAT - REPEAT  # all but each tool order's warm-up
+        assert all(e["breakpoints"] == marks for e in asked)
+    assert sorted(json.dumps(e["body"], sort_keys=True) for e in asked) == synchronous
 
 
 def test_a_batch_past_its_timeout_is_cancelled_and_the_rest_asked_one_by_one(tmp_path):
@@ -122,10 +138,11 @@ def test_a_batch_past_its_timeout_is_cancelled_and_the_rest_asked_one_by_one(tmp
         log = list(api.log)
     assert done.code == 0, done.out + done.err
     batch = report["run"]["batch"]
-    assert (batch["answered"], batch["late"]) == (5, CASES * REPEAT - 5)
-    assert sum(1 for e in log if e["batch"]) == 5 and sum(1 for e in log if not e["batch"]) == CASES * REPEAT - 5
+    late = CASES * REPEAT - REPEAT - 5  # all but the warm-ups and the five the batch answered
+    assert (batch["requests"], batch["answered"], batch["late"]) == (CASES * REPEAT - REPEAT, 5, late)
+    assert sum(1 for e in log if e["batch"]) == 5 and sum(1 for e in log if not e["batch"]) == REPEAT + late
     warning = next(w for w in report["warnings"] if "batch_timeout_s" in w)
-    assert "cancelled" in warning and f"{CASES * REPEAT - 5} unanswered requests were asked one by one" in warning
+    assert "cancelled" in warning and f"{late} unanswered requests were asked one by one" in warning
     assert "asked one by one: see the warnings" in done.out
 
 
@@ -137,7 +154,7 @@ def test_an_endpoint_without_a_batch_api_gets_every_request_one_by_one(tmp_path)
     assert done.code == 0, done.out + done.err
     assert len(log) == CASES * REPEAT and not any(e["batch"] for e in log)
     assert any("has no batch API (it answered 404)" in w for w in report["warnings"]), report["warnings"]
-    assert report["run"]["batch"]["late"] == CASES * REPEAT
+    assert report["run"]["batch"]["late"] == CASES * REPEAT - REPEAT  # the warm-ups were never batched
 
 
 def test_a_dry_run_prices_the_batched_requests_at_half(tmp_path):
@@ -168,9 +185,9 @@ def test_head_and_base_share_one_batch_and_an_unchanged_request_goes_once(tmp_pa
         done, report = run(tmp_path, api, "--batch", "--base-ref", "HEAD~1")
         log, created = list(api.log), list(api.batches.created)
     assert done.code == 0, done.out + done.err
-    assert len(created) == 1 and len(log) == CASES * REPEAT and all(e["batch"] for e in log)
-    assert report["run"]["batch"]["answered"] == CASES * REPEAT
-    assert "head $" in done.out and "base $0" in done.out and "24 requests batched at half price" in done.out
+    assert len(created) == 1 and len(log) == CASES * REPEAT and sum(e["batch"] for e in log) == CASES * REPEAT - REPEAT
+    assert report["run"]["batch"]["answered"] == CASES * REPEAT - REPEAT
+    assert "head $" in done.out and "base $0" in done.out and "22 requests batched at half price" in done.out
 
 
 def test_an_interrupted_run_cancels_its_batch(tmp_path):

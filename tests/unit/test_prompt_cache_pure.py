@@ -147,3 +147,39 @@ def test_spend_keeps_the_batched_tokens_apart():
     spend.add(Usage(200, 20, 0, 80), batched=True)
     assert (spend.input_tokens, spend.prompt_cache_read_tokens) == (300, 130)
     assert spend.synchronous() == Usage(100, 10, 5, 50) and spend.batched == Usage(200, 20, 0, 80)
+
+
+def test_a_batch_output_line_is_read_as_the_api_documents_it_and_nothing_else_is_trusted(tmp_path):
+    import json
+
+    _, s = settings(tmp_path, Overrides({"provider": "openai", "model": "gpt-4.1"}))
+    provider = ChatProvider(s, Throttle(1), {})
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    body = {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+                     "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129,
+                  "prompt_tokens_details": {"cached_tokens": 100}},
+    }  # fmt: skip
+
+    def line(**fields):
+        return json.dumps({"id": "batch_req_1", "custom_id": "r0", **fields})
+
+    rid, pick = provider._result(line(response={"status_code": 200, "request_id": "q", "body": body}, error=None))
+    assert rid == "r0" and not isinstance(pick, str)
+    assert (pick.tool, pick.args, pick.usage) == ("get_weather", {"city": "Oslo"}, Usage(20, 9, 0, 100))
+    failed = provider._result(
+        line(response={"status_code": 400, "body": {"error": {"message": "bad tool", "code": "x"}}}, error=None)
+    )
+    assert failed == ("r0", "400 x: bad tool")
+    assert provider._result(line(response=None, error={"code": "batch_expired", "message": "late"})) is None
+    assert provider._result(line(response=None, error={"code": "server_error", "message": "boom"})) == (
+        "r0",
+        "server_error: boom",
+    )
+    assert provider._result("not json") is None and provider._result('{"custom_id": 7}') is None
+    assert provider._result(line(response={"status_code": 200, "body": "<html>"}, error=None)) == (
+        "r0",
+        "the batch's answer has no body",
+    )

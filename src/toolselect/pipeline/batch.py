@@ -1,12 +1,13 @@
 """Batch mode (`--batch`): before a run is asked, its uncached single-turn requests — the head's and
 the base's together — go through the model API's batch API at half the price, one batch per model
-and endpoint (more when there are over BATCH_MAX requests). The stage waits with a bounded, backing-
-off poll; each answer is kept in the answer cache exactly as a synchronous answer would be and given
-to the ask stage as already known (`Prepared.preset`), a request the batch failed is that sample's
-ERROR with the batch's reason, and whatever the batch did not answer — it was cancelled at
-`batch_timeout_s`, the endpoint has no batch API, the batch was refused — is asked synchronously
-after it, as without --batch. Trajectories (multi-turn) are always asked synchronously: each turn
-depends on the answer to the one before it.
+and endpoint (more when there are over BATCH_MAX requests), once the first request of each tool
+order has been asked synchronously to warm the prompt cache for the rest. The stage waits with a
+bounded, backing-off poll; each answer is kept in the answer cache exactly as a synchronous answer
+would be and given to the ask stage as already known (`Prepared.preset`), a request the batch failed
+is that sample's ERROR with the batch's reason, and whatever the batch did not answer — it was
+cancelled at `batch_timeout_s`, the endpoint has no batch API, the batch was refused — is asked
+synchronously after it, as without --batch. Trajectories (multi-turn) are always asked
+synchronously: each turn depends on the answer to the one before it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from ..ask import Job, Offered, wire_tools
 from ..golden import placeholder
 from ..pick import Pick, failed
-from ..providers import BatchRefused, BatchState, Provider, Request
+from ..providers import BatchRefused, BatchState, Provider, Request, SampleError
 from ..report.schema import BatchOut
 from .prepare import Hooks, Prepared
 
@@ -73,7 +74,14 @@ async def batch_sides(preps: Sequence[Prepared], hooks: Hooks = Hooks()) -> list
         return list(preps)
     known: list[dict[tuple[str, int], Pick]] = [dict(p.preset or {}) for p in preps]
     tallies: dict[int, _Tally] = {}
-    await asyncio.gather(*(_one_model(preps, members, known, tallies, hooks) for members in groups.values()))
+    tasks = [asyncio.ensure_future(_one_model(preps, m, known, tallies, hooks)) for m in groups.values()]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:  # one model's batch stopped the run: the others' are cancelled too
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return [replace(p, preset=known[i], batch=tallies[i].out()) if i in tallies else p for i, p in enumerate(preps)]
 
 
@@ -99,6 +107,39 @@ def _items(preps: Sequence[Prepared], members: Sequence[int], known: list[dict[t
     return items
 
 
+async def _warm_up(
+    preps: Sequence[Prepared], items: list[_Item], known: list[dict[tuple[str, int], Pick]]
+) -> list[_Item]:
+    """Warm, then batch: the first request of each tool order is asked synchronously before the batch
+    (a batch works on many requests at once, and requests sent together all miss the prompt cache), so
+    the batch's requests read the prefix it wrote. Only when the prefix is long enough to be cached; a
+    warm-up that fails is left in the batch. The items still to batch."""
+    firsts: dict[tuple[int, tuple[int, ...] | None], _Item] = {}
+    for item in items:
+        side = preps[item.owner]
+        if side.settings.prompt_cache and side.prefix_cached:
+            firsts.setdefault((item.owner, item.job.order), item)
+    if not firsts or len(firsts) == len(items):
+        return items
+
+    async def ask(item: _Item) -> bool:
+        side = preps[item.owner]
+        async with side.throttle:
+            try:
+                pick = await side.provider.pick(item.request)
+            except SampleError:
+                return False
+        if pick.error is not None or pick.skipped is not None:
+            return False
+        mapped = replace(pick, tool=side.surface.from_wire(pick.tool)) if pick.tool is not None else pick
+        known[item.owner][(item.job.case.name, item.job.sample)] = mapped
+        return True
+
+    warmed = await asyncio.gather(*(ask(item) for item in firsts.values()))
+    done = {id(item) for item, ok in zip(firsts.values(), warmed, strict=True) if ok}
+    return [item for item in items if id(item) not in done]
+
+
 async def _one_model(
     preps: Sequence[Prepared],
     members: Sequence[int],
@@ -106,7 +147,7 @@ async def _one_model(
     tallies: dict[int, _Tally],
     hooks: Hooks,
 ) -> None:
-    items = _items(preps, members, known)
+    items = await _warm_up(preps, _items(preps, members, known), known)
     if not items:
         return
     first = preps[members[0]]
@@ -122,6 +163,10 @@ async def _one_model(
         for at in range(0, len(items), BATCH_MAX):
             chunk = items[at : at + BATCH_MAX]
             ids.append(await provider.submit_batch([(i.rid, i.request) for i in chunk]))
+        hooks.on_note(
+            f"batch: {len(items)} requests for {label} sent as {', '.join(ids)}; waiting at most "
+            f"{timeout_s:g} s (batch_timeout_s)"
+        )
         hooks.on_batch(label, 0, len(items), False)
         states = await _wait(provider, ids, started + timeout_s, label, hooks)
         if not all(s.ended for s in states.values()):
@@ -158,6 +203,10 @@ async def _one_model(
             tally.failed += 1
         else:
             tally.late += 1  # asked synchronously by the ask stage
+    answered = sum(tallies[o].answered for o in members)
+    if ids:
+        failures = sum(tallies[o].failed for o in members)
+        hooks.on_note(f"batch: {answered} answered, {failures} failed, in {waited:.0f} s")
     for owner in members:
         tallies[owner].batches = ids
         if late and tallies[owner].late and tallies[owner].note is None:

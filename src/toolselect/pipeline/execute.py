@@ -7,11 +7,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from .. import __version__
-from ..ask import ask_all, wire_tools
-from ..budget import prefix_tokens
+from ..ask import ask_all
 from ..judge import judge_all, wants_judge
 from ..pick import Reading
-from ..prices import CACHE_MIN_TOKENS, cost_usd, price_for
+from ..prices import cost_usd, price_for
 from ..report.build import build_report
 from ..report.schema import JudgeRunOut, Report, RunOut
 from ..scoring import Result, score_sample
@@ -35,9 +34,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             throttle=prep.throttle,
             on_done=hooks.on_sample,
             preset=prep.preset,
-            warm=settings.prompt_cache
-            and provider.cacheable
-            and prefix_tokens(wire_tools(surface), settings.system) >= CACHE_MIN_TOKENS,
+            warm=settings.prompt_cache and provider.cacheable and prep.prefix_cached,
         )
         if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
             items = [

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ..ask import Job, plan, wire_tools
-from ..budget import Budget, estimate
+from ..budget import Budget, estimate, prefix_tokens
 from ..config import Settings
 from ..errors import ToolselectError
 from ..golden import Case
@@ -17,6 +18,7 @@ from ..lint.finding import Finding
 from ..lint.golden import check_cases, check_tool_names
 from ..lint.surface import lint_surface
 from ..pick import Pick
+from ..prices import CACHE_MIN_TOKENS
 from ..providers import Provider
 from ..providers.api import deadline
 from ..providers.factory import make_provider
@@ -94,6 +96,11 @@ class Prepared:
     part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
     preset: Mapping[tuple[str, int], Pick] | None = None  # samples known already: a batch's answers, a merge's errors
     batch: BatchOut | None = None  # --batch: what this side's batches answered
+
+    @cached_property
+    def prefix_cached(self) -> bool:
+        """The requests' shared prefix (tools, system prompt) is long enough for the API's prompt cache."""
+        return prefix_tokens(wire_tools(self.surface), self.settings.system) >= CACHE_MIN_TOKENS
 
     async def aclose(self) -> None:
         await self.provider.aclose()
