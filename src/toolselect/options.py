@@ -23,7 +23,7 @@ from .taxonomy import DIMENSIONS
 
 Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "models", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
-Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action"]
+Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action", "client"]
 GivenBy = Literal["flag", "input"]
 
 
@@ -393,6 +393,16 @@ OPTIONS: tuple[Option, ...] = (
            "links to the run's artifacts for the HTML report",
            "text", "action", config=None, flag=None, pattern=r"[A-Za-z0-9._-]{1,100}",
            unit="may use letters, digits, '.', '_' and '-' only", shown_default="empty: no link"),
+    # what a client does to the surface (clients.py): checked offline by `toolselect lint`
+    Option("clients",
+           "check the surface as this client presents it: claude-code, cursor, vscode, openai-agents, raw, or a "
+           "profile file (.yaml); repeatable",
+           "files", "client", config=None, input=None, flag="--client", metavar="NAME"),
+    Option("server_name",
+           "the name your users give the server in their client (it is in names such as mcp__<server>__<tool>)",
+           "text", "client", config=None, input=None, metavar="NAME", pattern=r"[^\x00-\x1f]{1,100}",
+           unit="must be 1 to 100 characters, no control characters",
+           shown_default="the server's command or URL, else the config's folder"),
     # the Action only
     Option("stress_test",
            "pull-requests: run the config's stress: section on pull requests only; always: on every event (a push "

@@ -197,3 +197,36 @@ def test_init_trajectory_writes_seed_004s_suite_that_runs_as_written(tmp_path):
     assert "add it to evals.golden" in again.out and (tmp_path / "starter" / "trajectories.yaml").exists()
     refused = toolselect("init", "--trajectory", "-o", "starter", *server, cwd=tmp_path)
     assert refused.code == 2 and "trajectories.yaml already exists" in refused.err
+
+
+def test_lint_checks_the_surface_as_each_client_presents_it_offline(tmp_path):
+    """No key, no model: `lint --client` says what Cursor and Claude Code do to a 90-tool surface —
+    the tools Cursor never sends (an error when a golden case expects one), the name Claude Code
+    can't take — at each tool's line in tools.json, and writes it to the JSON."""
+    long = "search_the_issue_tracker_for_matching_tickets_by_text"
+    tools = [{"name": long if i == 0 else f"tool_{i:02d}", "description": f"Tool number {i}.",
+              "inputSchema": {"type": "object"}} for i in range(90)]  # fmt: skip
+    (tmp_path / "tools.json").write_text(json.dumps({"tools": tools}, indent=1))
+    golden = [{"id": "late", "question": "use tool 70", "expected_tool": "tool_70"},
+              {"id": "early", "question": "use tool 5", "expected_tool": "tool_05"}]  # fmt: skip
+    (tmp_path / "g.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    done = toolselect(
+        "lint", "--tools", "tools.json", "--golden", "g.jsonl", "--client", "cursor", "--client", "claude-code",
+        "--server-name", "jira-cloud", "--json", "lint.json", cwd=tmp_path, env={},
+    )  # fmt: skip
+    assert done.code == 2, done.out + done.err  # error findings fail lint
+    assert "Cursor (facts of 2026-12-03): 40 of 90 tools sent, named like mcp_jira-cloud_" in done.out
+    assert "Claude Code (facts of 2026-12-03): 90 of 90 tools sent" in done.out
+    report = json.loads((tmp_path / "lint.json").read_text())
+    cursor, claude = report["clients"]
+    # Cursor filters out the long name (10 + 53 characters, over 60), then sends the next 40
+    assert [d["tool"] for d in cursor["dropped"]] == [long] + [f"tool_{i:02d}" for i in range(41, 90)]
+    assert claude["sent"][0] == {"tool": long, "name": f"mcp__jira-cloud__{long}"}
+    found = {(f["code"], f["tool"]): f for f in report["findings"]}
+    late = found[("client-tool-dropped", "tool_70")]
+    assert late["severity"] == "error" and "the golden set expects it in late" in late["message"]
+    assert late["file"] == "tools.json" and late["line"] > 1
+    assert found[("client-tool-dropped", "tool_80")]["severity"] == "warning"
+    assert found[("client-name-too-long", long)]["severity"] == "error"
+    unknown = toolselect("lint", "--tools", "tools.json", "--client", "claude", cwd=tmp_path, env={})
+    assert unknown.code == 2 and "unknown client 'claude' (did you mean 'claude-code'?)" in unknown.err

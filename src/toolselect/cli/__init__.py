@@ -146,9 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     lint = sub.add_parser(
         "lint",
         help="check the tool surface and the golden set before any model is asked",
-        usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… [--strict]",
+        usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… "
+        "[--client NAME]… [--strict]",
     )
-    add_flags(lint, with_flags(("surface",)))
+    add_flags(lint, with_flags(("surface", "client")))
     _url(lint)
     lint.add_argument("--strict", action="store_true", help="warnings fail too")
     lint.add_argument("--json", type=Path, metavar="PATH", help="write the findings as JSON")

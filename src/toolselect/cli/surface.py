@@ -101,8 +101,10 @@ def _surface_only(args: argparse.Namespace, config_beside: bool = False) -> Any:
 def cmd_lint(args: argparse.Namespace) -> int:
     import json
 
+    from ..clients import client_out, default_server_name, load_profile, present
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
+    from ..lint.client import lint_client
     from ..lint.golden import lint_golden
     from ..lint.surface import lint_surface
     from ..pipeline.prepare import load_surface, surface_place
@@ -111,7 +113,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..render.markdown import lint_list
     from ..report.schema import FindingOut
 
-    loaded, settings = _surface_only(args, config_beside=True)  # --tools FILE with the config's golden set, as eval
+    over = flag_overrides(args, provider="bm25", model="")
+    loaded, settings = load_settings(over, config_optional=True, config_beside=True)  # --tools FILE + golden set
+    profiles = [load_profile(name, Path.cwd()) for name in over.get("clients") or ()]  # a bad name: before listing
     try:
         cases = load_cases(loaded, settings)
     except ConfigError as exc:
@@ -125,6 +129,17 @@ def cmd_lint(args: argparse.Namespace) -> int:
     view = ConsoleView()
     counted = f"{len(cases)} case" + ("" if len(cases) == 1 else "s")
     view.console.print(f"tool surface: {tools_count(len(surface.tools))} from {surface.origin}; {counted}")
+    server = over.get("server_name") or default_server_name(
+        settings.server.command if settings.server else None,
+        settings.server.url if settings.server else None,
+        (loaded.path.parent if loaded.path else Path.cwd()).resolve().name,
+    )
+    shown = []
+    for profile in profiles:
+        presented = present(profile, server, [t.name for t in surface.tools])
+        findings += lint_client(presented, cases, *surface_place(settings, surface))
+        view.print_client(presented)
+        shown.append(client_out(presented))
     if findings:
         view.print_lint(findings, title="Lint")
     else:
@@ -133,7 +148,12 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
-            json.dumps({"schema_version": 1, "surface_hash": surface.hash, "findings": out}, indent=2) + "\n"
+            json.dumps(
+                {"schema_version": 1, "surface_hash": surface.hash, "findings": out}
+                | ({"clients": shown} if shown else {}),
+                indent=2,
+            )
+            + "\n"
         )
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)

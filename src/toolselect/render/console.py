@@ -490,6 +490,12 @@ class ConsoleView:
         for reason in outcome.verdict.reasons:
             self.console.print(f"  - {escape(reason)}")
 
+    def print_client(self, presented: Any) -> None:
+        """What a client does to the surface (lint --client): one line."""
+        from ..clients import summary
+
+        self.console.print(f"client {escape(summary(presented))}")
+
     def print_lint(
         self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint"
     ) -> None:

@@ -1,0 +1,270 @@
+"""Client profiles: how an MCP client presents a server's tools to the model.
+
+A model never sees a server's raw `tools/list`: the client names the tools its own way, sends only
+so many, drops or cuts a name over its limit, hides definitions behind a search step and puts its
+own built-in tools beside them. A profile keeps these facts as data (`data/clients/<name>.yaml`,
+each with its source and the date it was checked; a user's own profile is a YAML file of the same
+shape), and `present` is the surface as that client shows it — pure: names in, names out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from .errors import ConfigError, ConfigErrors, did_you_mean
+from .explain import explain_errors
+from .locate import display_path, load_yaml
+from .strict import Authored
+
+
+class Names(Authored):
+    """How the client names a server's tool, and what happens to a name over its limit."""
+
+    template: str  # e.g. "mcp__{server}__{tool}"
+    replace: str = ""  # a regular expression: each match in the name becomes "_"
+    server_case: Literal["keep", "lower"] = "keep"
+    server_replace: str = ""  # a regular expression: each match in the server's label becomes "_"
+    server_max: int | None = Field(None, ge=1)  # the server's label is cut to this many characters
+    max_length: int | None = Field(None, ge=1)
+    length_of: Literal["name", "server_and_tool"] = "name"  # what the limit counts
+    pattern: str | None = None  # a name the client (or its API) accepts must match this whole
+    past_limit: Literal["fails", "dropped", "truncated"] = "fails"
+    says: str = ""  # what the user meets when a name is over the limit
+    sources: list[str] = Field(default_factory=list)
+
+
+class Count(Authored):
+    """How many tools the client sends, and what it does with the rest."""
+
+    max: int | None = Field(None, ge=1)
+    past_max: Literal["cut", "group", "refuse"] = "cut"  # the rest are not sent; grouped; every request fails
+    says: str = ""
+    sources: list[str] = Field(default_factory=list)
+
+
+class Deferred(Authored):
+    """Whether definitions wait behind a search step (only names in context until the model searches)."""
+
+    mode: Literal["none", "names"] = "none"
+    search: Literal["keyword", "bm25", "regex"] | None = None
+    sources: list[str] = Field(default_factory=list)
+
+
+class Builtin(Authored):
+    """One of the client's own tools, as it documents it: a stub, never executed."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class Profile(Authored):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+    title: str
+    checked: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")  # when its facts were last checked
+    names: Names
+    tools: Count
+    deferred: Deferred = Field(default_factory=Deferred)
+    builtins: list[Builtin] = Field(default_factory=list)
+    builtins_source: str | None = None
+    system: str | None = None  # a short system prompt of the client's intent
+    system_source: str | None = None
+
+
+GENERIC = {"server", "main", "index", "app", "run", "__main__", "cli", "mcp"}  # names no user keeps
+BUILT_IN = ("claude-code", "cursor", "vscode", "openai-agents", "raw")
+
+
+def load_profile(name: str, base: Path | None = None) -> Profile:
+    """A bundled profile by name, or the user's own from a YAML file (relative to `base`)."""
+    if name in BUILT_IN:
+        text = resources.files("toolselect").joinpath(f"data/clients/{name}.yaml")
+        with resources.as_file(text) as path:
+            return _read(path, f"the bundled profile {name}")
+    path = Path(name) if base is None or Path(name).is_absolute() else base / name
+    if not name.endswith((".yaml", ".yml")) or not path.is_file():
+        raise ConfigError(
+            f"unknown client '{name}'{did_you_mean(name, BUILT_IN)}",
+            hint=f"use one of {', '.join(BUILT_IN)}, or a profile file (.yaml) of the same shape (docs/clients.md)",
+        )
+    return _read(path, display_path(path))
+
+
+def _read(path: Path, shown: str) -> Profile:
+    doc = load_yaml(path, shown, "client profile")
+    if not isinstance(doc.data, dict):
+        raise ConfigError(f"{shown}: a client profile is a mapping (names:, tools:, …), see docs/clients.md")
+    try:
+        profile = Profile.model_validate(doc.data)
+    except ValidationError as exc:
+        raise ConfigErrors(explain_errors(exc, doc)) from None
+    expressions = {
+        "names.replace": profile.names.replace,
+        "names.server_replace": profile.names.server_replace,
+        "names.pattern": profile.names.pattern or "",
+    }
+    for where_, text in expressions.items():
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise ConfigError(f"{shown}: {where_} is not a regular expression: {exc}") from None
+    return profile
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One of the server's tools as the client sends it."""
+
+    tool: str  # the server's name for it
+    name: str  # the client's
+    position: int  # its place in the server's list (0-based)
+
+
+@dataclass(frozen=True)
+class Presented:
+    """The surface as a client shows it, and everything the client did to it."""
+
+    profile: Profile
+    server: str  # the label the client knows the server by
+    shown: tuple[Shown, ...]  # sent to the model, in order
+    over_limit: tuple[tuple[str, str, int], ...]  # (tool, client name, its length) past names.max_length
+    invalid: tuple[tuple[str, str], ...]  # (tool, client name) that doesn't match names.pattern
+    truncated: tuple[tuple[str, str], ...]  # (tool, the cut name)
+    dropped: tuple[tuple[str, int, str], ...]  # (tool, position, why): never sent
+    grouped: tuple[str, ...]  # past the count: behind the client's groups, sent only when the model opens them
+    refused: bool  # too many tools: the client (or its API) fails every request
+    collisions: tuple[tuple[str, str, str], ...]  # (tool, other tool, the name both get)
+
+    @property
+    def renamed(self) -> tuple[tuple[str, str], ...]:
+        return tuple((s.tool, s.name) for s in self.shown if s.name != s.tool)
+
+
+def client_name(profile: Profile, server: str, tool: str) -> str:
+    """The name `tool` of `server` gets in the client, before any cut."""
+    n = profile.names
+    label = server.lower() if n.server_case == "lower" else server
+    if n.server_replace:
+        label = re.sub(n.server_replace, "_", label)
+    if n.server_max is not None:
+        label = label[: n.server_max]
+    name = n.template.replace("{server}", label).replace("{tool}", tool)
+    return re.sub(n.replace, "_", name) if n.replace else name
+
+
+def present(profile: Profile, server: str, tools: Sequence[str]) -> Presented:
+    """`tools` (the server's names, in its order) as `profile`'s client presents them."""
+    n = profile.names
+    kept: list[Shown] = []
+    over: list[tuple[str, str, int]] = []
+    invalid: list[tuple[str, str]] = []
+    truncated: list[tuple[str, str]] = []
+    dropped: list[tuple[str, int, str]] = []
+    for position, tool in enumerate(tools):
+        name = client_name(profile, server, tool)
+        length = len(server) + len(tool) if n.length_of == "server_and_tool" else len(name)
+        if n.max_length is not None and length > n.max_length:
+            if n.past_limit == "truncated":
+                truncated.append((tool, name[: n.max_length]))
+                name = name[: n.max_length]
+            elif n.past_limit == "dropped":
+                dropped.append((tool, position, f"its name is over {profile.title}'s {n.max_length} characters"))
+                continue
+            else:
+                over.append((tool, name, length))
+        if n.pattern and not re.fullmatch(n.pattern, name):
+            invalid.append((tool, name))
+        kept.append(Shown(tool, name, position))
+    grouped: list[str] = []
+    refused = False
+    limit = profile.tools.max
+    if limit is not None and len(kept) > limit:
+        past = kept[limit:]
+        if profile.tools.past_max == "cut":
+            dropped += [(s.tool, s.position, f"{profile.title} sends only the first {limit} tools") for s in past]
+            kept = kept[:limit]
+        elif profile.tools.past_max == "group":
+            grouped = [s.tool for s in past]
+        else:
+            refused = True
+    seen: dict[str, str] = {}
+    collisions = []
+    for s in kept:
+        if s.name in seen:
+            collisions.append((s.tool, seen[s.name], s.name))
+        seen.setdefault(s.name, s.tool)
+    return Presented(
+        profile,
+        server,
+        tuple(kept),
+        tuple(over),
+        tuple(invalid),
+        tuple(truncated),
+        tuple(sorted(dropped, key=lambda d: d[1])),
+        tuple(grouped),
+        refused,
+        tuple(collisions),
+    )
+
+
+def default_server_name(command: Sequence[str] | None, url: str | None, folder: str | None) -> str:
+    """The name a user most likely gives the server in their client: the program (or the script a
+    runner starts) unless it is a generic one (server.py, index.js), the URL's host, else the
+    project's folder."""
+    from urllib.parse import urlsplit
+
+    if command:
+        runner = Path(command[0]).name in ("node", "python", "python3", "npx", "uvx", "uv", "bunx", "deno")
+        words = [w for w in command[1:] if not w.startswith("-") and w not in ("run", "tool", "x")]
+        first = (words[0] if words else "") if runner else command[0]
+        stem = Path(first.rstrip("/").rsplit("/", 1)[-1].split("@")[0]).stem
+        if stem and stem not in GENERIC:
+            return stem
+    if url:
+        host = urlsplit(url).hostname or ""
+        labels = [w for w in host.split(".")[:-1] if w not in GENERIC and w not in ("api", "www")]
+        if labels and not host.replace(".", "").isdigit():
+            return labels[0]
+    return folder or "server"
+
+
+def client_out(presented: Presented) -> dict[str, Any]:
+    """What the client did to the surface, for lint's JSON."""
+    p = presented.profile
+    return {
+        "client": p.name,
+        "title": p.title,
+        "checked": p.checked,
+        "server": presented.server,
+        "sent": [{"tool": s.tool, "name": s.name} for s in presented.shown],
+        "dropped": [{"tool": t, "position": i, "why": why} for t, i, why in presented.dropped],
+        "grouped": list(presented.grouped),
+        "refused": presented.refused,
+        "deferred": p.deferred.mode,
+        "builtins": [b.name for b in p.builtins],
+    }
+
+
+def summary(presented: Presented) -> str:
+    """One line: `Claude Code (facts of 2026-12-03): 12 of 12 tools sent, as mcp__weather__<tool>; …`."""
+    p = presented.profile
+    total = len(presented.shown) + len(presented.dropped)
+    parts = [f"{len(presented.shown)} of {total} tools sent"]
+    if presented.renamed:
+        parts[0] += f", named like {presented.renamed[0][1]}"
+    if presented.dropped:
+        parts.append(f"{len(presented.dropped)} never sent")
+    if presented.grouped:
+        parts.append(f"{len(presented.grouped)} behind tool groups")
+    if p.deferred.mode == "names":
+        parts.append("only names in context until the model searches (not yet emulated in eval)")
+    if p.builtins:
+        parts.append(f"beside {len(p.builtins)} built-in tools ({', '.join(b.name for b in p.builtins[:4])}, …)")
+    return f"{p.title} (facts of {p.checked}): " + "; ".join(parts)

@@ -1,0 +1,112 @@
+"""Client profiles (clients.py): each bundled client's names, limits and count rules as its sources
+state them, and the findings `lint --client` makes of what the client does to a surface."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolselect.clients import BUILT_IN, client_name, load_profile, present
+from toolselect.errors import ConfigError
+from toolselect.golden import Case, Source
+from toolselect.lint.client import lint_client
+
+
+def case(tool: str, n: int = 0) -> Case:
+    return Case(f"asks {tool} {n}", f"prompt for {tool}", tool, {}, Source("golden.jsonl", n + 1))
+
+
+def by_code(findings):
+    out: dict[str, list] = {}
+    for f in findings:
+        out.setdefault(f.code, []).append(f)
+    return out
+
+
+@pytest.mark.parametrize("name", BUILT_IN)
+def test_every_bundled_profile_loads_with_its_sources_and_date(name):
+    profile = load_profile(name)
+    assert profile.name == name and profile.checked == "2026-12-03"
+    if name != "raw":  # every limit a profile states comes with where it was read
+        assert profile.names.sources
+        if profile.tools.max is not None:
+            assert profile.tools.sources
+    if profile.builtins:
+        assert profile.builtins_source and all(b.input_schema["type"] == "object" for b in profile.builtins)
+
+
+def test_claude_code_prefixes_and_normalises_and_a_name_over_64_fails_the_session():
+    profile = load_profile("claude-code")
+    assert client_name(profile, "weather", "get_weather") == "mcp__weather__get_weather"
+    assert client_name(profile, "my server", "get.weather") == "mcp__my_server__get_weather"
+    long = "search_the_issue_tracker_for_matching_tickets_by_text"  # 53: 70 with the prefix
+    presented = present(profile, "jira-cloud", ["get_issue", long])
+    found = by_code(lint_client(presented, [case(long)]))
+    [too_long] = found["client-name-too-long"]
+    assert too_long.severity == "error" and too_long.tool == long
+    assert "is 70 characters, over its 64" in too_long.message and "the session fails" in too_long.message
+    assert presented.renamed[0] == ("get_issue", "mcp__jira-cloud__get_issue")
+    assert [b.name for b in profile.builtins][:3] == ["Bash", "Read", "Edit"]
+
+
+def test_cursor_sends_the_first_40_tools_and_drops_a_name_over_60():
+    profile = load_profile("cursor")
+    tools = [f"tool_{i:02d}" for i in range(90)]
+    presented = present(profile, "catalogue", tools)
+    assert [s.tool for s in presented.shown] == tools[:40]
+    assert [d[0] for d in presented.dropped] == tools[40:]
+    found = by_code(lint_client(presented, [case("tool_41"), case("tool_03")]))
+    dropped = {f.tool: f for f in found["client-tool-dropped"]}
+    assert len(dropped) == 50
+    assert dropped["tool_41"].severity == "error" and "tool 42 of 90" in dropped["tool_41"].message
+    assert "the golden set expects it in asks tool_41 0" in dropped["tool_41"].message
+    assert dropped["tool_89"].severity == "warning"  # no case expects it
+    # the server's and the tool's names together: 9 + 52 = 61 characters
+    over = present(profile, "catalogue", ["a" * 52, "ok"])
+    assert [s.tool for s in over.shown] == ["ok"] and over.dropped[0][0] == "a" * 52
+    assert "over Cursor's 60 characters" in over.dropped[0][2]
+
+
+def test_vscode_lowercases_and_cuts_the_label_truncates_at_64_and_says_when_two_names_meet():
+    profile = load_profile("vscode")
+    assert client_name(profile, "My GitHub Server", "list.issues") == "mcp_my_github_ser_list_issues"
+    stem = "x" * 60
+    presented = present(profile, "gh", [stem + "_one", stem + "_two"])
+    found = by_code(lint_client(presented, []))
+    assert [f.severity for f in found["client-name-truncated"]] == ["warning", "warning"]
+    assert len(presented.shown[0].name) == 64
+    [collision] = found["client-name-collision"]
+    assert collision.severity == "error" and "both named" in collision.message
+    grouped = present(profile, "big", [f"t{i}" for i in range(130)])
+    assert grouped.grouped == ("t128", "t129") and len(grouped.shown) == 130
+    assert by_code(lint_client(grouped, []))["client-tools-grouped"][0].severity == "warning"
+
+
+def test_the_openai_api_refuses_over_128_tools_and_a_name_it_cannot_take():
+    profile = load_profile("openai-agents")
+    presented = present(profile, "s", [f"t{i}" for i in range(129)] + ["get.weather"])
+    found = by_code(lint_client(presented, []))
+    assert presented.refused and found["client-too-many-tools"][0].severity == "error"
+    assert "array too long" in found["client-too-many-tools"][0].message
+    assert found["client-name-invalid"][0].tool == "get.weather"
+
+
+def test_raw_changes_nothing():
+    presented = present(load_profile("raw"), "s", ["a", "b"])
+    assert not presented.renamed and not presented.dropped and not lint_client(presented, [case("a")])
+
+
+def test_a_profile_of_your_own_is_checked_like_any_file_you_write(tmp_path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "name: mine\ntitle: Mine\nchecked: '2026-12-01'\nnames: {template: 'x_{tool}', max_length: 10}\n"
+        "tools: {max: 2, past_max: cut}\n"
+    )
+    profile = load_profile("mine.yaml", tmp_path)
+    assert [s.name for s in present(profile, "s", ["a", "b", "c"]).shown] == ["x_a", "x_b"]
+    mine.write_text(mine.read_text() + "colour: blue\n")
+    with pytest.raises(ConfigError) as bad:
+        load_profile(str(mine))
+    assert "mine.yaml:6" in str(bad.value.message) and "colour" in str(bad.value.message)
+    with pytest.raises(ConfigError) as unknown:
+        load_profile("cursr")
+    assert "did you mean 'cursor'" in unknown.value.message
