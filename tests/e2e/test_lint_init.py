@@ -212,7 +212,7 @@ def test_lint_checks_the_surface_as_each_client_presents_it_offline(tmp_path):
     (tmp_path / "g.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
     done = toolselect(
         "lint", "--tools", "tools.json", "--golden", "g.jsonl", "--client", "cursor", "--client", "claude-code",
-        "--server-name", "jira-cloud", "--json", "lint.json", cwd=tmp_path, env={},
+        "--server-name", "jira-cloud", "--json", "lint.json", "--markdown", "lint.md", cwd=tmp_path, env={},
     )  # fmt: skip
     assert done.code == 2, done.out + done.err  # error findings fail lint
     assert "Cursor (facts of 2026-12-03): 40 of 90 tools sent, named like mcp_jira-cloud_" in done.out
@@ -228,5 +228,7 @@ def test_lint_checks_the_surface_as_each_client_presents_it_offline(tmp_path):
     assert late["file"] == "tools.json" and late["line"] > 1
     assert found[("client-tool-dropped", "tool_80")]["severity"] == "warning"
     assert found[("client-name-too-long", long)]["severity"] == "error"
+    markdown = (tmp_path / "lint.md").read_text()
+    assert "- client Cursor (facts of 2026-12-03): 40 of 90 tools sent" in markdown
     unknown = toolselect("lint", "--tools", "tools.json", "--client", "claude", cwd=tmp_path, env={})
     assert unknown.code == 2 and "unknown client 'claude' (did you mean 'claude-code'?)" in unknown.err

@@ -101,7 +101,7 @@ def _surface_only(args: argparse.Namespace, config_beside: bool = False) -> Any:
 def cmd_lint(args: argparse.Namespace) -> int:
     import json
 
-    from ..clients import client_out, default_server_name, load_profile, present
+    from ..clients import client_out, default_server_name, load_profile, present, summary
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint.client import lint_client
@@ -110,7 +110,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..pipeline.prepare import load_surface, surface_place
     from ..render.common import lint_summary
     from ..render.console import ConsoleView
-    from ..render.markdown import lint_list
+    from ..render.markdown import esc, lint_list
     from ..report.schema import FindingOut
 
     over = flag_overrides(args, provider="bm25", model="")
@@ -157,8 +157,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
         )
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
+        clients = [f"- client {esc(summary(present(p, server, [t.name for t in surface.tools])))}" for p in profiles]
         body = "\n".join(
-            [f"### Lint: {lint_summary(findings) or 'no findings'}", "", *lint_list(findings, limit=len(findings) or 1)]
+            [
+                f"### Lint: {lint_summary(findings) or 'no findings'}",
+                "",
+                *([*clients, ""] if clients else []),
+                *lint_list(findings, limit=len(findings) or 1),
+            ]
         )
         args.markdown.write_text(body + "\n", encoding="utf-8")
     if args.annotate:
