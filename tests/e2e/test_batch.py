@@ -213,3 +213,15 @@ def test_an_interrupted_run_cancels_its_batch(tmp_path):
         batch = api.batches.batches[api.batches.created[0]]
     assert proc.returncode == 130, out + err
     assert "Traceback" not in err and batch.cancelling
+
+
+def test_requests_a_batch_let_expire_are_asked_one_by_one_and_said(tmp_path):
+    suite(tmp_path, "anthropic")
+    with FakeModelAPI(script(False, process=10)) as api:  # the batch ends with the rest expired
+        done, report = run(tmp_path, api, "--batch")
+        log = list(api.log)
+    assert done.code == 0, done.out + done.err
+    expired = CASES * REPEAT - REPEAT - 10
+    assert report["run"]["batch"]["late"] == expired and sum(not e["batch"] for e in log) == REPEAT + expired
+    assert any(f"without running {expired} of its requests (they expired)" in w for w in report["warnings"])
+    assert all(s["outcome"] == "PASS" for c in report["cases"] for s in c["samples"])

@@ -209,10 +209,13 @@ async def _one_model(
         hooks.on_note(f"batch: {answered} answered, {failures} failed, in {waited:.0f} s")
     for owner in members:
         tallies[owner].batches = ids
-        if late and tallies[owner].late and tallies[owner].note is None:
+        if tallies[owner].late and tallies[owner].note is None:
             tallies[owner].note = (
                 f"the batch had not ended after batch_timeout_s ({timeout_s:g} s): it was cancelled, and its "
                 f"{tallies[owner].late} unanswered requests were asked one by one, at the full price"
+                if late
+                else f"the batch ended without running {tallies[owner].late} of its requests (they expired): they "
+                "were asked one by one, at the full price"
             )
         if (note := tallies[owner].note) is not None:
             preps[owner].provider.problems.append(note)
