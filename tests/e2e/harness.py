@@ -416,3 +416,33 @@ def run_eval(folder: Path, provider: str, api, *flags: str, env: dict | None = N
         cwd=folder,
         env=env if env is not None else key_env(folder),
     )
+
+
+CATALOGUE_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "openai-responses": "gpt-4.1"}
+
+
+def catalogue(folder: Path, provider: str, *, tools: int, cases: int, lines: tuple[str, ...]) -> None:
+    """A frozen surface of `tools` look-up tools (long enough for the prompt cache), one case per
+    record kind expecting its tool, and a config for `provider` with the given `evals:` lines."""
+    listed = [
+        {
+            "name": f"tool_{i:02d}",
+            "description": f"Looks up record kind {i} in the catalogue: {'field ' * 12}and returns it as JSON.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"id": {"type": "string", "description": f"the kind-{i} record's identifier"}},
+                "required": ["id"],
+            },
+        }
+        for i in range(tools)
+    ]
+    (folder / "tools.json").write_text(json.dumps({"tools": listed}))
+    golden = [
+        {"id": f"c{i}", "question": f"find kind-{i} record r{i}", "expected_tool": f"tool_{i:02d}"}
+        for i in range(cases)
+    ]
+    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n  provider: {provider}\n  model: {CATALOGUE_MODELS[provider]}\n"
+        "  golden: golden.jsonl\n  min_accuracy: 0\n" + "".join(f"  {line}\n" for line in lines)
+    )

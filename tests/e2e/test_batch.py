@@ -18,34 +18,19 @@ from typing import Any
 import pytest
 
 from tests.conftest import toolselect
-from tests.e2e.harness import PROVIDER_KEY, base_url, key_env
+from tests.e2e.harness import CATALOGUE_MODELS, PROVIDER_KEY, base_url, catalogue, key_env
 from tests.fakes.model_api import OUTPUT_TOKENS, FakeModelAPI
+from toolselect.pick import Usage
 from toolselect.prices import cost_of, price_for
 
-TOOLS = [
-    {
-        "name": f"tool_{i:02d}",
-        "description": f"Looks up record kind {i} in the catalogue: {'field ' * 12}and returns it as JSON.",
-        "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
-    }
-    for i in range(30)
-]
 CASES, REPEAT = 12, 2
-MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "openai-responses": "gpt-4.1"}
+MODELS = CATALOGUE_MODELS
 ANSWERS = {f"find kind-{i} record r{i}": {"tool": f"tool_{i:02d}", "args": {"id": f"r{i}"}} for i in range(CASES)}
 
 
 def suite(folder: Path, provider: str, *extra: str) -> None:
-    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    cases = [
-        {"id": f"c{i}", "question": f"find kind-{i} record r{i}", "expected_tool": f"tool_{i:02d}"}
-        for i in range(CASES)
-    ]
-    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
-    (folder / "toolselect.yaml").write_text(
-        f"tools_file: tools.json\nevals:\n  provider: {provider}\n  model: {MODELS[provider]}\n  golden: golden.jsonl\n"
-        f"  min_accuracy: 0\n  repeat: {REPEAT}\n  seed: 3\n  cache_dir: answers\n" + "".join(f"  {e}\n" for e in extra)
-    )
+    lines = (f"repeat: {REPEAT}", "seed: 3", "cache_dir: answers", *extra)
+    catalogue(folder, provider, tools=30, cases=CASES, lines=lines)
 
 
 def run(folder: Path, api: FakeModelAPI, *flags: str) -> tuple[Any, dict]:
@@ -58,10 +43,7 @@ def run(folder: Path, api: FakeModelAPI, *flags: str) -> tuple[Any, dict]:
 def cost(price: Any, entry: dict) -> float:
     """What the API bills for one logged request at its synchronous price (the fake's own accounting)."""
     billed = entry["billed"]
-    tokens = type("T", (), {"input_tokens": billed.input, "output_tokens": OUTPUT_TOKENS,
-                            "prompt_cache_write_tokens": billed.cache_write,
-                            "prompt_cache_read_tokens": billed.cache_read})()  # fmt: skip
-    return cost_of(price, tokens)
+    return cost_of(price, Usage(billed.input, OUTPUT_TOKENS, billed.cache_write, billed.cache_read))
 
 
 def script(faulty: bool = True, **batch: Any) -> dict:

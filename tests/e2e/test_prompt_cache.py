@@ -13,38 +13,18 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import toolselect
-from tests.e2e.harness import PROVIDER_KEY, base_url, key_env
+from tests.e2e.harness import CATALOGUE_MODELS, PROVIDER_KEY, base_url, catalogue, key_env
 from tests.fakes.model_api import FakeModelAPI
 
-TOOLS = [
-    {
-        "name": f"tool_{i:02d}",
-        "description": f"Looks up record kind {i} in the catalogue: {'field ' * 12}and returns it as JSON.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"id": {"type": "string", "description": f"the kind-{i} record's identifier"}},
-            "required": ["id"],
-        },
-    }
-    for i in range(60)
-]
 CASES, REPEAT = 30, 3
 SYSTEM = "You are the catalogue assistant. Call a tool when one fits."
-MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "openai-responses": "gpt-4.1"}
+MODELS = CATALOGUE_MODELS
 
 
 def suite(folder: Path, provider: str, concurrency: int = 8) -> None:
-    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    cases = [
-        {"id": f"c{i}", "question": f"find kind-{i} record r{i}", "expected_tool": f"tool_{i:02d}"}
-        for i in range(CASES)
-    ]
-    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
-    (folder / "toolselect.yaml").write_text(
-        f"tools_file: tools.json\nevals:\n  provider: {provider}\n  model: {MODELS[provider]}\n  golden: golden.jsonl\n"
-        f"  min_accuracy: 0\n  repeat: {REPEAT}\n  shuffle: true\n  seed: 7\n  concurrency: {concurrency}\n"
-        f"  system: {json.dumps(SYSTEM)}\n"
-    )
+    lines = (f"repeat: {REPEAT}", "shuffle: true", "seed: 7", f"concurrency: {concurrency}")
+    lines += (f"system: {json.dumps(SYSTEM)}",)
+    catalogue(folder, provider, tools=60, cases=CASES, lines=lines)
 
 
 def run(folder: Path, provider: str, *flags: str) -> tuple[dict, dict, list[dict]]:
@@ -104,7 +84,7 @@ def test_the_pull_request_comment_says_what_both_sides_cost(tmp_path):
     subprocess.run([*git, "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
     subprocess.run([*git, "add", "-A"], cwd=tmp_path, check=True)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp_path, check=True)
-    changed = [dict(t) for t in TOOLS]
+    changed = json.loads((tmp_path / "tools.json").read_text())["tools"]
     changed[0]["description"] = "Looks up kind-0 records only."
     (tmp_path / "tools.json").write_text(json.dumps({"tools": changed}))
     subprocess.run([*git, "commit", "-qam", "head"], cwd=tmp_path, check=True)
