@@ -22,8 +22,8 @@ MODELS = CATALOGUE_MODELS
 
 
 def suite(folder: Path, provider: str, concurrency: int = 8) -> None:
-    lines = (f"repeat: {REPEAT}", "shuffle: true", "seed: 7", f"concurrency: {concurrency}")
-    lines += (f"system: {json.dumps(SYSTEM)}",)
+    system = f"system: {json.dumps(SYSTEM)}"
+    lines = (f"repeat: {REPEAT}", "shuffle: true", "seed: 7", f"concurrency: {concurrency}", system)
     catalogue(folder, provider, tools=60, cases=CASES, lines=lines)
 
 
