@@ -14,12 +14,13 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from .clients import Presented, client_refusal
 from .converse import Conversation
 from .errors import InfraError
 from .golden import Case, placeholder
-from .pick import Pick, failed, skipped
+from .pick import Pick, built_in, failed, skipped
 from .providers import Provider, Request, SampleError, WireTool
-from .surface import Surface
+from .surface import SAFE_NAME, Surface, safe_name
 from .throttle import Throttle
 
 STOPPED = "the run stopped before this sample was asked"
@@ -44,13 +45,55 @@ def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
     return tuple(WireTool(t.wire_name, t.description, t.input_schema) for t in surface.tools)
 
 
+@dataclass(frozen=True)
+class Offer:
+    """What every request of a run offers the model: the tools as sent (their wire names, in order)
+    and the system prompt, with what each wire name is scored as — the server's name for the tool,
+    or a client's built-in (`(built-in: Grep)`). `refused`: the client can't present the surface at
+    all (a name over its limit that fails the session, too many tools for its API): nothing is sent,
+    and every sample is that ERROR."""
+
+    tools: tuple[WireTool, ...]
+    system: str | None
+    back: Mapping[str, str]  # wire name → the tool it is scored as
+    refused: str | None = None
+
+    def from_wire(self, wire_name: str) -> str:
+        """The tool behind a name the model answered with (unknown names pass through)."""
+        return self.back.get(wire_name, wire_name)
+
+
+def offer(surface: Surface, system: str | None, presented: Presented | None = None) -> Offer:
+    """The surface as offered: the raw tool list, or as a client presents it (its names, its cut, its
+    built-in tools first and its system prompt before the run's)."""
+    if presented is None:
+        return Offer(wire_tools(surface), system, {t.wire_name: t.name for t in surface.tools})
+    profile = presented.profile
+    builtins = tuple(WireTool(b.name, b.description, b.input_schema) for b in profile.builtins)
+    taken = {b.name for b in builtins}
+    tools, back = list(builtins), {b.name: built_in(b.name) for b in builtins}
+    for shown in presented.shown:
+        if shown.tool in presented.grouped:
+            continue  # behind the client's tool groups: not offered directly
+        tool = surface.get(shown.tool)
+        assert tool is not None
+        name = (
+            shown.name if SAFE_NAME.fullmatch(shown.name) and shown.name not in taken else safe_name(shown.name, taken)
+        )
+        taken.add(name)
+        tools.append(WireTool(name, tool.description, tool.input_schema))
+        back[name] = tool.name
+    prompt = "\n\n".join(p for p in (profile.system, system) if p) or None
+    return Offer(tuple(tools), prompt, back, client_refusal(presented))
+
+
 class Offered:
     """The request a job sends: its prompt, the system prompt and the tools in the job's order — one
     tuple per order, so every request of an order carries the same one."""
 
-    def __init__(self, tools: tuple[WireTool, ...], system: str | None) -> None:
-        self.tools, self.system = tools, system
-        self._orders: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: tools}
+    def __init__(self, offer: Offer) -> None:
+        self.tools, self.system = offer.tools, offer.system
+        self._orders: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: self.tools}
 
     def request(self, job: Job) -> Request:
         if job.order not in self._orders:
@@ -86,7 +129,7 @@ async def ask_all(
     surface: Surface,
     jobs: Sequence[Job],
     *,
-    system: str | None,
+    offer: Offer,
     throttle: Throttle,
     on_done: Callable[[Job, Pick], None] | None = None,
     preset: Mapping[tuple[str, int], Pick] | None = None,
@@ -97,8 +140,8 @@ async def ask_all(
     not asked (a merge: the samples a shard recorded as provider errors). `warm`: warm, then fan out —
     the first uncached request of each tool order goes alone and the others of that order wait for its
     answer (a prompt-cache entry exists only once the first response is back: requests sent together
-    all miss it)."""
-    offered = Offered(wire_tools(surface), system)
+    all miss it). `offer`: the tools as sent (a client's, or the raw list) and the system prompt."""
+    offered = Offered(offer)
     picks: list[Pick | None] = [None] * len(jobs)
     pending = ((i, jobs[i]) for i in (warm_first(jobs) if warm else range(len(jobs))))
     fatal: list[InfraError] = []
@@ -131,18 +174,20 @@ async def ask_all(
     async def ask(job: Job) -> Pick:
         request = offered.request(job)
         if job.case.script is not None:
-            conversation = Conversation(surface, request, job.case.script)
+            conversation = Conversation(surface, request, job.case.script, offer.from_wire)
             while (turn := conversation.next_request()) is not None:
                 conversation.record(skipped(STOPPED) if fatal else await one(turn))
             return conversation.outcome()
         pick = await one(request)
-        return replace(pick, tool=surface.from_wire(pick.tool)) if pick.tool is not None else pick
+        return replace(pick, tool=offer.from_wire(pick.tool)) if pick.tool is not None else pick
 
     async def worker() -> None:
         for index, job in pending:
             known = preset.get((job.case.name, job.sample)) if preset else None
             if known is not None:
                 pick = known
+            elif offer.refused:
+                pick = Pick(unsent=offer.refused)  # the client fails every request: none is sent
             elif provider.cacheable and placeholder(job.case):
                 pick = skipped(PLACEHOLDER)
             elif fatal:

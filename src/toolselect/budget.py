@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .ask import Job, Offered
+from .ask import Job, Offer, Offered
 from .config import Settings
 from .converse import Conversation
 from .errors import ConfigError
@@ -50,10 +50,10 @@ def _tokens(request: Request) -> int:
 
 
 def _replay(
-    provider: Provider, surface: Surface, request: Request, script: Script, planned: set[str]
+    provider: Provider, surface: Surface, request: Request, script: Script, planned: set[str], offer: Offer
 ) -> tuple[int, int]:
     """(turns found in the cache, turns still to ask) of one trajectory sample."""
-    conversation = Conversation(surface, request, script)
+    conversation = Conversation(surface, request, script, offer.from_wire)
     found = 0
     while (turn := conversation.next_request()) is not None:
         key = provider.answer_key(turn)
@@ -72,7 +72,7 @@ def _replay(
 def estimate(
     provider: Provider,
     jobs: Sequence[Job],
-    tools: tuple[WireTool, ...],
+    offer: Offer,
     settings: Settings,
     planned: set[str] | None = None,
     surface: Surface | None = None,
@@ -84,7 +84,7 @@ def estimate(
     local = not provider.cacheable  # answered by a local program or bm25: no API request
     cached = uncached = tokens = not_evaluated = 0
     planned = planned if planned is not None else set()
-    offered = Offered(tools, settings.system)
+    offered = Offered(offer)
     prefixes: dict[tuple[int, ...] | None, int] = {}  # the tokens each order's requests share
     written: set[tuple[int, ...] | None] = set()
     write = read = 0
@@ -108,10 +108,10 @@ def estimate(
         written.add(order)
         return whole - prefix * times
 
-    for job in jobs:
+    for job in () if offer.refused else jobs:  # a client that can't present the surface: nothing is sent
         request = offered.request(job)
         if job.case.script is not None and surface is not None:
-            asked, missing = _replay(provider, surface, request, job.case.script, planned)
+            asked, missing = _replay(provider, surface, request, job.case.script, planned, offer)
             cached += asked
             if missing:
                 uncached += missing

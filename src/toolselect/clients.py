@@ -214,6 +214,25 @@ def present(profile: Profile, server: str, tools: Sequence[str]) -> Presented:
     )
 
 
+def client_refusal(presented: Presented) -> str | None:
+    """Why the client can't present the surface at all (every request fails), or None."""
+    p = presented.profile
+    if presented.refused:
+        return (
+            f"{len(presented.shown)} tools is over {p.title}'s {p.tools.max}: {p.tools.says or 'every request fails'}"
+        )
+    if presented.over_limit and p.names.past_limit == "fails":
+        _, name, length = presented.over_limit[0]
+        return (
+            f"in {p.title} the name {name} is {length} characters, over its {p.names.max_length}: "
+            f"{p.names.says or 'the client fails'}"
+        )
+    if presented.invalid:
+        _, name = presented.invalid[0]
+        return f"in {p.title} the name {name} doesn't match {p.names.pattern}: {p.names.says or 'it is refused'}"
+    return None
+
+
 def default_server_name(command: Sequence[str] | None, url: str | None, folder: str | None) -> str:
     """The name a user most likely gives the server in their client: the program (or the script a
     runner starts) unless it is a generic one (server.py, index.js), the URL's host, else the

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
@@ -24,6 +24,9 @@ from .options import BY_KEY, OPTIONS, GivenBy, Option
 from .providers.registry import PROVIDERS
 from .shards import Shard, parse_shard
 from .strict import Authored
+
+if TYPE_CHECKING:
+    from .clients import Profile
 from .urls import public_url
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
@@ -142,9 +145,21 @@ class ModelEntry(Authored):
         return value
 
 
+class ClientEntry(Authored):
+    """One of evals.clients with a gate of its own: a bundled profile's name or a profile file."""
+
+    name: str = Field(min_length=1)
+    gate: GateEntry | None = None  # type: ignore[valid-type]
+
+
 # toolproof's `evals:` keys plus toolselect's extensions: one field per option of options.py (the
 # structured ones typed here).
-STRUCTURED = {"cases": list[YamlCase], "price": Price | None, "models": list[ModelEntry] | None}
+STRUCTURED = {
+    "cases": list[YamlCase],
+    "price": Price | None,
+    "models": list[ModelEntry] | None,
+    "clients": list[str | ClientEntry] | None,
+}
 EvalsModel = create_model(  # type: ignore[call-overload]
     "EvalsModel",
     __base__=Authored,
@@ -277,6 +292,7 @@ class ModelSpec:
     base_url: str | None
     params: Mapping[str, Any]
     gate: Gate
+    client: Profile | None = None  # the client that presents the surface to it (evals.clients); None: the raw list
 
 
 @dataclass(frozen=True)
@@ -324,6 +340,23 @@ class Settings:
     prompt_cache: bool = True  # requests shaped for the API's prompt cache
     batch: bool = False  # uncached single-turn requests through the batch API
     batch_timeout_s: float = 3600.0
+    server_name: str | None = None  # the server's name in a client's tool names (evals.server_name)
+
+    @property
+    def client(self) -> Profile | None:
+        """The client this model is asked through (one model's settings), or None: the raw tool list."""
+        return self.models[0].client if self.models else None
+
+    @property
+    def server_label(self) -> str:
+        """The server's name in a client's tool names: evals.server_name (--server-name), else the
+        likeliest name a user gives it (clients.default_server_name)."""
+        from .clients import default_server_name
+
+        if self.server_name:
+            return self.server_name
+        command, url = (self.server.command, self.server.url) if self.server else (None, None)
+        return default_server_name(command, url, self.base_dir.resolve().name)  # else the config's folder
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -558,7 +591,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"{at('stress', 'retriever')}retriever {values['retriever']} needs stress.retriever_command, "
             "e.g. [python, rank.py]"
         )
-    specs = _model_specs(loaded, over, environ, values, at)
+    specs = _client_specs(_model_specs(loaded, over, environ, values, at), values, over, base, cwd, at)
     first = specs[0]
     values |= {"provider": first.provider, "model": first.model, "base_url": first.base_url, "params": first.params}
     if values["judge"] and not all(PROVIDERS[m.provider].api for m in specs):
@@ -669,6 +702,48 @@ def _model_specs(
             )
         )
     return _labelled(specs, at if configured else None)
+
+
+def _client_specs(
+    specs: tuple[ModelSpec, ...], values: Mapping[str, Any], over: Overrides, base: Path, cwd: Path, at: Any
+) -> tuple[ModelSpec, ...]:
+    """Every model asked through every client of evals.clients (or --client, the clients input):
+    labelled by the client alone when there is one model, else `<model>@<client>`. A client's own
+    `gate:` is over the model's; a flag or an input is over both. A profile file is read from the
+    config's folder (a flag's or an input's from the working directory)."""
+    from dataclasses import replace
+
+    from .clients import load_profile
+
+    given = values.get("clients")
+    if not given:
+        return specs
+    from_flags = "clients" in over.values
+    entries = [ClientEntry(name=e) if isinstance(e, str) else e for e in given]
+    profiles = []
+    for i, entry in enumerate(entries):
+        try:
+            profiles.append(load_profile(entry.name, cwd if from_flags else base))
+        except ConfigError as exc:
+            where_ = "" if from_flags else f"{at('evals', 'clients', i)}evals.clients[{i}]: "
+            raise ConfigError(f"{where_}{exc.message}", hint=exc.hint) from None
+    names = [p.name for p in profiles]
+    if len(set(names)) < len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise ConfigError(f"{'' if from_flags else at('evals', 'clients')}the client {twice!r} is named twice")
+    if len(specs) * len(profiles) > MAX_MODELS:
+        raise ConfigError(
+            f"{len(specs)} models × {len(profiles)} clients: a run takes at most {MAX_MODELS} (split them over "
+            "several runs)"
+        )
+    out = []
+    for spec in specs:
+        for entry, profile in zip(entries, profiles, strict=True):
+            own = entry.gate.model_dump() if entry.gate else {}
+            gate = spec.gate.overridden(own | {k: over.values[k] for k in GATE_KEYS if k in over.values})
+            label = profile.name if len(specs) == 1 else f"{spec.label}@{profile.name}"
+            out.append(replace(spec, label=_as_label(label), gate=gate, client=profile))
+    return tuple(out)
 
 
 def provider_for(model: str) -> str:
@@ -813,6 +888,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         prompt_cache=values["prompt_cache"],
         batch=values["batch"],
         batch_timeout_s=values["batch_timeout_s"],
+        server_name=values.get("server_name"),
         **structure,
     )
 

@@ -11,6 +11,7 @@ repeats), a call to a tool the surface doesn't have by an error saying so, and a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from .pick import Pick, ToolCall, Trace, TraceCall, Usage
@@ -20,8 +21,11 @@ from .trajectory import Script, Stubs
 
 
 class Conversation:
-    def __init__(self, surface: Surface, request: Request, script: Script) -> None:
+    def __init__(
+        self, surface: Surface, request: Request, script: Script, from_wire: Callable[[str], str] | None = None
+    ) -> None:
         self.surface = surface
+        self.from_wire = from_wire or surface.from_wire  # a client's names map back their own way
         self.request = request
         self.script = script
         self.stubs = Stubs(script.mocks)
@@ -52,7 +56,7 @@ class Conversation:
         turn, at = len(self.history), sum(p.latency_ms or 0.0 for p in self.picks)  # the model's time so far
         stubs = []
         for call in made:
-            tool = self.surface.from_wire(call.tool)
+            tool = self.from_wire(call.tool)
             stub = self._answer(tool, call)
             stubs.append(stub)
             self.calls.append(TraceCall(turn, tool, call.args, call.raw_args, stub.result, stub.error, round(at, 1)))

@@ -10,13 +10,17 @@ caller's policy (a fork PR only gets a notice), not the verdict's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .diff import Diff
     from .report.schema import DimensionOut, Metric, Report, ToolStats
+
+
+# the lint findings (lint/client.py) that say a client can't take the surface as it is
+CLIENT_LIMITS = ("client-name-too-long", "client-name-invalid", "client-tool-dropped", "client-too-many-tools")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Gate:
     significance: float | None
     fail_on_certain_flips: bool
     base_failure: str  # "fail": a base that can't be evaluated fails the run (exit 3); "pass": the head decides
+    fail_on_client_limits: bool = True  # a client that can't take the surface fails (evals.clients)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Gate:
@@ -117,6 +122,7 @@ def head_reasons(
     stopped: str | None = None,
     unevaluated: int = 0,
     dimensions: Mapping[str, DimensionOut] | None = None,
+    client_limits: Sequence[str] = (),
 ) -> list[str]:
     """The head's own gate: nothing stopped the run, errors within max_error_rate, something was
     evaluated, accuracy ≥ min_accuracy, over-triggering within max_over_trigger, each tool's recall
@@ -161,6 +167,9 @@ def head_reasons(
             reasons.append(f"min_dimension names {name}, but no counted trajectory sample is scored on it")
         elif d.mean < floor - 1e-12:
             reasons.append(f"{name} scores {d.mean:.2f} on average (n = {d.n}), below its floor {floor:g} (0–3)")
+    if gate.fail_on_client_limits and client_limits:
+        more = f" (and {len(client_limits) - 1} more client limits)" if len(client_limits) > 1 else ""
+        reasons.append(f"{client_limits[0]}{more}: fail-on-client-limits")
     return reasons
 
 
@@ -219,8 +228,9 @@ def judged(report: Report, gate: Gate) -> Report:
     record (every option in force, the reasons). A report just built comes here once (report/build.py);
     a saved report comes here again under the gate it is compared with (it is untrusted, and flags
     or inputs may change the options). Every verdict and every view reads this record."""
+    limits = [f.message for f in report.lint if f.code in CLIENT_LIMITS and f.severity == "error"]
     reasons = head_reasons(
-        report.metrics, report.per_tool, gate, report.gate.stopped, unevaluated(report), report.dimensions
+        report.metrics, report.per_tool, gate, report.gate.stopped, unevaluated(report), report.dimensions, limits
     )
     record = report.gate.model_copy(update={**gate.values(), "passed": not reasons, "reasons": reasons})
     return report.model_copy(update={"passed": not reasons, "gate": record})

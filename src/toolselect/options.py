@@ -371,6 +371,10 @@ OPTIONS: tuple[Option, ...] = (
            "α, e.g. 0.05: a drop beyond the allowed drop fails only when it is also significant (a paired test over "
            "cases); without max-drop, any significant drop fails",
            "float", "compare", gt=0, lt=1, unit="e.g. 0.05", metavar="ALPHA", shown_default="none"),
+    Option("fail_on_client_limits",
+           "with clients named (evals.clients): fail when a client can't take the surface as it is: a name over "
+           "its limit, a tool it never sends that a golden case expects, more tools than it takes",
+           "bool", "gate", default=True),
     Option("fail_on_certain_flips",
            "fail when a case certainly flipped to failing (Fisher's exact test on its samples, e.g. 5/5 → 0/5)",
            "bool", "compare", default=False),
@@ -393,14 +397,16 @@ OPTIONS: tuple[Option, ...] = (
            "links to the run's artifacts for the HTML report",
            "text", "action", config=None, flag=None, pattern=r"[A-Za-z0-9._-]{1,100}",
            unit="may use letters, digits, '.', '_' and '-' only", shown_default="empty: no link"),
-    # what a client does to the surface (clients.py): checked offline by `toolselect lint`
+    # how a client presents the surface (clients.py): each client is asked like a model; lint checks it offline
     Option("clients",
-           "check the surface as this client presents it: claude-code, cursor, vscode, openai-agents, raw, or a "
-           "profile file (.yaml); repeatable",
-           "files", "client", config=None, input=None, flag="--client", metavar="NAME"),
+           "evaluate the surface as this client presents it: claude-code, cursor, vscode, openai-agents, raw, or a "
+           "profile file (.yaml); repeatable (each client is asked like a model of the run); in the config a list of "
+           "names or `{name, gate}`",
+           "files", "client", flag="--client", metavar="NAME",
+           shown_default="none: the raw tool list"),
     Option("server_name",
            "the name your users give the server in their client (it is in names such as mcp__<server>__<tool>)",
-           "text", "client", config=None, input=None, metavar="NAME", pattern=r"[^\x00-\x1f]{1,100}",
+           "text", "client", metavar="NAME", pattern=r"[^\x00-\x1f]{1,100}",
            unit="must be 1 to 100 characters, no control characters",
            shown_default="the server's command or URL, else the config's folder"),
     # the Action only

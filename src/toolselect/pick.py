@@ -9,6 +9,16 @@ from typing import Any
 from .bounds import MAX_ARGS_DEPTH, nests_deeper
 
 TOO_DEEP = f"(arguments nested deeper than {MAX_ARGS_DEPTH} levels)"
+BUILT_IN = "(built-in: "  # a pick of a client's own tool: `(built-in: Grep)`, its own column
+
+
+def built_in(name: str) -> str:
+    """How a pick of the client's built-in tool `name` is recorded: not one of the server's tools."""
+    return f"{BUILT_IN}{name})"
+
+
+def is_built_in(tool: str | None) -> bool:
+    return tool is not None and tool.startswith(BUILT_IN) and tool.endswith(")")
 
 
 def _bounded(holder: Any) -> None:
@@ -101,6 +111,7 @@ class Pick:
     stop_reason: str | None = None
     error: str | None = None
     skipped: str | None = None
+    unsent: str | None = None  # the client can't present the surface: never sent, and why
     cached: bool = False
     tool_calls: tuple[ToolCall, ...] = ()  # every call in the answer, in order (the first is `tool`)
     # what the API wants back verbatim in the next turn of a conversation: Anthropic's thinking

@@ -19,7 +19,7 @@ from .bounds import MAX_ARGS_DEPTH
 from .explain import show
 from .golden import Case
 from .matching import loose_equal, match_value
-from .pick import TOO_DEEP, Pick
+from .pick import TOO_DEEP, Pick, is_built_in
 from .surface import Surface, Tool
 from .taxonomy import SampleOutcome
 from .trajectory import Call, Expectation, Scores, Trajectory, score
@@ -68,6 +68,8 @@ def score_sample(
         return Result(case, sample, pick, SampleOutcome.NOT_EVALUATED, (pick.skipped,))
     if pick.error:
         return Result(case, sample, pick, SampleOutcome.ERROR, (pick.error,), tool_ok=False)
+    if pick.unsent:  # what the user meets in that client: a failure, not an outage
+        return Result(case, sample, pick, SampleOutcome.CLIENT_FAILED, (pick.unsent,), tool_ok=False)
     if case.script is not None:
         return _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured, surfaced)
 
@@ -96,6 +98,15 @@ def score_sample(
             pick,
             SampleOutcome.SEL_MISSED,
             (f"expected {wanted}, but the model called no tool",),
+            tool_ok=False,
+        )
+    if tool is None and is_built_in(pick.tool):
+        return Result(
+            case,
+            sample,
+            pick,
+            SampleOutcome.SEL_WRONG,
+            (f"expected {wanted}, got the client's own tool {pick.tool}",),
             tool_ok=False,
         )
     if tool is None:

@@ -35,6 +35,7 @@ class SampleOutcome(StrEnum):
     SEQ_MISMATCH = "SEQ-MISMATCH"  # the calls don't match the expected sequence (missing, extra, out of order)
     FINAL_MISMATCH = "FINAL-MISMATCH"  # the final answer fails the case's `final` checks
     MAX_TURNS = "MAX-TURNS"  # still calling tools at max_turns: no final answer
+    CLIENT_FAILED = "CLIENT-FAILED"  # the client can't present the surface (a name over its limit): nothing sent
     ERROR = "ERROR"  # the provider failed for this sample
     NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, the run stopped first, a TODO prompt)
 
@@ -54,6 +55,7 @@ OUTCOME_MEANING = {
     SampleOutcome.SEQ_MISMATCH: "the calls don't match the expected sequence (one missing, or out of order)",
     SampleOutcome.FINAL_MISMATCH: "the final answer fails the case's final checks",
     SampleOutcome.MAX_TURNS: "still calling tools at max_turns, with no final answer",
+    SampleOutcome.CLIENT_FAILED: "the client can't present the surface (a name over its limit, too many tools)",
     SampleOutcome.ERROR: "the provider failed for this sample",
     SampleOutcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, the run stopped, or a TODO prompt)",
 }

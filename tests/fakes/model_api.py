@@ -38,6 +38,9 @@ ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"t
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
         | {"first": true, "args"?: {...}} (call whichever tool is listed first: a model that favours position)
+        | {"like": NAME, "args": {...}} (call the tool of that name as the request names it: NAME itself, or
+          a client's prefixed name ending in _NAME; in a list, a variant whose tool was not sent is passed
+          over; alone, an answer in text: a model picks only among the tools it was sent)
         | {"tool": NAME, "args": {...}, "object_args": true} (OpenAI-style APIs: arguments as an object, not text)
         | {"tool": NAME, "raw_input": "json text"} (Anthropic: that text is the tool_use input, verbatim)
         | {"html": "<html>…"} (a 200 answer that is not JSON, as a misconfigured gateway sends)
@@ -474,6 +477,10 @@ class FakeModelAPI:
             options = rng.choices(options["random"], weights=options.get("weights"))[0]
         if options.get("first") and descriptions:
             options = {"tool": next(iter(descriptions)), "args": options.get("args", {})}
+        if "like" in options:  # the model calls what it was sent: the tool as the client named it
+            sent = _sent_as(options["like"], descriptions)
+            rest = {k: v for k, v in options.items() if k != "like"}
+            options = rest | {"tool": sent} if sent else {"text": f"I have no tool like {options['like']}."}
         return options
 
 
@@ -481,9 +488,19 @@ def _holds(when: dict[str, str] | None, descriptions: dict[str, str]) -> bool:
     return not when or all(text in descriptions.get(tool, "") for tool, text in when.items())
 
 
+def _sent_as(name: str, descriptions: dict[str, str]) -> str | None:
+    """The tool of the request named `name`, or named like a client prefixes it (`mcp__srv__name`,
+    `mcp_srv_name`): a model picks among the tools it was sent, by what it reads."""
+    if name in descriptions:
+        return name
+    return next((sent for sent in descriptions if sent.endswith("_" + name)), None)
+
+
 def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list[dict[str, Any]], turn: int) -> bool:
     if not _holds(option.get("when"), descriptions):
         return False
+    if "like" in option and _sent_as(option["like"], descriptions) is None:
+        return False  # not sent: the next variant answers
     if "turn" in option and option["turn"] != turn:
         return False
     if "tools_at_least" in option and len(descriptions) < option["tools_at_least"]:

@@ -110,3 +110,58 @@ def test_a_profile_of_your_own_is_checked_like_any_file_you_write(tmp_path):
     with pytest.raises(ConfigError) as unknown:
         load_profile("cursr")
     assert "did you mean 'cursor'" in unknown.value.message
+
+
+def test_the_offer_puts_the_built_ins_first_and_maps_every_name_back():
+    from toolselect.ask import offer
+    from toolselect.pick import built_in
+    from toolselect.surface import build_surface
+
+    surface = build_surface(
+        [{"name": n, "description": f"{n} tool", "inputSchema": {"type": "object"}} for n in ("get.weather", "search")],
+        "test",
+    )
+    claude = load_profile("claude-code")
+    made = offer(surface, "Be brief.", present(claude, "my server", surface.names))
+    names = [t.name for t in made.tools]
+    assert names[: len(claude.builtins)] == [b.name for b in claude.builtins]
+    assert names[len(claude.builtins) :] == ["mcp__my_server__get_weather", "mcp__my_server__search"]
+    assert made.from_wire("mcp__my_server__get_weather") == "get.weather"
+    assert made.from_wire("Grep") == built_in("Grep") == "(built-in: Grep)"
+    assert made.system is not None and made.system.endswith("\n\nBe brief.")  # the client's, then the run's
+    assert made.refused is None
+    raw = offer(surface, None)
+    assert [t.name for t in raw.tools] == ["get_weather", "search"] and raw.from_wire("get_weather") == "get.weather"
+    too_many = build_surface([{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(129)], "test")
+    agents = offer(too_many, None, present(load_profile("openai-agents"), "s", too_many.names))
+    assert agents.refused is not None and agents.refused.startswith("129 tools is over OpenAI Agents SDK's 128")
+
+
+def test_clients_multiply_the_models_each_with_its_label_and_gate(tmp_path):
+    from tests.builders import settings
+    from toolselect.config import Overrides
+
+    text = """
+tools_file: tools.json
+evals:
+  min_accuracy: 0.5
+  models:
+    - {provider: openai, model: gpt-4.1}
+    - {provider: anthropic, model: claude-sonnet-4-5, gate: {max_error_rate: 0.2}}
+  clients: [cursor, {name: claude-code, gate: {min_accuracy: 0.9}}]
+"""
+    (tmp_path / "tools.json").write_text('{"tools": []}')
+    _, s = settings(tmp_path, text=text)
+    assert s.labels == (
+        "gpt-4.1@cursor", "gpt-4.1@claude-code", "claude-sonnet-4-5@cursor", "claude-sonnet-4-5@claude-code",
+    )  # fmt: skip
+    each = {e.labels[0]: e for e in s.each_model()}
+    assert each["gpt-4.1@cursor"].client.name == "cursor" and each["gpt-4.1@cursor"].gate.min_accuracy == 0.5
+    assert each["claude-sonnet-4-5@claude-code"].gate.min_accuracy == 0.9  # the client's gate, over the model's
+    assert each["claude-sonnet-4-5@claude-code"].gate.max_error_rate == 0.2
+    flagged = Overrides({"clients": ("raw",), "min_accuracy": 0.1})
+    _, one = settings(tmp_path, over=flagged, text=text)
+    assert one.labels == ("gpt-4.1@raw", "claude-sonnet-4-5@raw")
+    assert all(e.gate.min_accuracy == 0.1 for e in one.each_model())
+    with pytest.raises(ConfigError, match=r"toolselect.yaml:\d+: evals.clients\[0\]: unknown client 'cursr'"):
+        settings(tmp_path, text=text.replace("[cursor,", "[cursr,"))

@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the golden set and report accuracy, restraint and the confusion matrix",
         usage="toolselect eval [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [options]",
     )
-    add_flags(ev, with_flags(("surface", "run", "gate", "compare", "base", "report")))
+    add_flags(ev, with_flags(("surface", "run", "client", "gate", "compare", "base", "report")))
     _url(ev)
     cache = ev.add_mutually_exclusive_group()
     cache.add_argument("--no-cache", action="store_true", help="ask again and refresh the answer cache")
@@ -118,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     mg.add_argument(
         "--base-parts", type=Path, nargs="+", default=[], metavar="PART.json", help="the base's parts (with --base-ref)"
     )
-    add_flags(mg, [o for o in with_flags(("surface", "run", "gate", "compare", "base", "report")) if o.key != "shard"])
+    add_flags(
+        mg,
+        [o for o in with_flags(("surface", "run", "client", "gate", "compare", "base", "report")) if o.key != "shard"],
+    )
     mg.add_argument("-o", "--json", type=Path, metavar="PATH", help="write the merged JSON report")
     mg.add_argument("--markdown", type=Path, metavar="PATH", help="write the report (with a base: the PR comment)")
     mg.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")

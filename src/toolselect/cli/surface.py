@@ -101,7 +101,7 @@ def _surface_only(args: argparse.Namespace, config_beside: bool = False) -> Any:
 def cmd_lint(args: argparse.Namespace) -> int:
     import json
 
-    from ..clients import client_out, default_server_name, load_profile, present, summary
+    from ..clients import client_out, present, summary
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint.client import lint_client
@@ -115,7 +115,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     over = flag_overrides(args, provider="bm25", model="")
     loaded, settings = load_settings(over, config_optional=True, config_beside=True)  # --tools FILE + golden set
-    profiles = [load_profile(name, Path.cwd()) for name in over.get("clients") or ()]  # a bad name: before listing
+    profiles = list({m.client.name: m.client for m in settings.models if m.client}.values())  # evals.clients, --client
     try:
         cases = load_cases(loaded, settings)
     except ConfigError as exc:
@@ -129,11 +129,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     view = ConsoleView()
     counted = f"{len(cases)} case" + ("" if len(cases) == 1 else "s")
     view.console.print(f"tool surface: {tools_count(len(surface.tools))} from {surface.origin}; {counted}")
-    server = over.get("server_name") or default_server_name(
-        settings.server.command if settings.server else None,
-        settings.server.url if settings.server else None,
-        (loaded.path.parent if loaded.path else Path.cwd()).resolve().name,
-    )
+    server = settings.server_label
     shown = []
     for profile in profiles:
         presented = present(profile, server, [t.name for t in surface.tools])

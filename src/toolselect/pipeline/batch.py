@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ..ask import Job, Offered, wire_tools
+from ..ask import Job, Offered
 from ..golden import placeholder
 from ..pick import Pick, failed
 from ..providers import BatchRefused, BatchState, Provider, Request, SampleError
@@ -93,7 +93,9 @@ def _items(preps: Sequence[Prepared], members: Sequence[int], known: list[dict[t
     seen: set[str] = set()
     for owner in members:
         prep = preps[owner]
-        offered = Offered(wire_tools(prep.surface), prep.settings.system)
+        if prep.offer.refused:
+            continue  # the client can't present the surface: nothing is sent
+        offered = Offered(prep.offer)
         for job in prep.jobs:
             if job.case.script is not None or placeholder(job.case) or (job.case.name, job.sample) in known[owner]:
                 continue
@@ -131,7 +133,7 @@ async def _warm_up(
                 return False
         if pick.error is not None or pick.skipped is not None:
             return False
-        mapped = replace(pick, tool=side.surface.from_wire(pick.tool)) if pick.tool is not None else pick
+        mapped = replace(pick, tool=side.offer.from_wire(pick.tool)) if pick.tool is not None else pick
         known[item.owner][(item.job.case.name, item.job.sample)] = mapped
         return True
 
@@ -195,7 +197,7 @@ async def _one_model(
         side = preps[item.owner]
         if isinstance(answer, Pick):
             side.provider.keep_batched(item.request, answer)
-            mapped = replace(answer, tool=side.surface.from_wire(answer.tool)) if answer.tool is not None else answer
+            mapped = replace(answer, tool=side.offer.from_wire(answer.tool)) if answer.tool is not None else answer
             known[item.owner][(item.job.case.name, item.job.sample)] = mapped
             tally.answered += 1
         elif isinstance(answer, str):

@@ -30,7 +30,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             provider,
             surface,
             prep.jobs,
-            system=settings.system,
+            offer=prep.offer,
             throttle=prep.throttle,
             on_done=hooks.on_sample,
             preset=prep.preset,
@@ -50,6 +50,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             prep.judge.finish(session, interrupted=not finished)
         provider.finish(session, interrupted=not finished)
     spend = provider.spend
+    offered = [prep.offer.from_wire(t.name) for t in prep.offer.tools]  # a client's built-ins too
     results: list[Result] = [  # results
         replace(
             score_sample(
@@ -60,7 +61,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 args_measured=provider.produces_args,
                 surfaced=verdicts[i].surfaced if i in verdicts else None,
             ),
-            tool_order=None if job.order is None else tuple(surface.tools[i].name for i in job.order),
+            tool_order=None if job.order is None else tuple(offered[i] for i in job.order),
             judge=verdicts.get(i),
         )
         for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))

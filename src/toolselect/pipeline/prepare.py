@@ -8,12 +8,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ..ask import Job, plan, wire_tools
+from ..ask import Job, Offer, offer, plan
 from ..budget import Budget, estimate, prefix_tokens
+from ..clients import present
 from ..config import Settings
 from ..errors import ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
+from ..lint.client import lint_client
 from ..lint.finding import Finding
 from ..lint.golden import check_cases, check_tool_names
 from ..lint.surface import lint_surface
@@ -90,6 +92,7 @@ class Prepared:
     provider: Provider
     throttle: Throttle
     jobs: tuple[Job, ...]
+    offer: Offer  # the tools as sent (a client's presentation, or the raw list) and the system prompt
     findings: list[Finding]
     budget: Budget
     judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
@@ -100,7 +103,7 @@ class Prepared:
     @cached_property
     def prefix_cached(self) -> bool:
         """The requests' shared prefix (tools, system prompt) is long enough for the API's prompt cache."""
-        return prefix_tokens(wire_tools(self.surface), self.settings.system) >= CACHE_MIN_TOKENS
+        return prefix_tokens(self.offer.tools, self.offer.system) >= CACHE_MIN_TOKENS
 
     async def aclose(self) -> None:
         await self.provider.aclose()
@@ -144,13 +147,19 @@ async def prepare(
                 raise outcome
         assert isinstance(listed, Surface)
         surface = listed
-        findings = lint_surface(surface, *surface_place(settings, surface))
+        place = surface_place(settings, surface)
+        findings = lint_surface(surface, *place)
         findings += check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
-        jobs = plan(cases, settings.repeat, len(surface.tools), settings.shuffle, settings.seed or 0)
+        offered = offer(surface, settings.system)
+        if settings.client is not None:  # the surface as this client presents it
+            presented = present(settings.client, settings.server_label, surface.names)
+            findings += lint_client(presented, cases, *place)
+            offered = offer(surface, settings.system, presented)
+        jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))
-        budget = estimate(provider, jobs, wire_tools(surface), settings, planned, surface)
+        budget = estimate(provider, jobs, offered, settings, planned, surface)
         if budget.requests:
             provider.check_writable()
         if connect and (budget.requests or not provider.cacheable):
@@ -161,7 +170,7 @@ async def prepare(
     judge = None
     if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
         judge = make_provider(replace(settings, model=settings.judge), throttle, environ)
-    return Prepared(settings, cases, surface, provider, throttle, jobs, findings, budget, judge)
+    return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge)
 
 
 def pacer(settings: Settings) -> Pacer:

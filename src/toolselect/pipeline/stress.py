@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from .. import __version__
-from ..ask import ask_all, plan, wire_tools
+from ..ask import ask_all, offer, plan
 from ..baseline import NoBaseline
 from ..budget import Budget, check_budget, combined, estimate
 from ..cache import AnswerCache
@@ -119,13 +119,17 @@ async def run_stress(
             extra = [(whole, jobs), (whole, jobs)] if settings.stress.retriever else []
             planned: set[str] = set()
             every = asks + extra
-            budget = combined([estimate(provider, js, wire_tools(sf), settings, planned, sf) for sf, js in every])
+            budget = combined(
+                [estimate(provider, js, offer(sf, settings.system), settings, planned, sf) for sf, js in every]
+            )
             return StressRun((), tuple(sources), sizes, budget, provider.spend, tuple(notes), "", 0.0)
         rankings = await rank(settings, cases, whole, environ) if settings.stress.retriever else []
         narrowed = [(offered(whole, r, settings.stress.top_k), plan([r.case], settings.repeat)) for r in rankings]
         asks += narrowed + ([(whole, jobs)] if rankings else [])
         planned = set()
-        budget = combined([estimate(provider, js, wire_tools(sf), settings, planned, sf) for sf, js in asks])
+        budget = combined(
+            [estimate(provider, js, offer(sf, settings.system), settings, planned, sf) for sf, js in asks]
+        )
         check_budget([budget], settings.max_requests, settings.max_cost)
         if budget.requests:
             provider.check_writable()
@@ -133,7 +137,7 @@ async def run_stress(
         hooks.on_start(settings, user, cases, sum(len(js) for _, js in asks))
         asked = await asyncio.gather(
             *(
-                ask_all(provider, sf, js, system=settings.system, throttle=throttle, on_done=hooks.on_sample)
+                ask_all(provider, sf, js, offer=offer(sf, settings.system), throttle=throttle, on_done=hooks.on_sample)
                 for sf, js in asks
             )
         )

@@ -9,9 +9,9 @@ from typing import Any
 
 from ..diff import Diff
 from ..lint.finding import Finding
-from ..pick import Usage
+from ..pick import Usage, is_built_in
 from ..prices import cached_share
-from ..report.build import ERROR, NONE, UNKNOWN
+from ..report.build import CLIENT_FAILED, ERROR, NONE, UNKNOWN
 from ..report.schema import (
     CaseOut,
     DimensionOut,
@@ -130,8 +130,8 @@ def labels(report: Report) -> tuple[list[str], list[str]]:
     cols = {c for row in report.confusion.values() for c in row}
 
     def key(label: str) -> tuple[int, int, str]:
-        special = {NONE: 1, UNKNOWN: 2, ERROR: 3}
-        return (special.get(label, 0), order.get(label, len(order)), label)
+        special = {NONE: 2, UNKNOWN: 3, ERROR: 4, CLIENT_FAILED: 5}
+        return (special.get(label, 1 if is_built_in(label) else 0), order.get(label, len(order)), label)
 
     return sorted(rows, key=key), sorted(cols | (rows - {NONE}) | ({NONE} if NONE in rows else set()), key=key)
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..report.build import ERROR, NONE, UNKNOWN
+from ..pick import is_built_in
+from ..report.build import CLIENT_FAILED, ERROR, NONE, UNKNOWN
 from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected
 from ..taxonomy import SampleOutcome
 from .common import (
@@ -33,8 +34,8 @@ def confusion_cell(case: CaseOut, sample: SampleOut, offered: Collection[str]) -
     NOT-EVALUATED sample, or a case that needs review). report.py's `counted`, `row_label` and
     `column_label` for a case read back from a report: the row is the expected tool (for a list, the
     picked tool when it is listed, else the first); the column is (error) for an ERROR sample, (none)
-    when no tool was called, the tool when it was `offered`, else (unknown). A trajectory case is
-    placed by its first call, which is its `picked_tool`."""
+    when no tool was called, the tool when it was `offered` (or a client's built-in), else (unknown).
+    A trajectory case is placed by its first call, which is its `picked_tool`."""
     if sample.outcome == SampleOutcome.NOT_EVALUATED or case.status == PENDING:
         return None
     expected = expected_tools(case)
@@ -42,10 +43,12 @@ def confusion_cell(case: CaseOut, sample: SampleOut, offered: Collection[str]) -
     row = (picked if picked is not None and picked in expected else expected[0]) if expected else NONE
     if sample.outcome == SampleOutcome.ERROR:
         column = ERROR
+    elif sample.outcome == SampleOutcome.CLIENT_FAILED:
+        column = CLIENT_FAILED
     elif picked is None:
         column = NONE
     else:
-        column = picked if picked in offered else UNKNOWN
+        column = picked if picked in offered or is_built_in(picked) else UNKNOWN
     return row, column
 
 

@@ -9,13 +9,14 @@ from typing import Any, cast, get_args
 
 from ..gate import Gate, judged
 from ..golden import Case
-from ..pick import Trace
+from ..pick import Trace, is_built_in
 from ..scoring import Result
 from ..stats import cluster_bootstrap, wilson
 from ..surface import Surface
 from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
 from ..trajectory import Scores
 from .schema import (
+    CLIENT_FAILED,
     ERROR,
     NONE,
     PENDING,
@@ -78,8 +79,12 @@ def row_label(result: Result) -> str:
 def column_label(result: Result, surface: Surface) -> str:
     if result.outcome is SampleOutcome.ERROR:
         return ERROR
+    if result.outcome is SampleOutcome.CLIENT_FAILED:
+        return CLIENT_FAILED
     if result.pick.tool is None:
         return NONE
+    if is_built_in(result.pick.tool):
+        return result.pick.tool  # the client's own tool: a column of its own, `(built-in: Grep)`
     return result.pick.tool if surface.get(result.pick.tool) else UNKNOWN
 
 
@@ -90,7 +95,7 @@ def counted(result: Result) -> bool:
 
 def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
     rs = [r for r in results if counted(r)]
-    decided = [r for r in rs if r.outcome is not SampleOutcome.ERROR]
+    decided = [r for r in rs if r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED)]
     expect_none = [r for r in decided if not r.case.expected]
     expect_tool = [r for r in decided if r.case.expected]
     no_call = [r for r in decided if r.pick.tool is None]

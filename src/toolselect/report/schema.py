@@ -20,6 +20,7 @@ from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
 
 SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
+CLIENT_FAILED = "(client failed)"  # the client couldn't present the surface: nothing was sent
 PENDING = "needs_review"
 
 # The enumerated fields: a report read from disk (a fork PR's artifact is untrusted) holds one of
@@ -269,6 +270,7 @@ class GateOut(Record):
     significance: float | None = None
     fail_on_certain_flips: bool = False
     base_failure: Literal["fail", "pass"] = "fail"
+    fail_on_client_limits: bool = Field(True, exclude_if=lambda v: v)  # said only when turned off
     reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 

@@ -211,7 +211,7 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
                 name=name,
                 description=raw.get("description") or "",
                 input_schema=raw["inputSchema"],
-                wire_name=name if SAFE_NAME.match(name) else _safe_name(name, taken),
+                wire_name=name if SAFE_NAME.match(name) else safe_name(name, taken),
                 output_schema=output if isinstance(output, dict) else None,
                 validator=validator,
             )
@@ -226,7 +226,7 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
     )
 
 
-def _safe_name(name: str, taken: set[str]) -> str:
+def safe_name(name: str, taken: set[str]) -> str:
     """A name a provider accepts ([A-Za-z0-9_-], at most 64), unique within the surface."""
     base = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "tool"
     candidate, n = base, 2
