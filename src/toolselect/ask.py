@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from .clients import Presented, client_refusal
 from .converse import Conversation
+from .deferred import Deferral, Searching
 from .errors import InfraError
 from .golden import Case, placeholder
 from .pick import Pick, built_in, failed, skipped
@@ -57,6 +58,7 @@ class Offer:
     system: str | None
     back: Mapping[str, str]  # wire name → the tool it is scored as
     refused: str | None = None
+    deferred: Deferral | None = None  # the client loads definitions only once a search finds them
 
     def from_wire(self, wire_name: str) -> str:
         """The tool behind a name the model answered with (unknown names pass through)."""
@@ -71,7 +73,8 @@ def offer(surface: Surface, system: str | None, presented: Presented | None = No
     profile = presented.profile
     builtins = tuple(WireTool(b.name, b.description, b.input_schema) for b in profile.builtins)
     taken = {b.name for b in builtins}
-    tools, back = list(builtins), {b.name: built_in(b.name) for b in builtins}
+    back = {b.name: built_in(b.name) for b in builtins}
+    server: list[WireTool] = []
     for shown in presented.shown:
         if shown.tool in presented.grouped:
             continue  # behind the client's tool groups: not offered directly
@@ -81,10 +84,18 @@ def offer(surface: Surface, system: str | None, presented: Presented | None = No
             shown.name if SAFE_NAME.fullmatch(shown.name) and shown.name not in taken else safe_name(shown.name, taken)
         )
         taken.add(name)
-        tools.append(WireTool(name, tool.description, tool.input_schema))
+        server.append(WireTool(name, tool.description, tool.input_schema))
         back[name] = tool.name
+    d = profile.deferred
+    if d.mode == "names" and d.tool is not None and d.search is not None:  # names in the prompt, a search tool
+        finder = WireTool(d.tool.name, d.tool.description, d.tool.input_schema)
+        deferral = Deferral(finder, tuple(server), d.search, d.results, d.searches, d.tool.query, d.tool.max_results)
+        listing = d.listing.replace("{names}", "\n".join(t.name for t in server))
+        back[finder.name] = built_in(finder.name)
+        deferred = "\n\n".join(p for p in (profile.system, listing, system) if p)
+        return Offer((*builtins, finder), deferred, back, client_refusal(presented), deferral)
     prompt = "\n\n".join(p for p in (profile.system, system) if p) or None
-    return Offer(tuple(tools), prompt, back, client_refusal(presented))
+    return Offer((*builtins, *server), prompt, back, client_refusal(presented))
 
 
 class Offered:
@@ -92,13 +103,29 @@ class Offered:
     tuple per order, so every request of an order carries the same one."""
 
     def __init__(self, offer: Offer) -> None:
-        self.tools, self.system = offer.tools, offer.system
+        self.tools, self.system, self.deferred = offer.tools, offer.system, offer.deferred
         self._orders: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: self.tools}
 
     def request(self, job: Job) -> Request:
+        if job.case.script is not None and self.deferred is not None:  # a trajectory: every definition up front
+            tools = self.tools + self.deferred.tools
+            return Request(prompt=job.case.prompt, system=self.system, tools=tools, sample=job.sample)
         if job.order not in self._orders:
             self._orders[job.order] = tuple(self.tools[i] for i in job.order or ())
         return Request(prompt=job.case.prompt, system=self.system, tools=self._orders[job.order], sample=job.sample)
+
+
+Loop = Conversation | Searching  # next_request(), record(pick), outcome(), max_turns
+
+
+def looped(surface: Surface, request: Request, job: Job, offer: Offer) -> Loop | None:
+    """The loop a job's sample is asked in, turn by turn: a trajectory's conversation, or a deferred
+    client's searches before the pick; None: one request."""
+    if job.case.script is not None:
+        return Conversation(surface, request, job.case.script, offer.from_wire)
+    if offer.deferred is not None:
+        return Searching(request, offer.deferred, offer.from_wire)
+    return None
 
 
 def plan(cases: Sequence[Case], repeat: int, tools: int = 0, shuffle: bool = False, seed: int = 0) -> tuple[Job, ...]:
@@ -173,11 +200,11 @@ async def ask_all(
 
     async def ask(job: Job) -> Pick:
         request = offered.request(job)
-        if job.case.script is not None:
-            conversation = Conversation(surface, request, job.case.script, offer.from_wire)
-            while (turn := conversation.next_request()) is not None:
-                conversation.record(skipped(STOPPED) if fatal else await one(turn))
-            return conversation.outcome()
+        loop = looped(surface, request, job, offer)
+        if loop is not None:  # a trajectory's conversation, or a deferred client's search before the pick
+            while (turn := loop.next_request()) is not None:
+                loop.record(skipped(STOPPED) if fatal else await one(turn))
+            return loop.outcome()
         pick = await one(request)
         return replace(pick, tool=offer.from_wire(pick.tool)) if pick.tool is not None else pick
 

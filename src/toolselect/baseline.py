@@ -258,7 +258,20 @@ def _ignored(root: Path, path: Path) -> bool:
 
 
 def _models(head: Settings) -> dict[str, Any]:
-    """The head's model, or its models with their labels: the base asks exactly those."""
+    """The head's model, or its models with their labels, and its clients: the base asks exactly those."""
+    clients = {m.client.name: m.client for m in head.models if m.client}
+    if clients:
+        models = {m.model_label: m for m in head.models}
+        listed: dict[str, Any] = {"clients": tuple(clients.values())}
+        if len(models) == 1:
+            m = next(iter(models.values()))
+            return listed | {"provider": m.provider, "model": m.model or None, "base_url": m.base_url}
+        return listed | {
+            "models": tuple(
+                {"provider": m.provider, "model": m.model, "base_url": m.base_url, "label": label, "params": m.params}
+                for label, m in models.items()
+            )
+        }
     if len(head.models) <= 1:
         return {"provider": head.provider, "model": head.model or None, "base_url": head.base_url}
     return {

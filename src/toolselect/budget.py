@@ -11,15 +11,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .ask import Job, Offer, Offered
+from .ask import Job, Loop, Offer, Offered, looped
 from .config import Settings
-from .converse import Conversation
 from .errors import ConfigError
 from .pick import Usage
 from .prices import CACHE_MIN_TOKENS, cost_usd
 from .providers import Provider, Request, WireTool
 from .surface import Surface
-from .trajectory import Script
 
 ANSWER_TOKENS = 40  # a tool call and its arguments, or a short reply
 
@@ -49,11 +47,9 @@ def _tokens(request: Request) -> int:
     return prefix_tokens(request.tools, request.system) + len(request.prompt) // 4 + 20
 
 
-def _replay(
-    provider: Provider, surface: Surface, request: Request, script: Script, planned: set[str], offer: Offer
-) -> tuple[int, int]:
-    """(turns found in the cache, turns still to ask) of one trajectory sample."""
-    conversation = Conversation(surface, request, script, offer.from_wire)
+def _replay(provider: Provider, conversation: Loop, planned: set[str]) -> tuple[int, int]:
+    """(turns found in the cache, turns still to ask) of one sample asked in a loop (a trajectory's
+    conversation, a deferred client's searches before the pick)."""
     found = 0
     while (turn := conversation.next_request()) is not None:
         key = provider.answer_key(turn)
@@ -63,7 +59,7 @@ def _replay(
                 return found + 1, 0  # the other side asks it first: what follows is unknown, not ours to count
             if key is not None:
                 planned.add(key)
-            return found, max(1, script.max_turns - found)  # the most it can take: never over a budget
+            return found, max(1, conversation.max_turns - found)  # the most it can take: never over a budget
         found += 1
         conversation.record(answer)
     return found, 0
@@ -110,8 +106,9 @@ def estimate(
 
     for job in () if offer.refused else jobs:  # a client that can't present the surface: nothing is sent
         request = offered.request(job)
-        if job.case.script is not None and surface is not None:
-            asked, missing = _replay(provider, surface, request, job.case.script, planned, offer)
+        loop = looped(surface, request, job, offer) if surface is not None else None
+        if loop is not None:
+            asked, missing = _replay(provider, loop, planned)
             cached += asked
             if missing:
                 uncached += missing

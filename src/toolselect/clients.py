@@ -49,11 +49,25 @@ class Count(Authored):
     sources: list[str] = Field(default_factory=list)
 
 
+class SearchTool(Authored):
+    """The client's search tool, as the model sees it: a stub toolselect answers with the ranking."""
+
+    name: str = "ToolSearch"
+    description: str
+    input_schema: dict[str, Any]
+    query: str = "query"  # the argument the query is in
+    max_results: str | None = "max_results"  # the argument that asks for more or fewer results
+
+
 class Deferred(Authored):
     """Whether definitions wait behind a search step (only names in context until the model searches)."""
 
     mode: Literal["none", "names"] = "none"
     search: Literal["keyword", "bm25", "regex"] | None = None
+    tool: SearchTool | None = None
+    results: int = Field(default=5, ge=1, le=50)  # how many tools a search loads at most
+    searches: int = Field(default=3, ge=1, le=10)  # searches a sample may make before it must pick
+    listing: str = "{names}"  # how the deferred tools' names are put in the system prompt
     sources: list[str] = Field(default_factory=list)
 
 
@@ -71,7 +85,7 @@ class Profile(Authored):
     checked: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")  # when its facts were last checked
     names: Names
     tools: Count
-    deferred: Deferred = Field(default_factory=Deferred)
+    deferred: Deferred = Deferred()
     builtins: list[Builtin] = Field(default_factory=list)
     builtins_source: str | None = None
     system: str | None = None  # a short system prompt of the client's intent
@@ -110,6 +124,8 @@ def _read(path: Path, shown: str) -> Profile:
         "names.server_replace": profile.names.server_replace,
         "names.pattern": profile.names.pattern or "",
     }
+    if profile.deferred.mode == "names" and (profile.deferred.search is None or profile.deferred.tool is None):
+        raise ConfigError(f"{shown}: deferred.mode names needs deferred.search and deferred.tool (the search tool)")
     for where_, text in expressions.items():
         try:
             re.compile(text)
@@ -214,6 +230,41 @@ def present(profile: Profile, server: str, tools: Sequence[str]) -> Presented:
     )
 
 
+def search(mode: str, query: str, tools: Sequence[tuple[str, str, Any]], limit: int) -> list[int]:
+    """The tools (indices into `tools`: name, description, input schema) a client's search finds for
+    `query`, best first, at most `limit`. `select:a,b` names tools exactly (Claude Code's form);
+    otherwise `keyword` scores each query word found in a tool's name (2) or its description and
+    parameters (1), a `+word` being required; `bm25` ranks by BM25 over the same words; `regex`
+    matches the query as a regular expression (case-insensitive) against the name and description."""
+    from .lexical import BM25, tokenize, tool_text
+
+    query = query.strip()
+    if query.startswith("select:"):
+        wanted = [w.strip() for w in query[len("select:") :].split(",") if w.strip()]
+        names = [t[0] for t in tools]
+        return [names.index(w) for w in dict.fromkeys(wanted) if w in names][:limit]
+    if mode == "regex":
+        try:
+            pattern = re.compile(query[:200], re.IGNORECASE)
+        except re.error:
+            return []
+        return [i for i, (name, text, _) in enumerate(tools) if pattern.search(f"{name}\n{text}")][:limit]
+    if mode == "bm25":
+        ranking = BM25.build([tool_text(*t) for t in tools])
+        scored = ranking.scores(tokenize(query))
+    else:
+        words = query.split()
+        required = {w for word in words if word.startswith("+") for w in tokenize(word[1:])}
+        terms = set(tokenize(query))
+        scored = []
+        for name, text, schema in tools:
+            in_name, in_text = set(tokenize(name)), set(tool_text("", text, schema))
+            score = sum(2 if term in in_name else 1 if term in in_text else 0 for term in terms)
+            scored.append(score if required <= in_name | in_text else 0.0)
+    order = sorted(range(len(tools)), key=lambda i: (-scored[i], i))
+    return [i for i in order if scored[i] > 0][:limit]
+
+
 def client_refusal(presented: Presented) -> str | None:
     """Why the client can't present the surface at all (every request fails), or None."""
     p = presented.profile
@@ -283,7 +334,7 @@ def summary(presented: Presented) -> str:
     if presented.grouped:
         parts.append(f"{len(presented.grouped)} behind tool groups")
     if p.deferred.mode == "names":
-        parts.append("only names in context until the model searches (not yet emulated in eval)")
+        parts.append(f"only names in context until the model searches ({p.deferred.search} search)")
     if p.builtins:
         parts.append(f"beside {len(p.builtins)} built-in tools ({', '.join(b.name for b in p.builtins[:4])}, …)")
     return f"{p.title} (facts of {p.checked}): " + "; ".join(parts)

@@ -293,6 +293,7 @@ class ModelSpec:
     params: Mapping[str, Any]
     gate: Gate
     client: Profile | None = None  # the client that presents the surface to it (evals.clients); None: the raw list
+    model_label: str = ""  # with a client: the model's own label (`label` is the model's and the client's)
 
 
 @dataclass(frozen=True)
@@ -719,11 +720,15 @@ def _client_specs(
     if not given:
         return specs
     from_flags = "clients" in over.values
-    entries = [ClientEntry(name=e) if isinstance(e, str) else e for e in given]
+    gates: list[dict[str, Any]] = []  # each client's own gate
     profiles = []
-    for i, entry in enumerate(entries):
+    for i, entry in enumerate(given):
+        gates.append(entry.gate.model_dump() if isinstance(entry, ClientEntry) and entry.gate else {})
+        if not isinstance(entry, (str, ClientEntry)):  # a profile already read: the head's, for its base
+            profiles.append(entry)
+            continue
         try:
-            profiles.append(load_profile(entry.name, cwd if from_flags else base))
+            profiles.append(load_profile(entry if isinstance(entry, str) else entry.name, cwd if from_flags else base))
         except ConfigError as exc:
             where_ = "" if from_flags else f"{at('evals', 'clients', i)}evals.clients[{i}]: "
             raise ConfigError(f"{where_}{exc.message}", hint=exc.hint) from None
@@ -738,11 +743,10 @@ def _client_specs(
         )
     out = []
     for spec in specs:
-        for entry, profile in zip(entries, profiles, strict=True):
-            own = entry.gate.model_dump() if entry.gate else {}
+        for own, profile in zip(gates, profiles, strict=True):
             gate = spec.gate.overridden(own | {k: over.values[k] for k in GATE_KEYS if k in over.values})
             label = profile.name if len(specs) == 1 else f"{spec.label}@{profile.name}"
-            out.append(replace(spec, label=_as_label(label), gate=gate, client=profile))
+            out.append(replace(spec, label=_as_label(label), gate=gate, client=profile, model_label=spec.label))
     return tuple(out)
 
 

@@ -36,6 +36,10 @@ class Conversation:
         self.ended: Pick | None = None  # a turn that failed or was not asked ends the conversation
 
     @property
+    def max_turns(self) -> int:
+        return self.script.max_turns
+
+    @property
     def done(self) -> bool:
         return self.ended is not None or self.final is not None or len(self.history) >= self.script.max_turns
 

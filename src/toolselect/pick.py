@@ -92,6 +92,15 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class Search:
+    """One search a client's deferred loading let the model make: its query, and the server's tools
+    it found (their MCP names, best first), whose definitions the next request carried."""
+
+    query: str
+    found: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Pick:
     """What the provider answered for one sample.
 
@@ -118,6 +127,7 @@ class Pick:
     # blocks (with their signatures), Responses' reasoning items (with their encrypted content)
     replay: tuple[Any, ...] = ()
     trace: Trace | None = None  # a trajectory case's whole conversation
+    searched: tuple[Search, ...] = ()  # a deferred client's searches before the pick (deferred.py)
 
     def __post_init__(self) -> None:
         _bounded(self)

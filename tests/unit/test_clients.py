@@ -125,10 +125,15 @@ def test_the_offer_puts_the_built_ins_first_and_maps_every_name_back():
     made = offer(surface, "Be brief.", present(claude, "my server", surface.names))
     names = [t.name for t in made.tools]
     assert names[: len(claude.builtins)] == [b.name for b in claude.builtins]
-    assert names[len(claude.builtins) :] == ["mcp__my_server__get_weather", "mcp__my_server__search"]
+    assert names[len(claude.builtins) :] == ["ToolSearch"]  # the server's tools wait behind its search
+    assert made.deferred is not None
+    assert [t.name for t in made.deferred.tools] == ["mcp__my_server__get_weather", "mcp__my_server__search"]
     assert made.from_wire("mcp__my_server__get_weather") == "get.weather"
     assert made.from_wire("Grep") == built_in("Grep") == "(built-in: Grep)"
     assert made.system is not None and made.system.endswith("\n\nBe brief.")  # the client's, then the run's
+    assert "mcp__my_server__search\n</available-deferred-tools>" in made.system
+    cursor = offer(surface, None, present(load_profile("cursor"), "s", surface.names))
+    assert [t.name for t in cursor.tools] == ["mcp_s_get_weather", "mcp_s_search"] and cursor.deferred is None
     assert made.refused is None
     raw = offer(surface, None)
     assert [t.name for t in raw.tools] == ["get_weather", "search"] and raw.from_wire("get_weather") == "get.weather"
@@ -165,3 +170,53 @@ evals:
     assert all(e.gate.min_accuracy == 0.1 for e in one.each_model())
     with pytest.raises(ConfigError, match=r"toolselect.yaml:\d+: evals.clients\[0\]: unknown client 'cursr'"):
         settings(tmp_path, text=text.replace("[cursor,", "[cursr,"))
+
+
+TOOLS_FOR_SEARCH = [
+    ("mcp__w__get_weather", "Current conditions for a city.", {"type": "object"}),
+    ("mcp__w__get_forecast", "The next days, for a city.", {"type": "object", "properties": {"days": {}}}),
+    ("mcp__w__get_alerts", "Severe weather warnings.", {"type": "object"}),
+]
+
+
+def test_a_client_search_ranks_by_name_then_description_and_takes_select():
+    from toolselect.clients import search
+
+    assert search("keyword", "forecast", TOOLS_FOR_SEARCH, 5) == [1]  # in the name: 2 points
+    assert search("keyword", "city", TOOLS_FOR_SEARCH, 5) == [0, 1]  # in two descriptions: ties keep the order
+    assert search("keyword", "severe city", TOOLS_FOR_SEARCH, 1) == [0]  # at most `limit`
+    assert search("keyword", "city +days", TOOLS_FOR_SEARCH, 5) == [1]  # +word: required (a parameter counts)
+    assert search("keyword", "umbrella", TOOLS_FOR_SEARCH, 5) == []
+    assert search("keyword", "select:mcp__w__get_alerts,nope", TOOLS_FOR_SEARCH, 5) == [2]
+    assert search("regex", "warn|next", TOOLS_FOR_SEARCH, 5) == [1, 2]
+    assert search("regex", "([", TOOLS_FOR_SEARCH, 5) == []  # not a pattern: nothing found, no crash
+    assert search("bm25", "severe warnings", TOOLS_FOR_SEARCH, 5)[0] == 2
+
+
+def test_the_search_loop_loads_what_it_found_and_ends_at_the_pick():
+    from toolselect.deferred import Deferral, Searching
+    from toolselect.pick import Pick, ToolCall
+    from toolselect.providers import Request, WireTool
+
+    tools = tuple(WireTool(n, d, s) for n, d, s in TOOLS_FOR_SEARCH)
+    finder = WireTool("ToolSearch", "search", {"type": "object"})
+    deferral = Deferral(finder, tools, "keyword", results=5, searches=2)
+    request = Request(prompt="will it rain", system=None, tools=(finder,))
+    loop = Searching(request, deferral, lambda n: n.removeprefix("mcp__w__"))
+    first = loop.next_request()
+    assert first is not None and [t.name for t in first.tools] == ["ToolSearch"]
+    loop.record(Pick(tool="ToolSearch", args={"query": "next days"}))
+    second = loop.next_request()
+    assert second is not None and [t.name for t in second.tools] == ["ToolSearch", "mcp__w__get_forecast"]
+    assert second.history[0].stubs[0].result.startswith("Loaded 1 tool definitions: mcp__w__get_forecast")
+    call = ToolCall("mcp__w__get_forecast", {"days": 2})
+    loop.record(Pick(tool="mcp__w__get_forecast", args={"days": 2}, tool_calls=(call,), latency_ms=5.0))
+    assert loop.next_request() is None
+    out = loop.outcome()
+    assert (out.tool, out.args) == ("get_forecast", {"days": 2})
+    assert [(s.query, s.found) for s in out.searched] == [("next days", ("get_forecast",))]
+    # still searching after its searches: its pick is the search tool
+    stuck = Searching(request, deferral, lambda n: n)
+    for _ in range(3):
+        stuck.record(Pick(tool="ToolSearch", args={"query": "umbrella"}))
+    assert stuck.next_request() is None and stuck.outcome().tool == "ToolSearch" and len(stuck.searches) == 2

@@ -101,6 +101,8 @@ def _surface_only(args: argparse.Namespace, config_beside: bool = False) -> Any:
 def cmd_lint(args: argparse.Namespace) -> int:
     import json
 
+    from rich.markup import escape as escape_markup
+
     from ..clients import client_out, present, summary
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
@@ -134,7 +136,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     for profile in profiles:
         presented = present(profile, server, [t.name for t in surface.tools])
         findings += lint_client(presented, cases, *surface_place(settings, surface))
-        view.print_client(presented)
+        view.console.print(f"client {escape_markup(summary(presented))}")  # what the client does to the surface
         shown.append(client_out(presented))
     if findings:
         view.print_lint(findings, title="Lint")

@@ -93,8 +93,8 @@ def _items(preps: Sequence[Prepared], members: Sequence[int], known: list[dict[t
     seen: set[str] = set()
     for owner in members:
         prep = preps[owner]
-        if prep.offer.refused:
-            continue  # the client can't present the surface: nothing is sent
+        if prep.offer.refused or prep.offer.deferred:
+            continue  # the client can't present the surface (nothing is sent), or searches turn by turn
         offered = Offered(prep.offer)
         for job in prep.jobs:
             if job.case.script is not None or placeholder(job.case) or (job.case.name, job.sample) in known[owner]:

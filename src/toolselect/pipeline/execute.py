@@ -97,6 +97,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         pool_shrinks=prep.throttle.shrinks,
         label=settings.models[0].label if settings.several else None,
         batch=prep.batch,
+        client=prep.client,
         judge=JudgeRunOut(
             model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits
         )

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from ..ask import Job, Offer, offer, plan
 from ..budget import Budget, estimate, prefix_tokens
-from ..clients import present
+from ..clients import Presented, present
 from ..config import Settings
 from ..errors import ToolselectError
 from ..golden import Case
@@ -25,7 +25,7 @@ from ..providers import Provider
 from ..providers.api import deadline
 from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
-from ..report.schema import BatchOut, PartOut
+from ..report.schema import BatchOut, ClientOut, DroppedOut, PartOut
 from ..shards import Unit, fingerprint
 from ..surface import Surface, build_surface
 from ..surface.launch import Say
@@ -99,6 +99,7 @@ class Prepared:
     part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
     preset: Mapping[tuple[str, int], Pick] | None = None  # samples known already: a batch's answers, a merge's errors
     batch: BatchOut | None = None  # --batch: what this side's batches answered
+    client: ClientOut | None = None  # evals.clients: the client this side is asked through, and what it did
 
     @cached_property
     def prefix_cached(self) -> bool:
@@ -151,11 +152,12 @@ async def prepare(
         findings = lint_surface(surface, *place)
         findings += check_cases(cases, surface)  # impossible cases stop here
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
-        offered = offer(surface, settings.system)
+        offered, client = offer(surface, settings.system), None
         if settings.client is not None:  # the surface as this client presents it
             presented = present(settings.client, settings.server_label, surface.names)
             findings += lint_client(presented, cases, *place)
             offered = offer(surface, settings.system, presented)
+            client = client_record(presented, offered)
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))
@@ -170,7 +172,24 @@ async def prepare(
     judge = None
     if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
         judge = make_provider(replace(settings, model=settings.judge), throttle, environ)
-    return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge)
+    return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge, client=client)
+
+
+def client_record(presented: Presented, offered: Offer) -> ClientOut:
+    """What the client did to the surface, for the report."""
+    p = presented.profile
+    return ClientOut(
+        name=p.name,
+        title=p.title,
+        checked=p.checked,
+        server=presented.server,
+        renamed=dict(presented.renamed),
+        dropped=[DroppedOut(tool=t, position=i, why=why) for t, i, why in presented.dropped],
+        grouped=list(presented.grouped),
+        builtins=[b.name for b in p.builtins],
+        deferred=offered.deferred.results if offered.deferred else None,
+        refused=offered.refused,
+    )
 
 
 def pacer(settings: Settings) -> Pacer:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..diff import CaseDelta, CellDelta, Diff
 from ..gate import BaseFailure, Verdict, gate_of, significance_text
 from ..report.schema import Report, case_headline
+from .clients import client_lines, clients_table
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
@@ -281,6 +282,7 @@ def render_comment(
         top += [f"### {icon} toolselect {word}: {len(outcome.models)} models", ""]
         top += [model_line(m) for m in outcome.models]
         top.append("")
+        top += clients_table(outcome.models)
         said = [*outcome.notes, *verdict.notes]
     else:
         one = outcome.models[0]
@@ -462,6 +464,8 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
             + f" A case's flip is *certain* when Fisher's exact test on its own samples gives p < {p.alpha:g}."
         )
         add("How sure is this?", text, 35)
+    if clients := client_lines(head):
+        add("As the client presents it", "\n".join(f"- {esc(line)}" for line in clients), 65)
     if head.lint and rank == 0:
         sections.append(Section(f"Lint: {lint_summary(head.lint)}", "\n".join(lint_list(head.lint, limit=15)), 40))
     matrix = confusion_table(head, base if diff is not None else None)

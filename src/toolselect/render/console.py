@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ..report.schema import FindingOut, Report
 from ..stress import StressReport, sparkline
+from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
@@ -188,8 +189,7 @@ class ConsoleView:
                 self.print_confusion(report)
                 self.print_metrics(report)
                 self.print_dimensions(report)
-                for warning in report.warnings:
-                    self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+                self.print_notes(report)
         if not self.quiet:
             self.print_lint(outcome.head.lint, limit=10)
             self.print_models(outcome)
@@ -228,9 +228,15 @@ class ConsoleView:
             self.print_confusion(report)
             self.print_metrics(report)
             self.print_dimensions(report)
-            for warning in report.warnings:
-                self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+            self.print_notes(report)
             self.print_lint(report.lint, limit=10)
+
+    def print_notes(self, report: Report) -> None:
+        """What the client did to the surface (evals.clients), then the report's warnings."""
+        for line in client_lines(report):
+            self.console.print(f"[bold]client[/] {escape(line)}")
+        for warning in report.warnings:
+            self.console.print(f"[yellow]warning:[/] {escape(warning)}")
 
     def print_cases(self, report: Report) -> None:
         rows = [case_row(c) for c in report.cases]
@@ -489,12 +495,6 @@ class ConsoleView:
         self.console.print(f"{word}  {escape(judged)}")
         for reason in outcome.verdict.reasons:
             self.console.print(f"  - {escape(reason)}")
-
-    def print_client(self, presented: Any) -> None:
-        """What a client does to the surface (lint --client): one line."""
-        from ..clients import summary
-
-        self.console.print(f"client {escape(summary(presented))}")
 
     def print_lint(
         self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint"

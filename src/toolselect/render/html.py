@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..diff import Diff
 from ..gate import significance_text
 from ..report.schema import Report
+from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
@@ -366,6 +367,8 @@ def extras(report: Report) -> str:
         out.append(
             block(f"Left out of the tool surface ({len(items)})", "<p>Their input schema is invalid.</p>" + ul(items))
         )
+    if clients := client_lines(report):
+        out.append(block("As the client presents it", ul([esc(line) for line in clients])))
     notes = []
     if report.counts.pending_cases:
         notes.append(f"{report.counts.pending_cases} cases need review: scored and shown, not counted by the gate.")

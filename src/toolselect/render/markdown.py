@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from ..gate import Verdict
 from ..lint.finding import Finding
 from ..report.schema import FindingOut, Report
+from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
     METRIC_LABELS,
@@ -240,6 +241,8 @@ def _one_model(report: Report, verdict: Verdict) -> str:
     if report.surface.left_out:
         lines += ["**Left out of the tool surface** (invalid input schema):", ""]
         lines += [f"- {code(lo.name)}: {esc(lo.reason)}" for lo in report.surface.left_out] + [""]
+    if clients := client_lines(report):
+        lines += ["**As the client presents it**", "", *[f"- {esc(line)}" for line in clients], ""]
     if report.lint:
         lines += [f"### Lint: {lint_summary(report.lint)}", "", *lint_list(report.lint), ""]
     notes = []

@@ -35,6 +35,8 @@ from .schema import (
     RunOut,
     SampleOut,
     ScoresOut,
+    SearchOut,
+    SearchStatsOut,
     SourceOut,
     SurfaceOut,
     Third,
@@ -230,6 +232,7 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
                 judge=JudgeOut(surfaced=r.judge.surfaced, said=r.judge.said, cached=r.judge.cached)
                 if r.judge
                 else None,
+                searched=[SearchOut(query=s.query, found=list(s.found)) for s in r.pick.searched],
             )
             for r in results
         ],
@@ -244,6 +247,34 @@ def expected_position(result: Result) -> int | None:
         return None
     row = row_label(result)
     return result.tool_order.index(row) if row in result.tool_order else None
+
+
+def search_stats(results: Sequence[Result], k: int) -> SearchStatsOut:
+    """A deferred client's searches over the counted single-call samples that expected a tool: was
+    the expected tool among what a search found (recall@k), and was it then picked."""
+    per_tool: dict[str, list[bool]] = defaultdict(list)
+    found = not_picked = 0
+    decided = [
+        r
+        for r in results
+        if counted(r) and r.case.expected and r.case.script is None
+        and r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED)
+    ]  # fmt: skip
+    for r in decided:
+        seen = {tool for s in r.pick.searched for tool in s.found}
+        hit = bool(seen & set(r.case.expected))
+        found += hit
+        not_picked += hit and not r.tool_ok
+        per_tool[row_label(r)].append(hit)
+    return SearchStatsOut(
+        k=k,
+        samples=len(decided),
+        found=found,
+        found_not_picked=not_picked,
+        never_found=len(decided) - found,
+        recall=metric(found, len(decided)),
+        per_tool={tool: metric(sum(hits), len(hits)) for tool, hits in sorted(per_tool.items())},
+    )
 
 
 THIRDS: tuple[str, ...] = get_args(Third)
@@ -358,5 +389,6 @@ def build_report(
         warnings=[*warnings, *([warning] if warning else [])],
         dimensions=trajectories[0] if trajectories else None,
         failure_codes=trajectories[1] if trajectories else None,
+        search=search_stats(results, run.client.deferred) if run.client and run.client.deferred else None,
     )
     return judged(built, gate)

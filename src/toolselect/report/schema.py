@@ -150,6 +150,13 @@ class ScoresOut(Record):
     codes: list[FailureCode] = Field(default_factory=list)
 
 
+class SearchOut(Record):
+    """A deferred client's search before the pick: the model's query and the tools it found."""
+
+    query: str
+    found: list[str] = Field(default_factory=list)
+
+
 class SampleOut(Record):
     index: Count
     outcome: SampleOutcome
@@ -168,6 +175,7 @@ class SampleOut(Record):
     trace: TraceOut | None = only_when_set()  # a trajectory case's whole conversation
     scores: ScoresOut | None = only_when_set()
     judge: JudgeOut | None = only_when_set()
+    searched: list[SearchOut] = only_when_set([])  # a deferred client: the searches before the pick
 
 
 class ExpectedCallOut(Record):
@@ -224,6 +232,27 @@ class BatchOut(Record):
     note: str | None = only_when_set()  # why requests went synchronously
 
 
+class DroppedOut(Record):
+    tool: str
+    position: Count
+    why: str
+
+
+class ClientOut(Record):
+    """The client a report's model was asked through (evals.clients) and what it did to the surface."""
+
+    name: str
+    title: str
+    checked: str
+    server: str  # the server's name in the client's tool names
+    renamed: dict[str, str] = Field(default_factory=dict)  # the server's name → the client's
+    dropped: list[DroppedOut] = Field(default_factory=list)  # never sent, by position
+    grouped: list[str] = Field(default_factory=list)  # behind the client's tool groups
+    builtins: list[str] = Field(default_factory=list)  # the client's own tools, offered first
+    deferred: Count | None = None  # definitions behind a search that loads at most this many tools
+    refused: str | None = None  # why the client can't take the surface at all (CLIENT-FAILED)
+
+
 class RunOut(Record):
     toolselect_version: str
     provider: str
@@ -254,6 +283,7 @@ class RunOut(Record):
     judge: JudgeRunOut | None = only_when_set()  # evals.judge: its model and what it cost, apart
     label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
     batch: BatchOut | None = only_when_set()  # --batch: the batches' requests, answers and wait
+    client: ClientOut | None = only_when_set()  # evals.clients: the client it was asked through, and what it did
 
 
 class GateOut(Record):
@@ -314,6 +344,20 @@ class PartOut(Record):
     fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
 
 
+class SearchStatsOut(Record):
+    """A deferred client's searches, over the samples that expected one of the server's tools:
+    how often a search found the expected tool (recall@k), found it but the model picked otherwise,
+    or never found it."""
+
+    k: Count
+    samples: Count
+    found: Count
+    found_not_picked: Count
+    never_found: Count
+    recall: Metric
+    per_tool: dict[str, Metric] = Field(default_factory=dict)
+
+
 class Report(Record):
     schema_version: Literal[1] = SCHEMA_VERSION
     passed: bool
@@ -334,6 +378,7 @@ class Report(Record):
     dimensions: Annotated[dict[str, DimensionOut], _keys_of(DIMENSIONS)] | None = only_when_set()
     failure_codes: Annotated[dict[str, Count], _keys_of(FAILURE_CODES)] | None = only_when_set()
     part: PartOut | None = only_when_set()  # a shard's report: one slice of the units, merged by `toolselect merge`
+    search: SearchStatsOut | None = only_when_set()  # a deferred client's searches (evals.clients)
 
 
 def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:

@@ -29,6 +29,13 @@ CASES = [
     ("rain", "Will it rain in Oslo this week?", "get_forecast", {"city": "Oslo"}),
     ("hello", "Say hello", None, None),
 ]
+
+
+def searching(tool: str, args: dict[str, Any], query: str) -> list[dict[str, Any]]:
+    """A model that calls `tool` when it was sent, else searches for it (a deferred client)."""
+    return [{"like": tool, "args": args}, {"like": "ToolSearch", "args": {"query": query}}]
+
+
 SCRIPT: dict[str, Any] = {
     "answers": {
         # a model in Claude Code reaches for its own Grep; elsewhere for the server's search tool
@@ -36,8 +43,8 @@ SCRIPT: dict[str, Any] = {
             {"like": "Grep", "args": {"pattern": "TODO"}},
             {"like": "search_notes", "args": {"query": "TODO"}},
         ],
-        CASES[1][1]: {"like": "get_weather", "args": {"city": "Paris"}},
-        CASES[2][1]: {"like": "get_forecast", "args": {"city": "Oslo"}},
+        CASES[1][1]: searching("get_weather", {"city": "Paris"}, "current conditions"),
+        CASES[2][1]: searching("get_forecast", {"city": "Oslo"}, "forecast"),
     },
     "default": {"text": "Hello!"},
 }
@@ -63,24 +70,30 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
         done = run_eval(tmp_path, provider, api)
         assert done.code == 0, done.out + done.err
         log = list(api.log)
-        assert len(log) == 12  # 4 cases × 3 clients, one pool
+        # 4 cases × raw and cursor; Claude Code: Grep at once, a search before each weather pick, a text answer
+        assert len(log) == 14
 
         # what the fake was sent: each client's names, in the server's order, after its built-ins
-        sent = {}
+        sent: dict[tuple[str, ...], list[dict]] = {}
         for entry in log:
-            names = tuple(entry["tools"])
-            sent.setdefault(names, []).append(entry)
+            sent.setdefault(tuple(entry["tools"]), []).append(entry)
         raw = ("search_notes", "get_weather", "get_forecast")
         cursor = tuple(f"mcp_weather_{t}" for t in raw)
-        builtins = ("Agent", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write")
-        claude = tuple(f"mcp__weather__{t}" for t in raw)
-        [claude_sent] = [names for names in sent if names[-3:] == claude]
-        assert set(sent) == {raw, cursor, claude_sent}
-        assert sorted(claude_sent[:-3]) == sorted(builtins)
-        assert all(len(requests) == 4 for requests in sent.values())
-        claude_system = {e["system"] for e in sent[claude_sent]}
-        assert len(claude_system) == 1 and "Use the dedicated tools" in claude_system.pop()
-        assert {e["system"] for e in sent[raw]} == {None} and {e["system"] for e in sent[cursor]} == {None}
+        assert len(sent[raw]) == 4 and len(sent[cursor]) == 4
+        assert {e["system"] for e in sent[raw] + sent[cursor]} == {None}
+        builtins = {"Agent", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"}
+        claude = [e for e in log if "ToolSearch" in e["tools"]]
+        assert len(claude) == 6
+        first = [e for e in claude if e["turn"] == 0]
+        # only names in context: the built-ins and the search tool are sent, the server's tools are listed by name
+        assert len(first) == 4 and all(set(e["tools"]) == builtins | {"ToolSearch"} for e in first)
+        [system] = {e["system"] for e in claude}
+        assert "Use the dedicated tools" in system
+        listing = "\n".join(f"mcp__weather__{t}" for t in raw)
+        assert f"<available-deferred-tools>\n{listing}\n</available-deferred-tools>" in system
+        # after the search, its finds are sent in full
+        loaded = sorted(tuple(e["tools"][len(builtins) + 1 :]) for e in claude if e["turn"] == 1)
+        assert loaded == [("mcp__weather__get_forecast",), ("mcp__weather__get_weather",)]
 
         # the answers, in the server's names: the confusion matrix of each client
         report = json.loads((tmp_path / "r.json").read_text())
@@ -96,9 +109,15 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
         assert "got the client's own tool (built-in: Grep)" in todo["samples"][0]["reasons"][0]
         assert "(built-in: Grep)" in done.out  # the console's matrix has its column
 
+        [paris] = [c for c in by["claude-code"]["cases"] if c["name"] == "paris"]
+        assert paris["samples"][0]["searched"] == [{"query": "current conditions", "found": ["get_weather"]}]
+        assert by["claude-code"]["search"]["recall"]["numerator"] == 2  # found both it searched for
+        assert by["claude-code"]["run"]["client"]["builtins"][0] == "Bash"
+        assert by["cursor"]["run"]["client"]["renamed"]["get_weather"] == "mcp_weather_get_weather"
+
         again = run_eval(tmp_path, provider, api)
         assert again.code == 0, again.out + again.err
-        assert len(api.log) == 12  # every answer from the cache: nothing asked
+        assert len(api.log) == 14  # every answer from the cache, the searches' turns too: nothing asked
 
 
 def test_a_client_that_cuts_the_list_is_asked_only_what_it_sends(tmp_path):
@@ -133,3 +152,64 @@ def test_a_client_that_cuts_the_list_is_asked_only_what_it_sends(tmp_path):
     # the first run's verdict: each client's limit is a gate reason
     assert "✗ cursor:" in done.out and "✗ claude-code:" in done.out
     assert "Cursor never sends tool_70 to the model" in done.out and "fail-on-client-limits" in done.out
+
+
+def test_deferred_loading_finds_by_description_and_the_comment_has_the_client_table(tmp_path):
+    """Claude Code defers every definition: the model searches, toolselect answers with the keyword
+    ranking over names and descriptions, and the next request carries what it found. One tool is
+    found by its description alone and picked; one is found but another picked; one is never found.
+    The PR comment (eval --base-ref) has the per-client table and the search's recall, and so do
+    the console and the HTML report."""
+    from tests.e2e.harness import commit_repo
+
+    tools = [
+        {"name": "get_alerts", "description": "Severe weather warnings issued for a region.",
+         "inputSchema": {"type": "object", "properties": {"region": {"type": "string"}}}},
+        *TOOLS,
+    ]  # fmt: skip
+    cases = [
+        ("warn", "Are there storm warnings for Kent?", "get_alerts", {"region": "Kent"}),
+        ("rain", "Will it rain in Oslo this week?", "get_forecast", {"city": "Oslo"}),
+        ("umbrella", "Do I need an umbrella?", "get_forecast", None),
+    ]
+    files = {}
+    write_repo(tmp_path, "openai", tools, cases, "  clients: [raw, claude-code]\n")
+    for name in ("tools.json", "golden.jsonl", "toolselect.yaml"):
+        files[name] = (tmp_path / name).read_text()
+    repo = commit_repo(tmp_path, files, {"README.md": "head\n"})
+    script = {
+        "answers": {
+            # "severe" is only in get_alerts' description: found by it, then picked
+            cases[0][1]: searching("get_alerts", {"region": "Kent"}, "severe storms"),
+            # "city" finds get_weather and get_forecast; the model then picks the wrong one
+            cases[1][1]: [{"like": "get_weather", "args": {"city": "Oslo"}},
+                          {"like": "ToolSearch", "args": {"query": "city"}}],
+            # "umbrella" matches nothing: never found, and the model answers in text
+            cases[2][1]: [{"like": "get_forecast", "args": {}},
+                          {"like": "ToolSearch", "args": {"query": "umbrella"}, "turn": 0}, {"text": "Maybe."}],
+        },
+    }  # fmt: skip
+    with FakeModelAPI(script) as api:
+        done = run_eval(
+            repo.path, "openai", api, "--base-ref", "HEAD~1", "--markdown", "comment.md", "--html", "report.html"
+        )
+        assert done.code == 0, done.out + done.err
+    report = json.loads((repo.path / "r.json").read_text())
+    by = {m["run"]["label"]: m for m in report["models"]}
+    search = by["claude-code"]["search"]
+    assert (search["k"], search["samples"], search["found"]) == (5, 3, 2)
+    assert (search["found_not_picked"], search["never_found"]) == (1, 1)
+    assert search["per_tool"]["get_alerts"]["value"] == 1.0 and search["per_tool"]["get_forecast"]["numerator"] == 1
+    [warn] = [c for c in by["claude-code"]["cases"] if c["name"] == "warn"]
+    assert warn["samples"][0]["searched"] == [{"query": "severe storms", "found": ["get_alerts"]}]
+    assert warn["samples"][0]["outcome"] == "PASS"
+    line = "found in 2 of 3 samples (recall@5 66.7%); found but not picked 1; never found 1"
+    assert line in done.out.replace("\n", " ")
+    comment = (repo.path / "comment.md").read_text()
+    assert "| | client | accuracy | built-in picks | never sent (expected) | search found | gate |" in comment
+    assert "| claude-code | Claude Code | 33.3% | 0 | — | 2/3 (@5) |" in comment
+    assert "| raw | the raw tool list |" in comment
+    assert line.replace("@", "@\u200b") in comment  # an @ never mentions anyone
+    assert "not found by its search: get\\_forecast 1/2" in comment
+    html = (repo.path / "report.html").read_text()
+    assert "As the client presents it" in html and line in html
