@@ -22,6 +22,7 @@ from .report.schema import (
     expected_text,
     only_when_set,
     pick_name,
+    steals,
 )
 from .stats import fisher_exact, paired_bootstrap, sign_test
 from .strict import Record
@@ -112,6 +113,18 @@ class SideStats(Record):
     api_calls: int
 
 
+class StealDelta(Record):
+    """The steal rate (report.steal) base → head, paired over the cases on both sides: how many
+    cases it rose in and fell in, and the exact sign test's p."""
+
+    base: float | None
+    head: float | None
+    delta_pt: float | None
+    rose: int
+    fell: int
+    p_value: float
+
+
 class Diff(Record):
     schema_version: Literal[1] = 1
     metrics: dict[str, MetricDelta]
@@ -126,6 +139,7 @@ class Diff(Record):
     head: SideStats
     paired: Paired
     dimensions: dict[str, DimensionDelta] | None = only_when_set()  # trajectory cases on either side
+    steal: StealDelta | None = only_when_set()  # a client's own tools taking picks, on both sides
 
     @property
     def has_changes(self) -> bool:
@@ -325,7 +339,24 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
         head=_stats(head),
         paired=paired,
         dimensions=dimension_deltas(base, head),
+        steal=steal_delta(base, head),
     )
+
+
+def steal_delta(base: Report, head: Report) -> StealDelta | None:
+    """The steal rate's change, paired by case (a case's share of stolen samples rose or fell)."""
+    if base.steal is None or head.steal is None:
+        return None
+    before, after = steals(base.cases), steals(head.cases)
+    rose = fell = 0
+    for name, (took, n, _) in after.items():
+        if name in before and n and before[name][1]:
+            share, was = took / n, before[name][0] / before[name][1]
+            rose += share > was
+            fell += share < was
+    b, h = base.steal.rate.value, head.steal.rate.value
+    delta = round((h - b) * 100, 6) if b is not None and h is not None else None
+    return StealDelta(base=b, head=h, delta_pt=delta, rose=rose, fell=fell, p_value=sign_test(rose, fell))
 
 
 def incomparable(base: Report, head: Report) -> list[str]:

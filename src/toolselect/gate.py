@@ -37,6 +37,7 @@ class Gate:
     fail_on_certain_flips: bool
     base_failure: str  # "fail": a base that can't be evaluated fails the run (exit 3); "pass": the head decides
     fail_on_client_limits: bool = True  # a client that can't take the surface fails (evals.clients)
+    max_steal_rise: float | None = None  # points: a significant rise of a client's steal rate fails
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Gate:
@@ -205,6 +206,13 @@ def comparison_reasons(diff: Diff | None, gate: Gate) -> tuple[list[str], list[s
         reasons.append(dropped + bound + significant)
     elif gate.significance is not None and drop_fails(delta, p, gate.max_drop, None):
         notes.append(f"{dropped}{bound}, but it is not significant (p = {p:.2g} ≥ {gate.significance:g}): not failing")
+    steal = diff.steal
+    if gate.max_steal_rise is not None and steal is not None and steal.delta_pt is not None:
+        rose = f"the steal rate rose {steal.delta_pt:.1f} pt vs the base ({steal.base:.0%} → {steal.head:.0%})"
+        if steal.delta_pt > gate.max_steal_rise and steal.p_value < gate.alpha:
+            reasons.append(f"{rose}, more than max-steal-rise {gate.max_steal_rise:g} pt (p = {steal.p_value:.2g})")
+        elif steal.delta_pt > gate.max_steal_rise:
+            notes.append(f"{rose}, but it is not significant (p = {steal.p_value:.2g}): not failing")
     if gate.fail_on_certain_flips:
         certain = [c.name if not c.holdout else "a holdout case" for c in diff.to_failing if c.certain]
         if certain:

@@ -367,6 +367,11 @@ OPTIONS: tuple[Option, ...] = (
     # the gate against the base
     Option("max_drop", "fail when accuracy drops more than this many points against the base (0: any drop)", "float",
            "compare", ge=0, unit=POINTS, metavar="PTS", shown_default="none"),
+    Option("max_steal_rise",
+           "with clients that have tools of their own: fail when the share of picks they take from your tools "
+           "(the steal rate) rises more than this many points against the base, significantly (a paired test over "
+           "cases, at significance or 0.05)",
+           "float", "compare", ge=0, le=100, unit=POINTS, metavar="PTS", shown_default="none: off"),
     Option("significance",
            "α, e.g. 0.05: a drop beyond the allowed drop fails only when it is also significant (a paired test over "
            "cases); without max-drop, any significant drop fails",

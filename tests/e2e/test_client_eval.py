@@ -206,10 +206,59 @@ def test_deferred_loading_finds_by_description_and_the_comment_has_the_client_ta
     line = "found in 2 of 3 samples (recall@5 66.7%); found but not picked 1; never found 1"
     assert line in done.out.replace("\n", " ")
     comment = (repo.path / "comment.md").read_text()
-    assert "| | client | accuracy | built-in picks | never sent (expected) | search found | gate |" in comment
-    assert "| claude-code | Claude Code | 33.3% | 0 | — | 2/3 (@5) |" in comment
+    assert "| | client | accuracy | steal rate | never sent (expected) | search found | gate |" in comment
+    assert "| claude-code | Claude Code | 33.3% | 0.0% (0/3) | — | 2/3 (@5) |" in comment
     assert "| raw | the raw tool list |" in comment
     assert line.replace("@", "@\u200b") in comment  # an @ never mentions anyone
     assert "not found by its search: get\\_forecast 1/2" in comment
     html = (repo.path / "report.html").read_text()
     assert "As the client presents it" in html and line in html
+
+
+MY_IDE = """name: my-ide
+title: My IDE
+checked: "2026-12-01"
+names: {template: "{tool}", max_length: 64}
+tools: {max: 50}
+builtins:
+  - name: Grep
+    description: "Searches file contents."
+    input_schema: {type: object, properties: {pattern: {type: string}}}
+"""
+
+
+def test_the_steal_rate_and_its_gate_on_head_and_base(tmp_path):
+    """A profile of one's own with a built-in Grep: on the base, search_notes' description names
+    TODO markers and the model picks it; the head drops those words and Grep takes every pick. The
+    steal rate goes 0% → 100% over 6 cases (sign test p = 0.031): with max-steal-rise the gate fails
+    and says so; without it the run passes; a re-run is free."""
+    from tests.e2e.harness import commit_repo
+
+    prompts = [f"Find the TODO markers in my notes about project {i}" for i in range(6)]
+    cases = [(f"todo{i}", p, "search_notes", None) for i, p in enumerate(prompts)]
+    base_tools = [dict(TOOLS[0], description="Search the user's notes, e.g. for TODO markers."), *TOOLS[1:]]
+    write_repo(tmp_path, "openai", base_tools, cases, "  clients: [my-ide.yaml]\n")
+    (tmp_path / "my-ide.yaml").write_text(MY_IDE)
+    files = {n: (tmp_path / n).read_text() for n in ("tools.json", "golden.jsonl", "toolselect.yaml", "my-ide.yaml")}
+    head_tools = json.dumps({"tools": [dict(TOOLS[0], description="Search the user's notes."), *TOOLS[1:]]})
+    repo = commit_repo(tmp_path, files, {"tools.json": head_tools})
+    answer = [{"like": "search_notes", "args": {"query": "TODO"}, "when": {"search_notes": "TODO"}},
+              {"like": "Grep", "args": {"pattern": "TODO"}}]  # fmt: skip
+    with FakeModelAPI({"answers": dict.fromkeys(prompts, answer)}) as api:
+        gated = run_eval(repo.path, "openai", api, "--base-ref", "HEAD~1", "--max-steal-rise", "10",
+                         "--markdown", "comment.md")  # fmt: skip
+        assert gated.code == 1, gated.out + gated.err
+        assert len(api.log) == 12  # 6 cases × head and base
+        relaxed = run_eval(repo.path, "openai", api, "--base-ref", "HEAD~1")
+        assert relaxed.code == 0, relaxed.out + relaxed.err
+        assert len(api.log) == 12  # from the cache
+    assert "the steal rate rose 100.0 pt vs the base (0% → 100%), more than max-steal-rise 10 pt (p = 0.031)" in (
+        gated.out.replace("\n", " ")
+    )
+    head = json.loads((repo.path / "r.json").read_text())
+    assert head["run"]["client"]["name"] == "my-ide"
+    assert head["steal"]["rate"]["numerator"] == 6 and head["steal"]["by"] == {"(built-in: Grep)": 6}
+    assert head["confusion"] == {"search_notes": {"(built-in: Grep)": 6}}
+    comment = (repo.path / "comment.md").read_text()
+    assert "steal rate 0.0% → 100.0% (+100.0 pt; rose in 6 cases, fell in 0; sign test p = 0.031)" in comment
+    assert "steal rate 100.0% (6/6), 95% CI" in comment

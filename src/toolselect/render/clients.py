@@ -6,22 +6,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..diff import Diff
 from ..outcome import ModelOutcome
-from ..pick import is_built_in
-from ..report.build import NONE
 from ..report.schema import Report
-from .common import pct
+from .common import delta_text, frac, interval, pct
 from .escape import code, esc
 
 
-def built_in_picks(report: Report) -> int:
-    """Counted samples that expected one of the server's tools and got the client's own tool."""
-    return sum(
-        n for row, cols in report.confusion.items() if row != NONE for col, n in cols.items() if is_built_in(col)
+def steal_text(report: Report) -> str:
+    """`25.0% (1/4)`: the share of picks a client's own tools took from the server's, or `—`."""
+    return f"{pct(report.steal.rate)} ({frac(report.steal.rate)})" if report.steal else "—"
+
+
+def steal_change(diff: Diff | None) -> str | None:
+    """`steal rate 10.0% → 25.0% (+15.0 pt; rose in 2 cases, fell in 0; p = 0.5)`, when it moved."""
+    s = diff.steal if diff is not None else None
+    if s is None or s.base is None or s.head is None or not s.delta_pt:
+        return None
+    return (
+        f"steal rate {s.base:.1%} → {s.head:.1%} ({delta_text(s.delta_pt)}; rose in {s.rose} cases, fell in "
+        f"{s.fell}; sign test p = {s.p_value:.2g})"
     )
 
 
-def client_lines(report: Report) -> list[str]:
+def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
     """What the client a report was asked through did to the surface, and what its search found
     (plain text: each view escapes it). Nothing for the raw tool list."""
     c = report.run.client
@@ -40,11 +48,18 @@ def client_lines(report: Report) -> list[str]:
     if c.grouped:
         lines.append(f"{len(c.grouped)} tools behind its tool groups, not offered in this emulation")
     if c.builtins:
-        stolen = built_in_picks(report)
         lines.append(
             f"{len(c.builtins)} built-in tools offered first ({', '.join(c.builtins[:5])}"
-            f"{', …' if len(c.builtins) > 5 else ''}); picked instead of the server's tool in {stolen} samples"
+            f"{', …' if len(c.builtins) > 5 else ''})"
         )
+    if report.steal is not None:
+        took = ", ".join(f"{tool} {n}" for tool, n in list(report.steal.by.items())[:5])
+        lines.append(
+            f"steal rate {steal_text(report)}, 95% CI {interval(report.steal.rate)}: samples that expected your "
+            f"tool and got the client's own" + (f" ({took})" if took else "")
+        )
+    if (moved := steal_change(diff)) is not None:
+        lines.append(moved)
     s = report.search
     if c.deferred and s is not None:
         lines.append(
@@ -69,7 +84,7 @@ def clients_table(models: Sequence[ModelOutcome]) -> list[str]:
     if not any(m.head.run.client for m in models):
         return []
     rows = [
-        "| | client | accuracy | built-in picks | never sent (expected) | search found | gate |",
+        "| | client | accuracy | steal rate | never sent (expected) | search found | gate |",
         "|---|---|---|---|---|---|---|",
     ]
     for m in models:
@@ -81,7 +96,7 @@ def clients_table(models: Sequence[ModelOutcome]) -> list[str]:
         title = esc(c.title) if c else "the raw tool list"
         if c and c.refused:
             title += " (nothing sent)"
-        stolen = built_in_picks(head) if c and c.builtins else "—"
+        stolen = steal_text(head)
         rows.append(
             f"| {esc(m.label)} | {title} | {pct(head.metrics['accuracy'])} | {stolen} "
             f"| {', '.join(code(t) for t in dropped[:3]) or '—'}{' …' if len(dropped) > 3 else ''} | {found} "

@@ -464,7 +464,7 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
             + f" A case's flip is *certain* when Fisher's exact test on its own samples gives p < {p.alpha:g}."
         )
         add("How sure is this?", text, 35)
-    if clients := client_lines(head):
+    if clients := client_lines(head, diff):
         add("As the client presents it", "\n".join(f"- {esc(line)}" for line in clients), 65)
     if head.lint and rank == 0:
         sections.append(Section(f"Lint: {lint_summary(head.lint)}", "\n".join(lint_list(head.lint, limit=15)), 40))

@@ -189,7 +189,7 @@ class ConsoleView:
                 self.print_confusion(report)
                 self.print_metrics(report)
                 self.print_dimensions(report)
-                self.print_notes(report)
+                self.print_notes(report, m.diff)
         if not self.quiet:
             self.print_lint(outcome.head.lint, limit=10)
             self.print_models(outcome)
@@ -231,9 +231,9 @@ class ConsoleView:
             self.print_notes(report)
             self.print_lint(report.lint, limit=10)
 
-    def print_notes(self, report: Report) -> None:
+    def print_notes(self, report: Report, diff: Diff | None = None) -> None:
         """What the client did to the surface (evals.clients), then the report's warnings."""
-        for line in client_lines(report):
+        for line in client_lines(report, diff):
             self.console.print(f"[bold]client[/] {escape(line)}")
         for warning in report.warnings:
             self.console.print(f"[yellow]warning:[/] {escape(warning)}")

@@ -38,12 +38,14 @@ from .schema import (
     SearchOut,
     SearchStatsOut,
     SourceOut,
+    StealOut,
     SurfaceOut,
     Third,
     ToolStats,
     TraceCallOut,
     TraceOut,
     UsageOut,
+    steals,
 )
 
 # --------------------------------------------------------------------------- building
@@ -277,6 +279,15 @@ def search_stats(results: Sequence[Result], k: int) -> SearchStatsOut:
     )
 
 
+def steal_out(cases: Sequence[CaseOut]) -> StealOut:
+    """How often a client's own tools took a pick the server's tool should have had."""
+    counted_ = steals(cases).values()
+    by: Counter[str] = Counter()
+    for _, _, took in counted_:
+        by.update(took)
+    return StealOut(rate=metric(sum(c[0] for c in counted_), sum(c[1] for c in counted_)), by=dict(by.most_common()))
+
+
 THIRDS: tuple[str, ...] = get_args(Third)
 
 
@@ -390,5 +401,6 @@ def build_report(
         dimensions=trajectories[0] if trajectories else None,
         failure_codes=trajectories[1] if trajectories else None,
         search=search_stats(results, run.client.deferred) if run.client and run.client.deferred else None,
+        steal=steal_out(case_list) if run.client and run.client.builtins else None,
     )
     return judged(built, gate)

@@ -301,6 +301,7 @@ class GateOut(Record):
     fail_on_certain_flips: bool = False
     base_failure: Literal["fail", "pass"] = "fail"
     fail_on_client_limits: bool = Field(True, exclude_if=lambda v: v)  # said only when turned off
+    max_steal_rise: float | None = only_when_set()
     reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
@@ -358,6 +359,14 @@ class SearchStatsOut(Record):
     per_tool: dict[str, Metric] = Field(default_factory=dict)
 
 
+class StealOut(Record):
+    """Samples that expected one of the server's tools and got a client's own tool instead (a
+    Wilson interval on the rate), and which tools took them."""
+
+    rate: Metric
+    by: dict[str, Count] = Field(default_factory=dict)  # `(built-in: Grep)` → samples
+
+
 class Report(Record):
     schema_version: Literal[1] = SCHEMA_VERSION
     passed: bool
@@ -379,6 +388,22 @@ class Report(Record):
     failure_codes: Annotated[dict[str, Count], _keys_of(FAILURE_CODES)] | None = only_when_set()
     part: PartOut | None = only_when_set()  # a shard's report: one slice of the units, merged by `toolselect merge`
     search: SearchStatsOut | None = only_when_set()  # a deferred client's searches (evals.clients)
+    steal: StealOut | None = only_when_set()  # a client with tools of its own: how often they took the pick
+
+
+def steals(cases: Sequence[CaseOut]) -> dict[str, tuple[int, int, Counter[str]]]:
+    """Per case that expects one of the server's tools: (its samples a client's own tool took, its
+    decided samples, which tools took them). A report read back is scored the same way."""
+    from ..pick import is_built_in
+
+    out: dict[str, tuple[int, int, Counter[str]]] = {}
+    for case in cases:
+        if not case.expect_tool or case.status == PENDING or case.expect_calls is not None:
+            continue
+        decided = [s for s in case.samples if s.outcome not in ("NOT-EVALUATED", "ERROR", "CLIENT-FAILED")]
+        took = Counter(s.picked_tool for s in decided if s.picked_tool is not None and is_built_in(s.picked_tool))
+        out[case.name] = (sum(took.values()), len(decided), took)
+    return out
 
 
 def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:
