@@ -13,13 +13,14 @@ import asyncio
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from .clients import Presented, client_refusal
+from .clients import Presented, client_name, client_refusal
 from .converse import Conversation
 from .deferred import Deferral, Searching
 from .errors import InfraError
 from .golden import Case, placeholder
-from .pick import Pick, built_in, failed, skipped
+from .pick import Pick, alongside, built_in, failed, skipped
 from .providers import Provider, Request, SampleError, WireTool
 from .surface import SAFE_NAME, Surface, safe_name
 from .throttle import Throttle
@@ -65,9 +66,16 @@ class Offer:
         return self.back.get(wire_name, wire_name)
 
 
-def offer(surface: Surface, system: str | None, presented: Presented | None = None) -> Offer:
+def offer(
+    surface: Surface,
+    system: str | None,
+    presented: Presented | None = None,
+    beside: Sequence[tuple[str, Mapping[str, Any]]] = (),
+) -> Offer:
     """The surface as offered: the raw tool list, or as a client presents it (its names, its cut, its
-    built-in tools first and its system prompt before the run's)."""
+    built-in tools first and its system prompt before the run's). `beside`: other servers' tools
+    (server label, MCP definition), after yours, named as the client names them; past the client's
+    count, they are the ones cut."""
     if presented is None:
         return Offer(wire_tools(surface), system, {t.wire_name: t.name for t in surface.tools})
     profile = presented.profile
@@ -86,6 +94,18 @@ def offer(surface: Surface, system: str | None, presented: Presented | None = No
         taken.add(name)
         server.append(WireTool(name, tool.description, tool.input_schema))
         back[name] = tool.name
+    room = None if profile.tools.max is None else max(0, profile.tools.max - len(server))
+    for label, definition in list(beside)[:room]:
+        tool_name = str(definition.get("name"))
+        wire = client_name(profile, label, tool_name)
+        wire = wire if SAFE_NAME.fullmatch(wire) and wire not in taken else safe_name(wire, taken)
+        taken.add(wire)
+        schema = definition.get("inputSchema")
+        described = definition.get("description")
+        server.append(
+            WireTool(wire, described if isinstance(described, str) else "", schema if isinstance(schema, dict) else {})
+        )
+        back[wire] = alongside(label, tool_name)
     d = profile.deferred
     if d.mode == "names" and d.tool is not None and d.search is not None:  # names in the prompt, a search tool
         finder = WireTool(d.tool.name, d.tool.description, d.tool.input_schema)

@@ -152,9 +152,18 @@ class ClientEntry(Authored):
     gate: GateEntry | None = None  # type: ignore[valid-type]
 
 
+class DistractorServer(Authored):
+    """A distractor source that is an MCP server: listed with tools/list only, never called."""
+
+    command: list[str] | None = None
+    url: str | None = None
+    name: str | None = None  # the server's label in prefixes and reports (default: from the command or URL)
+
+
 # toolproof's `evals:` keys plus toolselect's extensions: one field per option of options.py (the
 # structured ones typed here).
 STRUCTURED = {
+    "alongside": list[str | DistractorServer],
     "cases": list[YamlCase],
     "price": Price | None,
     "models": list[ModelEntry] | None,
@@ -165,14 +174,6 @@ EvalsModel = create_model(  # type: ignore[call-overload]
     __base__=Authored,
     **{o.key: o.field(STRUCTURED.get(o.key)) for o in OPTIONS if o.config == "evals"},
 )
-
-
-class DistractorServer(Authored):
-    """A distractor source that is an MCP server: listed with tools/list only, never called."""
-
-    command: list[str] | None = None
-    url: str | None = None
-    name: str | None = None  # the server's label in prefixes and reports (default: from the command or URL)
 
 
 StressModel = create_model(  # type: ignore[call-overload]
@@ -342,6 +343,8 @@ class Settings:
     batch: bool = False  # uncached single-turn requests through the batch API
     batch_timeout_s: float = 3600.0
     server_name: str | None = None  # the server's name in a client's tool names (evals.server_name)
+    # other servers beside yours (evals.alongside): bundled pool names, tools.json files, MCP servers
+    alongside: tuple[str | Path | DistractorServer, ...] = ()
 
     @property
     def client(self) -> Profile | None:
@@ -583,6 +586,16 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             given[option.key] = origin
 
     # distractor files: a flag's from the working directory, the config's from the config's folder
+    beside = "alongside" in over.values  # a bundled server's name stays a name; a file is a path
+    values["alongside"] = tuple(
+        _path(d, cwd if beside else base) if isinstance(d, str) and d.endswith((".json", ".yaml", ".yml")) else d
+        for d in values["alongside"] or ()
+    )
+    if values["alongside"] and not values.get("clients"):
+        raise ConfigError(
+            f"{at('evals', 'alongside')}alongside: other servers are offered as a client names them: name the "
+            "clients too (evals.clients, --client; raw for the names as listed)"
+        )
     from_flags = "distractors" in over.values
     values["distractors"] = tuple(
         _path(d, cwd if from_flags else base) if isinstance(d, str) else d for d in values["distractors"] or ()
@@ -893,6 +906,7 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         batch=values["batch"],
         batch_timeout_s=values["batch_timeout_s"],
         server_name=values.get("server_name"),
+        alongside=tuple(values.get("alongside") or ()),
         **structure,
     )
 

@@ -409,6 +409,11 @@ OPTIONS: tuple[Option, ...] = (
            "names or `{name, gate}`",
            "files", "client", flag="--client", metavar="NAME",
            shown_default="none: the raw tool list"),
+    Option("alongside",
+           "other servers your users run beside yours, offered with your tools as each client names them: a "
+           "bundled pool server (github, filesystem, …), a tools.json file; in the config also {command: [...]} or "
+           "{url: ...}, listed with tools/list only; repeatable",
+           "files", "client", default=[], metavar="SERVER", shown_default="none"),
     Option("server_name",
            "the name your users give the server in their client (it is in names such as mcp__<server>__<tool>)",
            "text", "client", metavar="NAME", pattern=r"[^\x00-\x1f]{1,100}",

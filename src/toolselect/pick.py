@@ -21,6 +21,18 @@ def is_built_in(tool: str | None) -> bool:
     return tool is not None and tool.startswith(BUILT_IN) and tool.endswith(")")
 
 
+ALONGSIDE = "(alongside: "  # a pick of another server's tool (evals.alongside): `(alongside: github/search_code)`
+
+
+def alongside(server: str, tool: str) -> str:
+    return f"{ALONGSIDE}{server}/{tool})"
+
+
+def is_foreign(tool: str | None) -> bool:
+    """A pick of a tool that is not the server's: a client's built-in, or another server's beside it."""
+    return is_built_in(tool) or (tool is not None and tool.startswith(ALONGSIDE) and tool.endswith(")"))
+
+
 def _bounded(holder: Any) -> None:
     """Whatever an endpoint answered stays that sample's: arguments too deep become raw text."""
     if holder.args is not None and nests_deeper(holder.args, MAX_ARGS_DEPTH):

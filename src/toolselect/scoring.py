@@ -19,7 +19,7 @@ from .bounds import MAX_ARGS_DEPTH
 from .explain import show
 from .golden import Case
 from .matching import loose_equal, match_value
-from .pick import TOO_DEEP, Pick, is_built_in
+from .pick import TOO_DEEP, Pick, is_built_in, is_foreign
 from .surface import Surface, Tool
 from .taxonomy import SampleOutcome
 from .trajectory import Call, Expectation, Scores, Trajectory, score
@@ -100,14 +100,10 @@ def score_sample(
             (f"expected {wanted}, but the model called no tool",),
             tool_ok=False,
         )
-    if tool is None and is_built_in(pick.tool):
+    if tool is None and is_foreign(pick.tool):
+        whose = "the client's own tool" if is_built_in(pick.tool) else "another server's tool"
         return Result(
-            case,
-            sample,
-            pick,
-            SampleOutcome.SEL_WRONG,
-            (f"expected {wanted}, got the client's own tool {pick.tool}",),
-            tool_ok=False,
+            case, sample, pick, SampleOutcome.SEL_WRONG, (f"expected {wanted}, got {whose} {pick.tool}",), tool_ok=False
         )
     if tool is None:
         why = "it was left out (invalid input schema)" if surface.is_left_out(pick.tool) else "it is not on the surface"

@@ -262,3 +262,31 @@ def test_the_steal_rate_and_its_gate_on_head_and_base(tmp_path):
     comment = (repo.path / "comment.md").read_text()
     assert "steal rate 0.0% → 100.0% (+100.0 pt; rose in 6 cases, fell in 0; sign test p = 0.031)" in comment
     assert "steal rate 100.0% (6/6), 95% CI" in comment
+
+
+def test_a_server_alongside_is_offered_as_the_client_names_it_and_its_steals_counted(tmp_path):
+    """`alongside: [github]`: the bundled GitHub server's 26 tools go after yours, named as Cursor
+    names them; the model reaches for its search_code, and the pick is counted as stolen by it."""
+    prompt = "Search for TODO comments"
+    write_repo(tmp_path, "openai", TOOLS, [("todo", prompt, "search_notes", None)],
+               "  clients: [cursor]\n  alongside: [github]\n")  # fmt: skip
+    script = {"answers": {prompt: [{"like": "search_code", "args": {"q": "TODO"}}, {"like": "search_notes"}]}}
+    with FakeModelAPI(script) as api:
+        done = run_eval(tmp_path, "openai", api)
+        assert done.code == 0, done.out + done.err
+        [request] = api.log
+    assert len(request["tools"]) == 3 + 26
+    assert request["tools"][:4] == ["mcp_weather_search_notes", "mcp_weather_get_weather", "mcp_weather_get_forecast",
+                                    "mcp_github_create_or_update_file"]  # fmt: skip
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["confusion"] == {"search_notes": {"(alongside: github/search_code)": 1}}
+    assert report["steal"]["by"] == {"(alongside: github/search_code)": 1}
+    assert report["run"]["client"]["alongside"] == {"github": 26}
+    assert "beside other servers, named as Cursor names them: github (26 tools)" in done.out
+    typo = run_eval(tmp_path, "openai", api, "--alongside", "githb")
+    assert typo.code == 2 and "alongside: no bundled server 'githb' (did you mean 'github'?)" in typo.err
+    (tmp_path / "toolselect.yaml").write_text(
+        (tmp_path / "toolselect.yaml").read_text().replace("  clients: [cursor]\n", "")
+    )
+    alone = run_eval(tmp_path, "openai", api)
+    assert alone.code == 2 and "name the clients too" in alone.err

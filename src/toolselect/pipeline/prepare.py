@@ -4,7 +4,8 @@ provider, its throttle and its plan of samples, and what the answer cache alread
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -19,7 +20,7 @@ from ..lint.client import lint_client
 from ..lint.finding import Finding
 from ..lint.golden import check_cases, check_tool_names
 from ..lint.surface import lint_surface
-from ..pick import Pick
+from ..pick import ALONGSIDE, Pick
 from ..prices import CACHE_MIN_TOKENS
 from ..providers import Provider
 from ..providers.api import deadline
@@ -27,6 +28,7 @@ from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
 from ..report.schema import BatchOut, ClientOut, DroppedOut, PartOut
 from ..shards import Unit, fingerprint
+from ..stress import Neighbour
 from ..surface import Surface, build_surface
 from ..surface.launch import Say
 from ..throttle import Pacer, Throttle
@@ -123,6 +125,7 @@ async def prepare(
     surface: Surface | None = None,
     throttles: dict[tuple[str, ...], Throttle] | None = None,
     keep: Callable[[Job], bool] | None = None,
+    beside: Sequence[Neighbour] = (),
 ) -> Prepared:
     """Everything before the first request, for one model asked the golden set's `cases`. `connect`:
     check the key and build the client (only when the plan needs the API: a fully cached run needs no
@@ -130,7 +133,8 @@ async def prepare(
     are added). `environ`: where keys are read.
     `surface`: the tool surface another model of the run already listed. `throttles`: the run's throttles,
     one per endpoint (models on one endpoint share its concurrency and its rate-limit back-off).
-    `keep`: the jobs this run asks (a shard's); the others are not planned."""
+    `keep`: the jobs this run asks (a shard's); the others are not planned. `beside`: the servers the
+    user runs beside theirs (evals.alongside), offered through the client."""
     throttles = {} if throttles is None else throttles
     throttle = throttles.setdefault(endpoint_key(settings), Throttle(settings.concurrency, pacer(settings)))
     provider = make_provider(settings, throttle, environ)  # (+ the answer cache)
@@ -156,7 +160,7 @@ async def prepare(
         if settings.client is not None:  # the surface as this client presents it
             presented = present(settings.client, settings.server_label, surface.names)
             findings += lint_client(presented, cases, *place)
-            offered = offer(surface, settings.system, presented)
+            offered = offer(surface, settings.system, presented, [(n.server, n.definition) for n in beside])
             client = client_record(presented, offered)
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
@@ -178,6 +182,7 @@ async def prepare(
 def client_record(presented: Presented, offered: Offer) -> ClientOut:
     """What the client did to the surface, for the report."""
     p = presented.profile
+    others = [b for b in offered.back.values() if b.startswith(ALONGSIDE)]  # other servers' tools offered
     return ClientOut(
         name=p.name,
         title=p.title,
@@ -188,6 +193,7 @@ def client_record(presented: Presented, offered: Offer) -> ClientOut:
         grouped=list(presented.grouped),
         builtins=[b.name for b in p.builtins],
         deferred=offered.deferred.results if offered.deferred else None,
+        alongside=dict(Counter(b.removeprefix(ALONGSIDE).split("/")[0] for b in others)),
         refused=offered.refused,
     )
 
@@ -222,6 +228,11 @@ async def prepare_models(
     units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
     throttles: dict[tuple[str, ...], Throttle] = {}
     preps: list[Prepared] = []
+    beside: list[Neighbour] = []
+    if settings.alongside:  # the servers beside the user's: listed once for every model and client
+        from ..surface.neighbours import alongside
+
+        beside = await alongside(settings, environ, say)
     shard = settings.shard
     keeps: list[Callable[[Job], bool] | None] = [None] * len(settings.each_model())
     if shard is not None and shard.index and assigned is not None:  # shard 0: the whole run (a merge)
@@ -237,7 +248,7 @@ async def prepare_models(
             preps.append(
                 await prepare(
                     each, cases, environ, connect=connect, planned=planned, say=say, surface=listed,
-                    throttles=throttles, keep=keep,
+                    throttles=throttles, keep=keep, beside=beside,
                 )
             )  # fmt: skip
     except BaseException:

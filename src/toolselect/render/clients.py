@@ -52,11 +52,14 @@ def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
             f"{len(c.builtins)} built-in tools offered first ({', '.join(c.builtins[:5])}"
             f"{', …' if len(c.builtins) > 5 else ''})"
         )
+    if c.alongside:
+        shown = ", ".join(f"{server} ({n} tools)" for server, n in c.alongside.items())
+        lines.append(f"beside other servers, named as {c.title} names them: {shown}")
     if report.steal is not None:
         took = ", ".join(f"{tool} {n}" for tool, n in list(report.steal.by.items())[:5])
         lines.append(
             f"steal rate {steal_text(report)}, 95% CI {interval(report.steal.rate)}: samples that expected your "
-            f"tool and got the client's own" + (f" ({took})" if took else "")
+            f"tool and got the client's own or another server's" + (f" ({took})" if took else "")
         )
     if (moved := steal_change(diff)) is not None:
         lines.append(moved)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..diff import Diff
 from ..lint.finding import Finding
-from ..pick import Usage, is_built_in
+from ..pick import Usage, is_foreign
 from ..prices import cached_share
 from ..report.build import CLIENT_FAILED, ERROR, NONE, UNKNOWN
 from ..report.schema import (
@@ -131,7 +131,7 @@ def labels(report: Report) -> tuple[list[str], list[str]]:
 
     def key(label: str) -> tuple[int, int, str]:
         special = {NONE: 2, UNKNOWN: 3, ERROR: 4, CLIENT_FAILED: 5}
-        return (special.get(label, 1 if is_built_in(label) else 0), order.get(label, len(order)), label)
+        return (special.get(label, 1 if is_foreign(label) else 0), order.get(label, len(order)), label)
 
     return sorted(rows, key=key), sorted(cols | (rows - {NONE}) | ({NONE} if NONE in rows else set()), key=key)
 

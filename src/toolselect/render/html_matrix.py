@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from ..pick import is_built_in
+from ..pick import is_foreign
 from ..report.build import CLIENT_FAILED, ERROR, NONE, UNKNOWN
 from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected
 from ..taxonomy import SampleOutcome
@@ -48,7 +48,7 @@ def confusion_cell(case: CaseOut, sample: SampleOut, offered: Collection[str]) -
     elif picked is None:
         column = NONE
     else:
-        column = picked if picked in offered or is_built_in(picked) else UNKNOWN
+        column = picked if picked in offered or is_foreign(picked) else UNKNOWN
     return row, column
 
 

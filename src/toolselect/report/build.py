@@ -9,7 +9,7 @@ from typing import Any, cast, get_args
 
 from ..gate import Gate, judged
 from ..golden import Case
-from ..pick import Trace, is_built_in
+from ..pick import Trace, is_foreign
 from ..scoring import Result
 from ..stats import cluster_bootstrap, wilson
 from ..surface import Surface
@@ -87,8 +87,8 @@ def column_label(result: Result, surface: Surface) -> str:
         return CLIENT_FAILED
     if result.pick.tool is None:
         return NONE
-    if is_built_in(result.pick.tool):
-        return result.pick.tool  # the client's own tool: a column of its own, `(built-in: Grep)`
+    if is_foreign(result.pick.tool):
+        return result.pick.tool  # a client's own tool or another server's: a column of its own
     return result.pick.tool if surface.get(result.pick.tool) else UNKNOWN
 
 
@@ -401,6 +401,6 @@ def build_report(
         dimensions=trajectories[0] if trajectories else None,
         failure_codes=trajectories[1] if trajectories else None,
         search=search_stats(results, run.client.deferred) if run.client and run.client.deferred else None,
-        steal=steal_out(case_list) if run.client and run.client.builtins else None,
+        steal=steal_out(case_list) if run.client and (run.client.builtins or run.client.alongside) else None,
     )
     return judged(built, gate)

@@ -249,6 +249,7 @@ class ClientOut(Record):
     dropped: list[DroppedOut] = Field(default_factory=list)  # never sent, by position
     grouped: list[str] = Field(default_factory=list)  # behind the client's tool groups
     builtins: list[str] = Field(default_factory=list)  # the client's own tools, offered first
+    alongside: dict[str, Count] = Field(default_factory=dict)  # other servers beside yours → tools offered
     deferred: Count | None = None  # definitions behind a search that loads at most this many tools
     refused: str | None = None  # why the client can't take the surface at all (CLIENT-FAILED)
 
@@ -394,14 +395,14 @@ class Report(Record):
 def steals(cases: Sequence[CaseOut]) -> dict[str, tuple[int, int, Counter[str]]]:
     """Per case that expects one of the server's tools: (its samples a client's own tool took, its
     decided samples, which tools took them). A report read back is scored the same way."""
-    from ..pick import is_built_in
+    from ..pick import is_foreign
 
     out: dict[str, tuple[int, int, Counter[str]]] = {}
     for case in cases:
         if not case.expect_tool or case.status == PENDING or case.expect_calls is not None:
             continue
         decided = [s for s in case.samples if s.outcome not in ("NOT-EVALUATED", "ERROR", "CLIENT-FAILED")]
-        took = Counter(s.picked_tool for s in decided if s.picked_tool is not None and is_built_in(s.picked_tool))
+        took = Counter(s.picked_tool for s in decided if s.picked_tool is not None and is_foreign(s.picked_tool))
         out[case.name] = (sum(took.values()), len(decided), took)
     return out
 
