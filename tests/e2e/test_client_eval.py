@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import PROVIDERS, run_eval
+from tests.conftest import toolselect
+from tests.e2e.harness import PROVIDERS, key_env, run_eval
 from tests.fakes.model_api import FakeModelAPI
 
 TOOLS = [
@@ -290,3 +291,56 @@ def test_a_server_alongside_is_offered_as_the_client_names_it_and_its_steals_cou
     )
     alone = run_eval(tmp_path, "openai", api)
     assert alone.code == 2 and "name the clients too" in alone.err
+
+
+def test_the_action_checks_the_clients_without_a_key(tmp_path):
+    """No API key in the workflow: the Action still lists the surface and finds what Claude Code
+    does to it: a name over 64 characters. Nothing is sent to a model; every sample is
+    CLIENT-FAILED, the check fails on the client limit and the comment says why."""
+    from tests.e2e.harness import make_repo, pull_request_event, register_pull, run_action
+    from tests.fakes.github_api import FakeGitHub
+
+    label = "acme-weather-forecasts-for-every-city-on-earth"
+    repo = make_repo(tmp_path, extra_config=f"  server_name: {label}\n  clients: [claude-code]\n")
+    with FakeModelAPI({}) as api, FakeGitHub({"ghs_action_token": "github-actions[bot]"}) as github:
+        register_pull(github, repo)
+        run = run_action(repo.path, tmp_path, inputs={"openai-api-key": ""}, event=pull_request_event(repo),
+                         event_name="pull_request", api=api, github=github)  # fmt: skip
+        assert api.log == []  # no key, no request
+        [comment] = [c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
+    assert run.code == 1, run.stdout + run.stderr
+    name = f"mcp__{label}__get_forecast"
+    assert f"in Claude Code the name {name} is {len(name)} characters, over its 64" in comment["body"].replace(
+        "\\_", "_"
+    )
+    outcomes = {s["outcome"] for c in run.report()["cases"] for s in c["samples"]}
+    assert outcomes == {"CLIENT-FAILED"}
+
+
+def test_two_models_through_two_clients_run_as_one_pool(tmp_path):
+    """Two models × two clients: four reports, labelled model@client, asked through one endpoint's
+    pool and one answer cache (the fake answers each model as it is named)."""
+    models = "  models:\n    - {provider: openai, model: fake-a}\n    - {provider: openai, model: fake-b}\n"
+    write_repo(tmp_path, "openai", TOOLS, CASES[1:3], "  clients: [raw, cursor]\n")
+    config = (tmp_path / "toolselect.yaml").read_text().replace("  provider: openai\n  model: gpt-4.1\n", models)
+    (tmp_path / "toolselect.yaml").write_text(config)
+    script = {"answers": {q: [{"like": t, "args": a, "model": m} for m in ("fake-a", "fake-b")]
+                          for _, q, t, a in CASES[1:3]}}  # fmt: skip
+    with FakeModelAPI(script) as api:
+        done = toolselect(
+            "eval", "--base-url", api.url + "/v1", "--json", "r.json", cwd=tmp_path, env=key_env(tmp_path)
+        )
+        assert done.code == 0, done.out + done.err
+        assert sorted((e["model"], e["tools"][0]) for e in api.log) == sorted(
+            (m, t) for m in ("fake-a", "fake-b") for t in ("search_notes", "search_notes", "mcp_weather_search_notes",
+                                                           "mcp_weather_search_notes")
+        )  # fmt: skip
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [m["run"]["label"] for m in report["models"]] == [
+        "fake-a@raw",
+        "fake-a@cursor",
+        "fake-b@raw",
+        "fake-b@cursor",
+    ]
+    assert all(m["metrics"]["accuracy"]["value"] == 1.0 for m in report["models"])
+    assert done.out.count("fake-b@cursor") >= 2  # its section and its row in the Models table
