@@ -214,6 +214,8 @@ def test_deferred_loading_finds_by_description_and_the_comment_has_the_client_ta
     assert "not found by its search: get\\_forecast 1/2" in comment
     html = (repo.path / "report.html").read_text()
     assert "As the client presents it" in html and line in html
+    assert "<h3>Clients</h3>" in html and "<th>claude-code</th><td>Claude Code</td>" in html
+    assert "<code>get_alerts</code> → <code>mcp__weather__get_alerts</code>" in html  # what it renamed
 
 
 MY_IDE = """name: my-ide

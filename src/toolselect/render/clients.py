@@ -5,6 +5,7 @@ text; each view escapes it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..diff import Diff
 from ..outcome import ModelOutcome
@@ -81,28 +82,56 @@ def _listed(expect: str | list[str] | None) -> list[str]:
     return [expect] if isinstance(expect, str) else list(expect or [])
 
 
-def clients_table(models: Sequence[ModelOutcome]) -> list[str]:
-    """With clients (evals.clients): one row per model and client — accuracy, picks of the client's
-    own tools, golden tools it never sends, its search's recall, the gate."""
+CLIENT_COLUMNS = ("", "client", "accuracy", "steal rate", "never sent (expected)", "search found", "gate")
+
+
+@dataclass(frozen=True)
+class ClientRow:
+    """One model asked through one client, in plain text (each view escapes it)."""
+
+    label: str
+    client: str
+    accuracy: str
+    steal: str
+    never_sent: tuple[str, ...]  # golden tools the client never sends
+    found: str
+    passed: bool
+
+
+def client_rows(models: Sequence[ModelOutcome]) -> list[ClientRow]:
+    """With clients (evals.clients), one row per model and client; empty when no model was asked
+    through a client."""
     if not any(m.head.run.client for m in models):
         return []
-    rows = [
-        "| | client | accuracy | steal rate | never sent (expected) | search found | gate |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    rows = []
     for m in models:
         c, head = m.head.run.client, m.head
         expected = {t for case in head.cases for t in _listed(case.expect_tool)}
-        dropped = [d.tool for d in c.dropped if d.tool in expected] if c else []
         search = head.search
-        found = f"{search.found}/{search.samples} (@{search.k})" if search is not None else "—"
-        title = esc(c.title) if c else "the raw tool list"
-        if c and c.refused:
-            title += " (nothing sent)"
-        stolen = steal_text(head)
         rows.append(
-            f"| {esc(m.label)} | {title} | {pct(head.metrics['accuracy'])} | {stolen} "
-            f"| {', '.join(code(t) for t in dropped[:3]) or '—'}{' …' if len(dropped) > 3 else ''} | {found} "
-            f"| {'✅' if m.verdict.passed else '❌'} |"
+            ClientRow(
+                m.label,
+                (c.title if c else "the raw tool list") + (" (nothing sent)" if c and c.refused else ""),
+                pct(head.metrics["accuracy"]),
+                steal_text(head),
+                tuple(d.tool for d in c.dropped if d.tool in expected) if c else (),
+                f"{search.found}/{search.samples} (@{search.k})" if search is not None else "—",
+                m.verdict.passed,
+            )
         )
-    return [*rows, ""]
+    return rows
+
+
+def clients_table(models: Sequence[ModelOutcome]) -> list[str]:
+    """The comment's client table (Markdown), or nothing."""
+    rows = client_rows(models)
+    if not rows:
+        return []
+    lines = ["| " + " | ".join(CLIENT_COLUMNS).strip() + " |", "|" + "---|" * len(CLIENT_COLUMNS)]
+    for r in rows:
+        never = ", ".join(code(t) for t in r.never_sent[:3]) + (" …" if len(r.never_sent) > 3 else "") or "—"
+        lines.append(
+            f"| {esc(r.label)} | {esc(r.client)} | {r.accuracy} | {r.steal} | {never} | {r.found} "
+            f"| {'✅' if r.passed else '❌'} |"
+        )
+    return [*lines, ""]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ..diff import Diff
 from ..gate import significance_text
 from ..report.schema import Report
-from .clients import client_lines
+from .clients import CLIENT_COLUMNS, client_lines, client_rows
 from .common import (
     CLUSTER_NOTE,
     DIMENSION_LABELS,
@@ -174,7 +174,25 @@ def overview(outcome: Outcome, ids: Sequence[str]) -> str:
     return (
         '<section class="overview"><h2>Models</h2><div class="scroll"><table class="grid">'
         f"<thead><tr><th>model</th><th>verdict</th>{head}<th>base → head</th></tr></thead>"
-        f"<tbody>{''.join(rows)}</tbody></table></div>{portability(outcome)}</section>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>{clients_grid(outcome)}{portability(outcome)}</section>"
+    )
+
+
+def clients_grid(outcome: Outcome) -> str:
+    """One row per model and client (evals.clients), or nothing."""
+    rows = client_rows(outcome.models)
+    if not rows:
+        return ""
+    cells = [
+        f'<tr><th>{esc(r.label)}</th><td>{esc(r.client)}</td><td class="num">{esc(r.accuracy)}</td>'
+        f'<td class="num">{esc(r.steal)}</td><td>{", ".join(code(t) for t in r.never_sent) or "—"}</td>'
+        f'<td class="num">{esc(r.found)}</td><td>{verdict_badge(r.passed)}</td></tr>'
+        for r in rows
+    ]
+    head = "".join(f"<th>{esc(c)}</th>" for c in CLIENT_COLUMNS)
+    return (
+        f'<h3>Clients</h3><div class="scroll"><table class="grid"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(cells)}</tbody></table></div>"
     )
 
 
@@ -368,7 +386,10 @@ def extras(report: Report) -> str:
             block(f"Left out of the tool surface ({len(items)})", "<p>Their input schema is invalid.</p>" + ul(items))
         )
     if clients := client_lines(report):
-        out.append(block("As the client presents it", ul([esc(line) for line in clients])))
+        client = report.run.client
+        renamed = [f"{code(old)} → {code(new)}" for old, new in (client.renamed if client else {}).items()][:100]
+        listed = ul([esc(line) for line in clients]) + (f"<p>Renamed:</p>{ul(renamed)}" if renamed else "")
+        out.append(block("As the client presents it", listed))
     notes = []
     if report.counts.pending_cases:
         notes.append(f"{report.counts.pending_cases} cases need review: scored and shown, not counted by the gate.")
