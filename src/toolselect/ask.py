@@ -51,9 +51,10 @@ def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
 class Offer:
     """What every request of a run offers the model: the tools as sent (their wire names, in order)
     and the system prompt, with what each wire name is scored as — the server's name for the tool,
-    or a client's built-in (`(built-in: Grep)`). `refused`: the client can't present the surface at
-    all (a name over its limit that fails the session, too many tools for its API): nothing is sent,
-    and every sample is that ERROR."""
+    a client's built-in (`(built-in: Grep)`) or another server's (`(alongside: github/search_code)`).
+    `refused`: the client can't present the surface at all (a name over its limit that fails the
+    session, too many tools for its API): nothing is sent, and every sample is CLIENT-FAILED with
+    that reason."""
 
     tools: tuple[WireTool, ...]
     system: str | None
