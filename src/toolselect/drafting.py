@@ -81,7 +81,7 @@ def negatives_request(names: list[str]) -> str:
     )
 
 
-def _object(properties: dict[str, Any]) -> dict[str, Any]:
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
@@ -91,13 +91,13 @@ TEXT = {"type": "string"}
 MAX_PROMPT = 500  # characters: a drafted prompt longer than this is a model rambling, not a user asking
 
 
-TOOL_SCHEMA = _object({"direct": TEXT, "paraphrase": TEXT, "arguments": TEXT})
+TOOL_SCHEMA = object_schema({"direct": TEXT, "paraphrase": TEXT, "arguments": TEXT})
 
 
-PAIR_SCHEMA = _object({"prompt": TEXT, "tool": TEXT})
+PAIR_SCHEMA = object_schema({"prompt": TEXT, "tool": TEXT})
 
 
-NEGATIVES_SCHEMA = _object({"prompts": {"type": "array", "items": TEXT}})
+NEGATIVES_SCHEMA = object_schema({"prompts": {"type": "array", "items": TEXT}})
 
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n(.*?)```", re.S)
