@@ -11,7 +11,7 @@ sign test over the discordant samples). It is accepted only when all of these ho
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .stats import sign_test
@@ -108,12 +108,10 @@ def _dropped(samples: Sequence[Paired], target: str, alpha: float) -> list[tuple
     return out
 
 
-def none_passed(tool: str, judged: Mapping[str, Judged]) -> str:
-    """`3 rewrites tried for get_forecast; none improved the held-out cases (best: +1 of 12, p = 0.5)`."""
-    if not judged:
-        return f"no rewrite was proposed for {tool}"
-    best = max(judged.values(), key=lambda j: (j.gained, -j.p_value))
+def none_passed(tool: str, tried: int, best: Judged) -> str:
+    """`3 rewrites tried for get_forecast; none passed the held-out test (best: +1 of 12, p = 0.5)`:
+    `best` is the held-out test of the best candidate on the tuning cases."""
     return (
-        f"{len(judged)} rewrite{'s' * (len(judged) != 1)} tried for {tool}; none passed the held-out test "
-        f"(best: {best.gained:+d} of {best.n}, p = {best.p_value:.2g})"
+        f"{tried} rewrite{'s' * (tried != 1)} tried for {tool}; none passed the held-out test "
+        f"(best: {best.gained:+d} of {best.n}, p = {best.p_value:.2g}: {best.why})"
     )

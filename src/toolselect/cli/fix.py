@@ -1,0 +1,88 @@
+"""`toolselect fix`: rewrites tried, the held-out evidence, and only the accepted ones as a patch."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, ConfigError
+from ..literal import rewrite
+from ..options import parse_models
+from ..pipeline.fix import Fixes, run_fix
+from ..runtime import run_async
+from .common import flag_overrides, load_settings
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    over = flag_overrides(args)
+    loaded, settings = load_settings(over)
+    if not 1 <= args.candidates <= 10:
+        raise ConfigError(f"--candidates must be between 1 and 10 (got {args.candidates})")
+    writer = None
+    if args.rewriter:
+        [chosen] = parse_models(args.rewriter, "--rewriter")
+        writer = replace(settings.each_model()[0], provider=chosen["provider"], model=chosen["model"])
+    fixes = run_async(
+        run_fix(loaded, settings, os.environ, tools=args.tool, k=args.candidates, rewriter=writer, said=print)
+    )
+    if fixes is None:
+        return EXIT_INTERRUPTED
+    for fix in fixes.fixes:
+        mark = "✓" if fix.accepted else "✗"
+        print(f"{mark} {fix.note}")
+        for tried in fix.tried:
+            print(f"    tuning {tried.tuning} passed: {' '.join(tried.candidate.description.split())[:160]}")
+    accepted = [f for f in fixes.fixes if f.accepted]
+    print(f"held-out split: {len(fixes.split.holdout)} cases held out, {len(fixes.split.tuning)} tuning "
+          f"(seed {fixes.split.seed}); {len(accepted)} of {len(fixes.fixes)} rewrites accepted")  # fmt: skip
+    if args.patch or args.apply:
+        _patch(settings, fixes, args.patch, args.apply)
+    return EXIT_PASSED if accepted or not fixes.fixes else EXIT_GATE_FAILED
+
+
+def _patch(settings: Settings, fixes: Fixes, patch: Path | None, apply: bool) -> None:
+    """The accepted rewrites in their source files: a unified diff, and with `apply` the files written."""
+    changed: dict[Path, tuple[str, str]] = {}
+    for fix in fixes.fixes:
+        if fix.accepted is None:
+            continue
+        path = _source(settings, fix.tool)
+        if path is None:
+            print(f"  {fix.tool}: its description's source was not found: no patch")
+            continue
+        before = changed[path][1] if path in changed else path.read_text(encoding="utf-8")
+        lines = before.splitlines()
+        made = rewrite(str(path), before, 1, len(lines), fix.current, fix.accepted.candidate.description)
+        if made is None:
+            print(f"  {fix.tool}: the description's literal was not found in {path}: no patch")
+            continue
+        lines[made.start - 1 : made.end] = made.lines
+        changed[path] = (changed[path][0] if path in changed else before, "\n".join(lines) + "\n")
+    diff = "".join(
+        "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), f"a/{p}", f"b/{p}"))
+        for p, (a, b) in changed.items()
+    )
+    if patch is not None:
+        patch.write_text(diff, encoding="utf-8")
+        print(f"patch written to {patch}")
+    if apply:
+        for path, (_, text) in changed.items():
+            path.write_text(text, encoding="utf-8")
+            print(f"applied to {path}")
+
+
+def _source(settings: Settings, tool: str) -> Path | None:
+    """The file that holds a tool's description: the frozen tools file, or the server's source."""
+    if settings.tools_file is not None:
+        return settings.tools_file
+    server = settings.server
+    if server is not None and server.command and server.cwd is not None:
+        from ..locate import source_lines
+
+        found = source_lines(server.cwd, [tool]).get(tool)
+        return server.cwd / found[0] if found else None
+    return None

@@ -1,0 +1,190 @@
+"""`toolselect fix`: description rewrites that must pass a held-out test before they are suggested.
+
+The golden set is split into tuning and held-out cases (split.py). The current surface is asked
+every case; for each target tool (named, else the tools that missed on tuning cases, most misses
+first) the rewriter proposes K descriptions from the tool, its confusable neighbours and its failed
+tuning prompts (rewriting.py); each is asked the tuning cases and the best goes on to the held-out
+cases, judged sample by sample against the current description (acceptance.py). Every request goes
+through the pool and the answer cache, so a re-run is free; the most it can ask is said first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..acceptance import Judged, Paired, judge, none_passed
+from ..config import Loaded, Settings, load_cases
+from ..errors import ConfigError
+from ..golden import Case
+from ..report.schema import Report, SampleOutcome
+from ..rewriting import Candidate, Neighbour, propose
+from ..split import Split, split_cases
+from ..surface import Surface, build_surface
+from ..throttle import Throttle
+from .execute import execute
+from .prepare import Hooks, load_surface, pacer, prepare
+
+MAX_TARGETS = 3  # tools rewritten in one run when none is named
+
+
+@dataclass(frozen=True)
+class Tried:
+    candidate: Candidate
+    tuning: int  # tuning samples passing with it
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One target tool's rewrites: what was tried, the held-out verdict of the best, the line that
+    says it."""
+
+    tool: str
+    current: str
+    tried: tuple[Tried, ...]
+    judged: Judged | None  # the best candidate's held-out test
+    best: Tried | None
+    note: str
+
+    @property
+    def accepted(self) -> Tried | None:
+        return self.best if self.judged is not None and self.judged.accepted else None
+
+
+@dataclass(frozen=True)
+class Fixes:
+    split: Split
+    fixes: tuple[Fix, ...]
+    most_requests: int  # the most the run could ask, said before anything was asked
+
+
+def with_description(surface: Surface, tool: str, description: str) -> Surface:
+    """The surface with one tool's description replaced (everything else as listed)."""
+    definitions = [dict(d, description=description) if d.get("name") == tool else dict(d) for d in surface.definitions]
+    return build_surface(definitions, surface.origin)
+
+
+async def run_fix(
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    *,
+    tools: Sequence[str] = (),
+    k: int = 3,
+    rewriter: Settings | None = None,
+    hooks: Hooks = Hooks(),
+    said: object = print,
+) -> Fixes:
+    cases = load_cases(loaded, settings)
+    surface = await load_surface(settings, environ, hooks.on_note)
+    for name in tools:
+        if surface.get(name) is None:
+            raise ConfigError(f"--tool {name}: no such tool on the surface ({', '.join(surface.names)})")
+    split = split_cases(cases, seed=settings.seed or 0)
+    tuning = [c for c in cases if c.name in split.tuning]
+    held = [c for c in cases if c.name in split.holdout]
+    if not tuning or not held:
+        raise ConfigError("fix needs cases on both sides of the held-out split: add more golden cases (3 per tool)")
+    one = settings.each_model()[0]
+    current = await _ask(one, cases, environ, surface)
+    targets = list(tools) or _targets(current, {c.name for c in tuning})
+    most = len(targets) * (1 + k * len(tuning) * one.repeat + len(held) * one.repeat)
+    if callable(said):
+        said(f"fix: {len(targets)} tool(s) to rewrite ({', '.join(targets) or 'none missed'}); at most {most} requests "
+             f"({len(tuning)} tuning and {len(held)} held-out cases, {k} candidates each)")  # fmt: skip
+    if settings.max_requests is not None and most > settings.max_requests:
+        raise ConfigError(
+            f"fix could ask up to {most} requests, over --max-requests {settings.max_requests}",
+            hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-requests",
+        )
+    writer_settings = rewriter or one
+    from ..providers.factory import make_provider
+
+    throttle = Throttle(writer_settings.concurrency, pacer(writer_settings))
+    writer = make_provider(writer_settings, throttle, environ)
+    fixes = []
+    try:
+        for tool in targets:
+            fixes.append(await _fix_one(tool, surface, current, tuning, held, one, environ, writer, throttle, k))
+    finally:
+        await writer.aclose()
+        writer.finish(None)
+    return Fixes(split, tuple(fixes), most)
+
+
+async def _fix_one(
+    tool: str,
+    surface: Surface,
+    current: Report,
+    tuning: list[Case],
+    held: list[Case],
+    settings: Settings,
+    environ: Mapping[str, str],
+    writer: object,
+    throttle: Throttle,
+    k: int,
+) -> Fix:
+    definition = surface.get(tool)
+    assert definition is not None
+    tuning_names = {c.name for c in tuning}
+    missed = [c for c in current.cases if c.name in tuning_names and _expects(c.expect_tool, tool) and _failed(c)]
+    failing = [c.prompt for c in missed]
+    confused = sorted(
+        ((n, col) for col, n in current.confusion.get(tool, {}).items() if col != tool and surface.get(col)),
+        reverse=True,
+    )
+    neighbours = [Neighbour(col, surface.get(col).description) for _, col in confused[:3]]  # type: ignore[union-attr]
+    candidates, problem = await propose(
+        writer, throttle, tool, definition.description, definition.input_schema, neighbours, failing, k
+    )
+    if not candidates:
+        return Fix(tool, definition.description, (), None, None, f"no rewrite for {tool}: {problem}")
+    tried = []
+    for candidate in candidates:
+        report = await _ask(settings, tuning, environ, with_description(surface, tool, candidate.description))
+        tried.append(Tried(candidate, report.metrics["accuracy"].numerator))
+    best = max(tried, key=lambda t: t.tuning)  # a tie: the rewriter's own order (the first of the best)
+    after = await _ask(settings, held, environ, with_description(surface, tool, best.candidate.description))
+    judged = judge(_paired(current, after), tool, definition.description, best.candidate.description,
+                   alpha=settings.gate.alpha)  # fmt: skip
+    note = f"{tool}: {judged.why}" if judged.accepted else none_passed(tool, len(tried), judged)
+    return Fix(tool, definition.description, tuple(tried), judged, best, note)
+
+
+async def _ask(settings: Settings, cases: list[Case], environ: Mapping[str, str], surface: Surface) -> Report:
+    """`cases` asked on `surface`, through the answer cache: the report."""
+    prep = await prepare(settings, cases, environ, surface=surface)
+    return await execute(prep)
+
+
+def _targets(report: Report, tuning: set[str]) -> list[str]:
+    """The tools that missed on tuning cases, most misses first."""
+    misses: dict[str, int] = {}
+    for case in report.cases:
+        if case.name not in tuning or not isinstance(case.expect_tool, str):
+            continue
+        failed = sum(s.outcome not in (SampleOutcome.PASS, SampleOutcome.NOT_EVALUATED) for s in case.samples)
+        if failed:
+            misses[case.expect_tool] = misses.get(case.expect_tool, 0) + failed
+    return [t for t, _ in sorted(misses.items(), key=lambda kv: (-kv[1], kv[0]))][:MAX_TARGETS]
+
+
+def _expects(expect: str | list[str] | None, tool: str) -> bool:
+    return expect == tool or (isinstance(expect, list) and tool in expect)
+
+
+def _failed(case: object) -> bool:
+    return any(s.outcome != SampleOutcome.PASS for s in getattr(case, "samples", ()))
+
+
+def _paired(before: Report, after: Report) -> list[Paired]:
+    """Each held-out sample with and without the rewrite (same case, same sample index)."""
+    was = {(c.name, s.index): s.outcome == SampleOutcome.PASS for c in before.cases for s in c.samples}
+    out = []
+    for case in after.cases:
+        expect = case.expect_tool if isinstance(case.expect_tool, str) else None
+        for s in case.samples:
+            if s.outcome == SampleOutcome.NOT_EVALUATED or (case.name, s.index) not in was:
+                continue
+            out.append(Paired(expect, was[(case.name, s.index)], s.outcome == SampleOutcome.PASS))
+    return out

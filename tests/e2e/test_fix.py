@@ -1,0 +1,94 @@
+"""`toolselect fix` end to end against the fake model API: a confusable pair where one phrase in
+get_forecast's description fixes the confusion. Of three candidates (one that fixes it, one that
+fixes it on the tuning cases only, one that takes another tool's picks) exactly the first is
+accepted and written as a patch that leaves tools.json valid; with no good candidate nothing is
+suggested and the note says what was tried; a re-run is free from the cache."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.conftest import toolselect
+from tests.e2e.harness import key_env
+from tests.fakes.model_api import FakeModelAPI
+
+WEATHER = "Weather for a city."
+FORECAST = "Weather for a city over time, by day."
+GOOD = "Forecast: the coming days in a city."
+TUNING_ONLY = "Forecast for tomorrow in a city."
+GREEDY = "Coming days in a city, or right now."
+TOOLS = [
+    {"name": "get_weather", "description": WEATHER,
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+    {"name": "get_forecast", "description": FORECAST,
+     "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+]  # fmt: skip
+CITIES = ("Oslo", "Rome", "Lima", "Pune", "Kyiv", "Baku")
+
+
+def golden() -> list[dict]:
+    cases = [{"id": f"tomorrow-{c}", "question": f"Will it rain tomorrow in {c}?", "expected_tool": "get_forecast"}
+             for c in CITIES]  # fmt: skip
+    cases += [{"id": f"week-{c}", "question": f"Will it rain later this week in {c}?", "expected_tool": "get_forecast",
+               "split": "holdout"} for c in CITIES]  # fmt: skip
+    cases += [{"id": f"now-{c}", "question": f"How warm is it right now in {c}?", "expected_tool": "get_weather",
+               **({"split": "holdout"} if i % 2 else {})} for i, c in enumerate(CITIES[:4])]  # fmt: skip
+    return cases
+
+
+def script(candidates: list[str]) -> dict:
+    forecast = lambda phrase: [{"like": "get_forecast", "when": {"get_forecast": phrase}, "args": {}},  # noqa: E731
+                               {"like": "get_weather", "args": {}}]  # fmt: skip
+    answer = {"candidates": [{"description": d, "why": "clearer"} for d in candidates]}
+    return {
+        "contains": {
+            f"Current description: {FORECAST}": {"text": json.dumps(answer)},
+            "tomorrow": [*forecast("oming days")[:1], *forecast("tomorrow")],
+            "later this week": forecast("oming days"),
+            "right now": [{"like": "get_forecast", "when": {"get_forecast": "right now"}, "args": {}},
+                          {"like": "get_weather", "args": {}}],
+        },
+    }  # fmt: skip
+
+
+def repo(folder: Path) -> None:
+    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}, indent=2) + "\n")
+    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden()))
+    (folder / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: openai\n  model: gpt-4.1\n  golden: golden.jsonl\n"
+    )
+
+
+def fix(folder: Path, api: FakeModelAPI, *flags: str):
+    return toolselect("fix", "--base-url", api.url + "/v1", *flags, cwd=folder, env=key_env(folder))
+
+
+def test_only_the_rewrite_that_passes_the_held_out_test_is_suggested(tmp_path):
+    repo(tmp_path)
+    with FakeModelAPI(script([GOOD, TUNING_ONLY, GREEDY])) as api:
+        done = fix(tmp_path, api, "--patch", "fix.diff")
+        assert done.code == 0, done.out + done.err
+        asked = len(api.log)
+        assert "at most" in done.out.splitlines()[0]  # the count, said before anything is asked
+        again = fix(tmp_path, api)
+        assert again.code == 0 and len(api.log) == asked  # every answer from the cache
+    assert "✓ get_forecast: accepted: held-out accuracy 2/8 → 8/8, p = 0.031" in done.out
+    assert "1 of 1 rewrites accepted" in done.out
+    patch = (tmp_path / "fix.diff").read_text()
+    assert f'-      "description": "{FORECAST}",' in patch and f'+      "description": "{GOOD}",' in patch
+    assert TUNING_ONLY not in patch and GREEDY not in patch
+    # applying it leaves tools.json valid, with the new text
+    subprocess.run(["git", "apply", "--unsafe-paths", "-p1", str(tmp_path / "fix.diff")], cwd=tmp_path, check=True)
+    listed = json.loads((tmp_path / "tools.json").read_text())["tools"]
+    assert [t["description"] for t in listed] == [WEATHER, GOOD]
+
+
+def test_with_no_good_candidate_nothing_is_suggested_and_the_note_says_what_was_tried(tmp_path):
+    repo(tmp_path)
+    with FakeModelAPI(script([TUNING_ONLY, GREEDY])) as api:
+        done = fix(tmp_path, api, "--apply")
+    assert done.code == 1, done.out + done.err
+    assert "✗ 2 rewrites tried for get_forecast; none passed the held-out test (best: +0 of 8" in done.out
+    assert json.loads((tmp_path / "tools.json").read_text())["tools"][1]["description"] == FORECAST  # untouched
