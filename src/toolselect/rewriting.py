@@ -9,6 +9,7 @@ length, never one equal to the current text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from .providers import SampleError
 
 MAX_DESCRIPTION = 2000  # characters: Claude Code caps a tool's description at 2 KB
 MAX_PROMPTS = 12  # failing prompts shown to the rewriter
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # bidi too
 
 SYSTEM = (
     "You improve the descriptions of an MCP server's tools so that a model picks the right tool. Say what "
@@ -77,8 +79,8 @@ def read_candidates(text: str, current: str, k: int) -> tuple[list[Candidate], s
         if not isinstance(said, str):
             continue
         flat = " ".join(said.split())
-        if len(flat) < 10 or len(said) > MAX_DESCRIPTION or flat in seen:
-            continue
+        if len(flat) < 10 or len(said) > MAX_DESCRIPTION or flat in seen or _CONTROL.search(said):
+            continue  # too short, too long, a repeat, or control characters (never written into a source)
         seen.add(flat)
         why = item.get("why") if isinstance(item.get("why"), str) else ""
         out.append(Candidate(said.strip(), " ".join(str(why).split())[:200]))

@@ -25,6 +25,8 @@ def test_candidates_are_read_distinct_bounded_and_never_the_current_text():
         {"description": CURRENT, "why": "unchanged"},
         {"description": "x" * 3000, "why": "too long"},
         {"description": "short", "why": "too short"},
+        {"description": "Forecast for a city \u001b[31mnow\u001b[0m and later.", "why": "an escape"},
+        {"description": "Forecast for a city \u202eretaw\u202c and later.", "why": "bidi"},
         {"description": "Tomorrow's and later days' weather for a city; not the weather now.", "why": 7},
         "not an object",
     ]})  # fmt: skip
