@@ -24,10 +24,10 @@ from .options import BY_KEY, OPTIONS, GivenBy, Option
 from .providers.registry import PROVIDERS
 from .shards import Shard, parse_shard
 from .strict import Authored
+from .urls import public_url
 
 if TYPE_CHECKING:
     from .clients import Profile
-from .urls import public_url
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
 TOOLPROOF_IGNORED = ("checks", "tests", "fuzz", "bench", "timeout_ms", "retries")
@@ -585,7 +585,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         if origin and not place and origin != option.config_key:  # a flag, an input or a variable
             given[option.key] = origin
 
-    # distractor files: a flag's from the working directory, the config's from the config's folder
+    # files beside: a flag's from the working directory, the config's from the config's folder
     beside = "alongside" in over.values  # a bundled server's name stays a name; a file is a path
     values["alongside"] = tuple(
         _path(d, cwd if beside else base) if isinstance(d, str) and d.endswith((".json", ".yaml", ".yml")) else d
@@ -596,7 +596,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"{at('evals', 'alongside')}alongside: other servers are offered as a client names them: name the "
             "clients too (evals.clients, --client; raw for the names as listed)"
         )
-    from_flags = "distractors" in over.values
+    from_flags = "distractors" in over.values  # distractor files: the same
     values["distractors"] = tuple(
         _path(d, cwd if from_flags else base) if isinstance(d, str) else d for d in values["distractors"] or ()
     )
