@@ -10,14 +10,15 @@ through the pool and the answer cache, so a re-run is free; the most it can ask 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..acceptance import Judged, Paired, judge, none_passed
 from ..config import Loaded, Settings, load_cases
 from ..errors import ConfigError
 from ..golden import Case
-from ..report.schema import Report, SampleOutcome
+from ..providers import Provider
+from ..report.schema import CaseOut, Report, SampleOutcome
 from ..rewriting import Candidate, Neighbour, propose
 from ..split import Split, split_cases
 from ..surface import Surface, build_surface
@@ -73,7 +74,7 @@ async def run_fix(
     k: int = 3,
     rewriter: Settings | None = None,
     hooks: Hooks = Hooks(),
-    said: object = print,
+    said: Callable[[str], None] = print,
 ) -> Fixes:
     cases = load_cases(loaded, settings)
     surface = await load_surface(settings, environ, hooks.on_note)
@@ -86,17 +87,20 @@ async def run_fix(
     if not tuning or not held:
         raise ConfigError("fix needs cases on both sides of the held-out split: add more golden cases (3 per tool)")
     one = settings.each_model()[0]
-    current = await _ask(one, cases, environ, surface)
-    targets = list(tools) or _targets(current, {c.name for c in tuning})
-    most = len(targets) * (1 + k * len(tuning) * one.repeat + len(held) * one.repeat)
-    if callable(said):
-        said(f"fix: {len(targets)} tool(s) to rewrite ({', '.join(targets) or 'none missed'}); at most {most} requests "
-             f"({len(tuning)} tuning and {len(held)} held-out cases, {k} candidates each)")  # fmt: skip
+    first = await prepare(one, cases, environ, surface=surface)  # the current surface: what it would ask
+    per_tool = 1 + k * len(tuning) * one.repeat + len(held) * one.repeat
+    most = first.budget.requests + (len(tools) or MAX_TARGETS) * per_tool
+    said(f"fix: at most {most} requests ({first.budget.requests} for the current descriptions, then {per_tool} "
+         f"per tool rewritten: {len(tuning)} tuning and {len(held)} held-out cases, {k} candidates)")  # fmt: skip
     if settings.max_requests is not None and most > settings.max_requests:
+        await first.aclose()
         raise ConfigError(
             f"fix could ask up to {most} requests, over --max-requests {settings.max_requests}",
             hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-requests",
         )
+    current = await execute(first)
+    targets = list(tools) or _targets(current, {c.name for c in tuning})
+    said(f"fix: {len(targets)} tool(s) to rewrite ({', '.join(targets) or 'none missed'})")
     writer_settings = rewriter or one
     from ..providers.factory import make_provider
 
@@ -120,7 +124,7 @@ async def _fix_one(
     held: list[Case],
     settings: Settings,
     environ: Mapping[str, str],
-    writer: object,
+    writer: Provider,
     throttle: Throttle,
     k: int,
 ) -> Fix:
@@ -173,8 +177,8 @@ def _expects(expect: str | list[str] | None, tool: str) -> bool:
     return expect == tool or (isinstance(expect, list) and tool in expect)
 
 
-def _failed(case: object) -> bool:
-    return any(s.outcome != SampleOutcome.PASS for s in getattr(case, "samples", ()))
+def _failed(case: CaseOut) -> bool:
+    return any(s.outcome != SampleOutcome.PASS for s in case.samples)
 
 
 def _paired(before: Report, after: Report) -> list[Paired]:
