@@ -93,3 +93,10 @@ def test_with_no_good_candidate_nothing_is_suggested_and_the_note_says_what_was_
     assert done.code == 1, done.out + done.err
     assert "✗ 2 rewrites tried for get_forecast; none passed the held-out test (best: +0 of 8" in done.out
     assert json.loads((tmp_path / "tools.json").read_text())["tools"][1]["description"] == FORECAST  # untouched
+
+
+def test_a_run_with_no_model_that_writes_is_refused_before_anything_is_asked(tmp_path):
+    repo(tmp_path)
+    done = toolselect("fix", "--provider", "bm25", cwd=tmp_path, env=key_env(tmp_path))
+    assert done.code == 2 and "fix needs a model that writes, and bm25 doesn't" in done.err
+    assert "at most" not in done.out

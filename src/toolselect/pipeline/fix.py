@@ -18,6 +18,7 @@ from ..config import Loaded, Settings, load_cases
 from ..errors import ConfigError
 from ..golden import Case
 from ..providers import Provider
+from ..providers.registry import PROVIDERS
 from ..report.schema import CaseOut, Report, SampleOutcome
 from ..rewriting import Candidate, Neighbour, propose
 from ..split import Split, split_cases
@@ -87,6 +88,11 @@ async def run_fix(
     if not tuning or not held:
         raise ConfigError("fix needs cases on both sides of the held-out split: add more golden cases (3 per tool)")
     one = settings.each_model()[0]
+    if not PROVIDERS[(rewriter or one).provider].api:
+        raise ConfigError(
+            f"fix needs a model that writes, and {(rewriter or one).provider} doesn't",
+            hint="add --rewriter anthropic:<model> (or openai:, openai-responses:), or run on an API provider",
+        )
     first = await prepare(one, cases, environ, surface=surface)  # the current surface: what it would ask
     per_tool = 1 + k * len(tuning) * one.repeat + len(held) * one.repeat
     most = first.budget.requests + (len(tools) or MAX_TARGETS) * per_tool
