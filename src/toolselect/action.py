@@ -43,11 +43,12 @@ from .pipeline.eval import run_eval
 from .pipeline.merge import run_merge
 from .pipeline.sides import Against
 from .pipeline.stress import stress_against
-from .policy import Event, decide, read_event
+from .policy import Event, Plan, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
-from .publish import post, post_artifact, review_lines
+from .publish import post, post_artifact, pull_patches, review_lines
 from .render.escape import fence
 from .runtime import run_async
+from .sourcelines import FilePatch
 from .urls import public_url
 
 if TYPE_CHECKING:
@@ -323,8 +324,13 @@ def evaluate_event(
                 return EXIT_INTERRUPTED
             outcome = stressed
 
+    sweep(env)  # none of the PR's programs runs now: nothing can put a link in the folder it gets, nor in a file read
+    if plan.suggest != "off" and plan.pr is not None:
+        suggested = _suggest(outcome, loaded, settings, env, plan, inputs, wf, workspace)
+        if suggested is None:
+            return EXIT_INTERRUPTED
+        outcome = suggested
     out_dir = workspace / REPORT_DIR
-    sweep(env)  # none of the PR's programs runs now: nothing can put a link in the folder it gets
     fresh_folder(out_dir)  # only what this run writes, never a link the PR committed or planted
     written = write_outputs(outcome, _targets(inputs, env, out_dir, junit))
     meta = Meta(
@@ -395,6 +401,42 @@ def _stress(
         head_stress, base_stress, stress_note = stressed
         view.print_stress(head_stress)
         return with_stress(outcome, head_stress, base_stress, stress_note)
+
+
+def _suggest(
+    outcome: Outcome,
+    loaded: Loaded,
+    settings: Settings,
+    env: Mapping[str, str],
+    plan: Plan,
+    inputs: Mapping[str, Any],
+    wf: Workflow,
+    workspace: Path,
+) -> Outcome | None:
+    """Rewrites of the descriptions `suggest` names, tested on held-out cases (docs/fix.md), for the
+    comment and the review; a failure is a warning (the eval stands); None when interrupted."""
+    from .pipeline.suggest import suggest_in_pr
+
+    assert plan.pr is not None and plan.suggest != "off"
+    reviewing = plan.review in ("regressions", "all-changes")
+    pr = plan.pr
+
+    def files() -> list[FilePatch]:  # asked only when a rewrite passed: where it may be suggested
+        return pull_patches(inputs, env, wf, pr) if reviewing else []
+
+    with wf.group(f"toolselect: rewriting descriptions (suggest: {plan.suggest})"):
+        try:
+            found = run_async(
+                suggest_in_pr(
+                    loaded, settings, env, outcome, plan.suggest, workspace=workspace, files=files, said=print
+                )
+            )
+        except Refused:
+            raise
+        except ToolselectError as exc:
+            wf.annotate("warning", f"no rewrite was tried: {exc.message}", title="toolselect: suggest")
+            return replace(outcome, notes=(*outcome.notes, f"no rewrite was tried: {exc.message}"))
+    return None if found is None else replace(outcome, suggestions=found)
 
 
 KEY_INPUTS = {"anthropic_api_key": "anthropic", "openai_api_key": "openai"}  # the key input → its provider

@@ -1,4 +1,5 @@
-"""Writing into the checkout, where a program of the pull request may have put a link: never through one.
+"""Writing into the checkout, where a program of the pull request may have put a link: never through
+one (and reading a file of it to show, never through one either).
 
 In the Action (`toolselect action`, under GITHUB_WORKSPACE) every folder on the way from the workspace
 to a file toolselect writes — the answer cache, the report folder, the JUnit file — is opened
@@ -109,6 +110,30 @@ def fresh_folder(folder: Path) -> None:
         os.mkdir(folder.name, 0o755, dir_fd=parent)
     finally:
         os.close(parent)
+
+
+def read_text(path: Path, limit: int = 2 * 1024 * 1024) -> str | None:
+    """A regular file's UTF-8 text, reached from the workspace without a link (in the Action); None
+    when a link, not a regular file, over `limit` bytes, or unreadable — a file of the pull request's
+    is shown to nobody through a link it planted."""
+    try:
+        folder = open_folder(path.parent, create=False)
+    except (OSError, InfraError):
+        return None
+    try:
+        fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return None
+    finally:
+        os.close(folder)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        try:
+            return f.read(limit + 1).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
 def files_below(folder: Path) -> Iterator[Path]:

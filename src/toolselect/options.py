@@ -439,6 +439,12 @@ OPTIONS: tuple[Option, ...] = (
            "the model pick worse; all-changes: on every changed tool text; off: annotations on those lines instead",
            "text", "action", config=None, flag=None, choices=("regressions", "all-changes", "off"),
            input_default="regressions"),
+    Option("suggest",
+           "regressions: for each tool whose recall this PR lowered, rewrites of its description are tried and the "
+           "one that passes a held-out test is suggested on its source line (docs/fix.md); confusions: for the "
+           "tools of the hottest confusion cells; off",
+           "text", "action", config=None, flag=None, choices=("regressions", "confusions", "off"),
+           input_default="regressions"),
     Option("comment_id", "keeps several toolselect comments on one PR apart (letters, digits, . _ -)", "text",
            "action", config=None, flag=None, pattern="[A-Za-z0-9_.-]{1,64}",
            unit="may use letters, digits, '.', '_' and '-' only", input_default="default"),

@@ -34,6 +34,7 @@ from .gate import (
 from .portability import Portability, portability
 from .report.schema import Report
 from .stress import StressReport, stress_reasons
+from .suggestions import Suggestion
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class Outcome:
     enforced: bool = True  # False: a failed verdict is said, but the exit code stays 0 (a fork PR)
     stress: StressReport | None = None  # the stress test's curve (a `stress:` section), and the base's
     base_stress: StressReport | None = None
+    suggestions: tuple[Suggestion, ...] = ()  # the Action's `suggest`: rewrites tried, the accepted placed
 
     @property
     def head(self) -> Report:

@@ -18,6 +18,7 @@ from .providers.registry import PROVIDERS
 
 PUSH_NOTE = "push: head only (this run seeds the answer cache for pull requests)"
 Review = Literal["regressions", "all-changes", "annotations", "none"]
+Suggest = Literal["regressions", "confusions", "off"]
 PULL_REQUEST_TARGET = (
     "toolselect does not run on pull_request_target: that event gives a PR's code your secrets and a write "
     "token. Run it on pull_request, and post fork PRs' comments with the workflow_run workflow "
@@ -91,6 +92,9 @@ class Plan:
     review: Review = "none"
     stress: bool = False  # run the config's stress: section (the stress-test input, and the event)
     batch: bool | None = None  # ask through the batch API (the batch input, and the event); None: the config says
+    # rewrites of the descriptions of the tools that regressed (or are confused), tested on held-out
+    # cases and suggested: only on a PR whose run has a key (a fork's, or a keyless one, is cache-only)
+    suggest: Suggest = "off"
 
 
 def key_input(provider: str) -> str:
@@ -147,6 +151,7 @@ def decide(event: Event, inputs: Mapping[str, Any], provider: str | None, enviro
         review=review if pr and not fork else "none",
         stress=_stress(inputs, bool(pr)),
         batch=_batch(inputs, event.name),
+        suggest=_suggest(inputs) if pr and not fork and not keyless else "off",
     )
 
 
@@ -163,6 +168,10 @@ def _stress(inputs: Mapping[str, Any], pull_request: bool) -> bool:
 def _review(inputs: Mapping[str, Any]) -> Review:
     chosen = inputs.get("review_comments") or BY_KEY["review_comments"].input_default
     return "annotations" if chosen == "off" else cast(Review, chosen)
+
+
+def _suggest(inputs: Mapping[str, Any]) -> Suggest:
+    return cast(Suggest, inputs.get("suggest") or BY_KEY["suggest"].input_default)
 
 
 def _poster(event: Event, environ: Mapping[str, str], review: Review) -> Plan:

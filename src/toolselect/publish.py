@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     EXIT_PASSED,
@@ -20,6 +20,11 @@ from .outcome import Outcome, compare_saved, with_stress
 from .outputs import Meta, Targets, write_outputs
 from .policy import Plan, Review
 from .report.files import read_reports
+from .suggestions import Suggestion
+
+if TYPE_CHECKING:
+    from .github.review import InlineComment
+    from .sourcelines import FilePatch
 
 MAX_LOCATED = 200  # changed tools searched for in the PR's diff
 META_MAX_BYTES = 1024 * 1024  # meta.json is a few hundred bytes; the reports have read_report's limit
@@ -137,6 +142,30 @@ def post_artifact(
     return EXIT_PASSED
 
 
+def pull_patches(inputs: Mapping[str, Any], environ: Mapping[str, str], wf: Workflow, number: int) -> list[FilePatch]:
+    """The PR's files with their patches (where a suggestion may go); none, with a warning, when
+    GitHub can't say."""
+    from github import GithubException
+    from requests.exceptions import RequestException
+
+    from .github.comment import make_client
+    from .github.review import pull_files
+
+    repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
+    if not repo or not token:
+        return []
+    gh = make_client(environ.get("GITHUB_API_URL", "https://api.github.com"), token)
+    try:
+        return list(pull_files(gh, repo, number).files)
+    except (GithubException, RequestException, KeyError, TypeError, ValueError) as exc:
+        status = getattr(exc, "status", "") or type(exc).__name__
+        said = f"could not list the PR's files ({status}): rewrites are shown as patches, not suggested"
+        wf.annotate("warning", said, title="toolselect")
+        return []
+    finally:
+        gh.close()
+
+
 def review_lines(
     inputs: Mapping[str, Any],
     environ: Mapping[str, str],
@@ -154,19 +183,29 @@ def review_lines(
     from requests.exceptions import RequestException
 
     from .github.comment import make_client, whoami
-    from .github.review import InlineComment, our_comments, plan_review, pull_files, sync_review
+    from .github.review import InlineComment, merged, our_comments, plan_review, pull_files, sync_review
     from .impact import across_models, selected, tool_impacts
     from .render.escape import visible
-    from .render.review import Mark, annotation_text, finding_key, inline_body, review_body, why_resolved
+    from .render.review import (
+        Mark,
+        annotation_text,
+        finding_key,
+        inline_body,
+        review_body,
+        why_resolved,
+        why_withdrawn,
+    )
+    from .render.suggest import suggestable
     from .sourcelines import lines_changed
 
     repo, token = environ.get("GITHUB_REPOSITORY"), inputs.get("github_token", "")
     if not repo or not token or review == "none":
         return ""
     compared = [(m.label, tool_impacts(m.diff, m.base, m.head)) for m in outcome.models if m.base and m.diff]
-    if not compared:  # no baseline: nothing is known about any tool, so nothing changes
+    suggested = [s for s in outcome.suggestions if suggestable(s)] if review != "annotations" else []
+    if not compared and not suggested:  # no baseline: nothing is known about any tool, so nothing changes
         return ""
-    impacts = across_models(compared)
+    impacts = across_models(compared) if compared else []
     comment = review != "annotations"
     chosen = selected(impacts, every_change=review == "all-changes")
     if not comment and not chosen:
@@ -203,8 +242,19 @@ def review_lines(
         ours = our_comments(gh, repo, number, comment_id, whoami(gh))
         by_tool = {i.tool: i for i in impacts}
         listed = set(outcome.head.surface.tools)
-        plan = plan_review(findings, ours, lambda tool: why_resolved(tool, by_tool.get(tool), head_sha, tool in listed))
-        body = review_body(comment_id, [i for i, _ in located], report_url)
+        plan = merged(
+            plan_review(
+                findings,
+                [o for o in ours if not o.mark.suggestion],
+                lambda tool: why_resolved(tool, by_tool.get(tool), head_sha, tool in listed),
+            ),
+            plan_review(
+                _suggestion_comments(suggested, comment_id, report_url),
+                [o for o in ours if o.mark.suggestion],
+                lambda tool: why_withdrawn(tool, head_sha),
+            ),
+        )
+        body = review_body(comment_id, [i for i, _ in located], report_url, suggested=len(suggested))
         synced = sync_review(gh, repo, number, pull, plan, body)
         for note in synced.notes:
             wf.annotate("warning", note, title="toolselect: review")
@@ -232,3 +282,21 @@ def review_lines(
     finally:
         gh.close()
     return ""
+
+
+def _suggestion_comments(suggestions: list[Suggestion], comment_id: str, report_url: str | None) -> list[InlineComment]:
+    """The review comments of the suggestable rewrites, each on the lines it replaces."""
+    from .github.review import InlineComment
+    from .render.review import Mark
+    from .render.suggest import suggestion_body, suggestion_key
+    from .sourcelines import Location
+
+    out = []
+    for s in suggestions:
+        if s.path is None or s.rewrite is None:
+            continue
+        key = suggestion_key(s)
+        where = Location(s.tool, "description", s.path, s.rewrite.start, s.rewrite.end, 1.0, 1.0)
+        mark = Mark(comment_id, s.tool, key, suggestion=True)
+        out.append(InlineComment(s.tool, where, key, suggestion_body(s, mark.text(), report_url)))
+    return out

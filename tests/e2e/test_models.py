@@ -68,7 +68,8 @@ def test_two_models_on_a_pull_request(two_models, tmp_path):
     run = run_action(
         repo.path,
         tmp_path,
-        inputs={"max-drop": "5", "report-artifact": "toolselect-report", "junit": "out/junit.xml"},
+        # suggest off: the requests counted here are the picks (test_suggest.py tries rewrites)
+        inputs={"max-drop": "5", "report-artifact": "toolselect-report", "junit": "out/junit.xml", "suggest": "off"},
         event=event,
         event_name="pull_request",
         api=api,
@@ -146,7 +147,13 @@ def test_two_models_on_a_pull_request(two_models, tmp_path):
 
     # a second run asks nothing: every answer of both models, on both sides, is cached
     again = run_action(
-        repo.path, tmp_path, inputs={"max-drop": "5"}, event=event, event_name="pull_request", api=api, github=github
+        repo.path,
+        tmp_path,
+        inputs={"max-drop": "5", "suggest": "off"},
+        event=event,
+        event_name="pull_request",
+        api=api,
+        github=github,
     )
     assert again.code == 1 and api.requests == 32
 

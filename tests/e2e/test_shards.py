@@ -153,11 +153,14 @@ def test_the_action_as_a_matrix_of_shards_and_a_merge_job(world, tmp_path):
     register_pull(github, repo)
     report, cache = repo.path / "toolselect-report", repo.path / "evals" / ".toolselect-cache"
 
+    GATE = {"max-drop": "5", "suggest": "off"}
+
     def fresh() -> None:  # a new job: a clean checkout, the cache restored from the default branch (empty)
         shutil.rmtree(report, ignore_errors=True)
         shutil.rmtree(cache, ignore_errors=True)
 
-    single = run_action(repo.path, tmp_path, inputs={"max-drop": "5"}, event=event, event_name="pull_request",
+    # suggest off: the merge is compared with one job's comment, and asks nothing (test_suggest.py tries rewrites)
+    single = run_action(repo.path, tmp_path, inputs=GATE, event=event, event_name="pull_request",
                         api=api, github=github)  # fmt: skip
     assert single.code == 1, single.stderr + single.stdout
     [comment] = github.comments_on(7)
@@ -179,7 +182,7 @@ def test_the_action_as_a_matrix_of_shards_and_a_merge_job(world, tmp_path):
     fresh()
     shutil.copytree(downloads, repo.path / "parts")
     requests = api.requests
-    merged = run_action(repo.path, tmp_path, inputs={"max-drop": "5", "merge": "parts"}, event=event,
+    merged = run_action(repo.path, tmp_path, inputs={**GATE, "merge": "parts"}, event=event,
                         event_name="pull_request", api=api, github=github)  # fmt: skip
     assert merged.code == 1, merged.stderr + merged.stdout
     assert api.requests == requests  # the merge asks nothing: the shards' answers are in their artifacts

@@ -141,7 +141,9 @@ def test_repeats_flaky_cases_intervals_positions_and_a_certain_flip(tmp_path):
     first = comment.splitlines()[0]
     assert first.startswith("### ❌ toolselect failed: accuracy ") and len(first) <= 150
     assert first.endswith(" — 1 case(s) certainly flipped to failing (Fisher's exact test): boundary")
-    assert comment.splitlines()[2].startswith("Paired over the whole suite: ") and ", 95% CI " in comment
+    # a description-only PR: its measured effect leads, the paired comparison first
+    assert comment.splitlines()[2] == "**Only tool descriptions changed** (`get_forecast`). What they did to selection:"
+    assert ": paired over the whole suite: " in comment.splitlines()[4] and ", 95% CI " in comment
     assert "1 case(s) certainly flipped to failing (Fisher's exact test): boundary" in comment
     assert "Flipped to failing (1, 1 certain)" in comment
     assert "| boundary **certain** (p = 0.0079) | `get_forecast` | `get_forecast` 5/5 | `get_weather` 0/5 |" in comment

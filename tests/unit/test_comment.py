@@ -27,9 +27,11 @@ def test_first_line_is_the_verdict_with_base_to_head():
         "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt) — accuracy dropped 25.0 pt vs the base, more "
         "than max-drop 5 pt"
     )
-    assert lines[3] == (  # the paired test under it, and that it did not decide
-        "Paired over the whole suite: −25.0 pt, 95% CI −75.0…0.0, not significant (p = 1) — max-drop decided, not "
-        "the test (`significance: 0.05` fails only significant drops)."
+    # only a description changed: its effect leads, the paired test first, and that it did not decide
+    assert lines[3] == "**Only tool descriptions changed** (`get_forecast`). What they did to selection:"
+    assert lines[5] == (
+        "- accuracy 100.0% → 75.0%: paired over the whole suite: −25.0 pt, 95% CI −75.0…0.0, not significant "
+        "(p = 1) — max-drop decided, not the test (`significance: 0.05` fails only significant drops)."
     )
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 1" in body
     assert "| accuracy (right tool and arguments) | 100.0% | 75.0% (3/4) | 30.1–95.4% | −25.0 pt |" in body

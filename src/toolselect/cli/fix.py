@@ -12,7 +12,7 @@ from ..config import Settings
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, ConfigError
 from ..literal import rewrite
 from ..options import parse_models
-from ..pipeline.fix import Fixes, run_fix
+from ..pipeline.fix import Fixes, description_source, run_fix
 from ..runtime import run_async
 from .common import flag_overrides, load_settings
 
@@ -50,7 +50,7 @@ def _patch(settings: Settings, fixes: Fixes, patch: Path | None, apply: bool) ->
     for fix in fixes.fixes:
         if fix.accepted is None:
             continue
-        path = _source(settings, fix.tool)
+        path = description_source(settings, fix.tool)
         if path is None:
             print(f"  {fix.tool}: its description's source was not found: no patch")
             continue
@@ -73,16 +73,3 @@ def _patch(settings: Settings, fixes: Fixes, patch: Path | None, apply: bool) ->
         for path, (_, text) in changed.items():
             path.write_text(text, encoding="utf-8")
             print(f"applied to {path}")
-
-
-def _source(settings: Settings, tool: str) -> Path | None:
-    """The file that holds a tool's description: the frozen tools file, or the server's source."""
-    if settings.tools_file is not None:
-        return settings.tools_file
-    server = settings.server
-    if server is not None and server.command and server.cwd is not None:
-        from ..locate import source_lines
-
-        found = source_lines(server.cwd, [tool]).get(tool)
-        return server.cwd / found[0] if found else None
-    return None

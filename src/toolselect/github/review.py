@@ -126,6 +126,18 @@ def plan_review(
     )
 
 
+def merged(a: ReviewPlan, b: ReviewPlan) -> ReviewPlan:
+    """Two plans as one review (findings about changes, and tested rewrites)."""
+    return ReviewPlan(
+        a.post + b.post,
+        a.edit + b.edit,
+        a.reopen + b.reopen,
+        a.resolve + b.resolve,
+        a.unchanged + b.unchanged,
+        a.left_out + b.left_out,
+    )
+
+
 def our_comments(gh: Any, repo: str, number: int, comment_id: str, me: Identity) -> list[Ours]:
     """Our review comments on the PR (every page), oldest first, with their threads."""
     pull = gh.get_repo(repo).get_pull(number)

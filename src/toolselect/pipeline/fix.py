@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..acceptance import Judged, Paired, judge, none_passed
 from ..config import Loaded, Settings, load_cases
@@ -58,6 +59,7 @@ class Fixes:
     split: Split
     fixes: tuple[Fix, ...]
     most_requests: int  # the most the run could ask, said before anything was asked
+    rewriter: str = ""  # provider:model of the model that wrote the candidates
 
 
 def with_description(surface: Surface, tool: str, description: str) -> Surface:
@@ -76,9 +78,15 @@ async def run_fix(
     rewriter: Settings | None = None,
     hooks: Hooks = Hooks(),
     said: Callable[[str], None] = print,
+    surface: Surface | None = None,
+    keys: set[str] | None = None,
 ) -> Fixes:
+    """`surface`: the tool surface as already listed (the Action's head run); else it is loaded.
+    `keys`: the answer cache's keys this session already used (the Action's eval): the cache's
+    manifest lists them with the fix's, so pruning keeps every answer of the run."""
+    session = keys if keys is not None else set()
     cases = load_cases(loaded, settings)
-    surface = await load_surface(settings, environ, hooks.on_note)
+    surface = surface or await load_surface(settings, environ, hooks.on_note)
     for name in tools:
         if surface.get(name) is None:
             raise ConfigError(f"--tool {name}: no such tool on the surface ({', '.join(surface.names)})")
@@ -104,7 +112,7 @@ async def run_fix(
             f"fix could ask up to {most} requests, over --max-requests {settings.max_requests}",
             hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-requests",
         )
-    current = await execute(first)
+    current = await execute(first, cache_keys=session)
     targets = list(tools) or _targets(current, {c.name for c in tuning})
     said(f"fix: {len(targets)} tool(s) to rewrite ({', '.join(targets) or 'none missed'})")
     writer_settings = rewriter or one
@@ -115,11 +123,13 @@ async def run_fix(
     fixes = []
     try:
         for tool in targets:
-            fixes.append(await _fix_one(tool, surface, current, tuning, held, one, environ, writer, throttle, k))
+            fixes.append(
+                await _fix_one(tool, surface, current, tuning, held, one, environ, writer, throttle, k, session)
+            )
     finally:
         await writer.aclose()
-        writer.finish(None)
-    return Fixes(split, tuple(fixes), most)
+        writer.finish(session)
+    return Fixes(split, tuple(fixes), most, f"{writer_settings.provider}:{writer_settings.model}")
 
 
 async def _fix_one(
@@ -133,6 +143,7 @@ async def _fix_one(
     writer: Provider,
     throttle: Throttle,
     k: int,
+    session: set[str],
 ) -> Fix:
     definition = surface.get(tool)
     assert definition is not None
@@ -151,20 +162,22 @@ async def _fix_one(
         return Fix(tool, definition.description, (), None, None, f"no rewrite for {tool}: {problem}")
     tried = []
     for candidate in candidates:
-        report = await _ask(settings, tuning, environ, with_description(surface, tool, candidate.description))
+        report = await _ask(settings, tuning, environ, with_description(surface, tool, candidate.description), session)
         tried.append(Tried(candidate, report.metrics["accuracy"].numerator))
     best = max(tried, key=lambda t: t.tuning)  # a tie: the rewriter's own order (the first of the best)
-    after = await _ask(settings, held, environ, with_description(surface, tool, best.candidate.description))
+    after = await _ask(settings, held, environ, with_description(surface, tool, best.candidate.description), session)
     judged = judge(_paired(current, after), tool, definition.description, best.candidate.description,
                    alpha=settings.gate.alpha)  # fmt: skip
     note = f"{tool}: {judged.why}" if judged.accepted else none_passed(tool, len(tried), judged)
     return Fix(tool, definition.description, tuple(tried), judged, best, note)
 
 
-async def _ask(settings: Settings, cases: list[Case], environ: Mapping[str, str], surface: Surface) -> Report:
+async def _ask(
+    settings: Settings, cases: list[Case], environ: Mapping[str, str], surface: Surface, session: set[str]
+) -> Report:
     """`cases` asked on `surface`, through the answer cache: the report."""
     prep = await prepare(settings, cases, environ, surface=surface)
-    return await execute(prep)
+    return await execute(prep, cache_keys=session)
 
 
 def _targets(report: Report, tuning: set[str]) -> list[str]:
@@ -198,3 +211,16 @@ def _paired(before: Report, after: Report) -> list[Paired]:
                 continue
             out.append(Paired(expect, was[(case.name, s.index)], s.outcome == SampleOutcome.PASS))
     return out
+
+
+def description_source(settings: Settings, tool: str) -> Path | None:
+    """The file that holds a tool's description: the frozen tools file, or the server's source."""
+    if settings.tools_file is not None:
+        return settings.tools_file
+    server = settings.server
+    if server is not None and server.command and server.cwd is not None:
+        from ..locate import source_lines
+
+        found = source_lines(server.cwd, [tool]).get(tool)
+        return server.cwd / found[0] if found else None
+    return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..diff import CaseDelta, CellDelta, Diff
+from ..diff import CaseDelta, Diff
 from ..gate import BaseFailure, Verdict, gate_of, significance_text
 from ..report.schema import Report, case_headline
 from .clients import client_lines, clients_table
@@ -22,6 +22,7 @@ from .common import (
     bill,
     case_row,
     cases_moved,
+    cell_line,
     codes_text,
     delta_text,
     dimension_rows,
@@ -32,6 +33,7 @@ from .common import (
     pct,
     trace_lines,
 )
+from .effect import descriptions_only
 from .escape import code, esc, fence
 from .markdown import cases_table, confusion_table, flaky_list, lint_list, position_rows
 
@@ -143,14 +145,6 @@ def metrics_delta_table(head: Report, diff: Diff | None) -> list[str]:
     if any(interval(head.metrics[k]).endswith("†") for k in HEADLINE_METRICS):
         out += ["", CLUSTER_NOTE]
     return out
-
-
-def cell_line(cell: CellDelta) -> str:
-    if cell.diagonal:
-        kind = "✅ more right" if cell.delta > 0 else "⚠️ fewer right"
-        return f"- {kind}: {code(cell.expected)}: {cell.base} → {cell.head}"
-    kind = "🔺" if cell.delta > 0 else "🔻"
-    return f"- {kind} wanted {code(cell.expected)}, got {code(cell.picked)}: {cell.base} → {cell.head}"
 
 
 def _case_name(case: CaseDelta) -> str:
@@ -288,8 +282,9 @@ def render_comment(
         one = outcome.models[0]
         head, diff, base_note = outcome.head, outcome.diff, outcome.base_note
         top += [title_line(verdict, head, diff, base_note, outcome.base_failure, one.base_fails_too), ""]
-        if (paired := paired_line(diff, verdict, gate_of(head).significance)) is not None:
-            top += [paired, ""]
+        paired = paired_line(diff, verdict, gate_of(head).significance)
+        lead = descriptions_only(diff, one.base, head, paired)  # a rewrite PR: its measured effect first
+        top += lead or ([paired, ""] if paired is not None else [])
         said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
     top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]
     top += [f"- ℹ️ {esc(note)}" for note in said]
@@ -318,6 +313,10 @@ def render_comment(
     else:
         top += [*metrics_delta_table(outcome.head, outcome.diff), ""]
         sections += model_sections(outcome.models[0], stress=stress)
+    if outcome.suggestions:  # actionable: first of the sections, and among the last cut
+        from .suggest import suggestions_markdown
+
+        sections.insert(0, Section("Description rewrites", suggestions_markdown(outcome.suggestions), 92, False))
     notes = []
     pending = outcome.head.counts.pending_cases
     if pending:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..diff import Diff
+from ..diff import CellDelta, Diff
 from ..lint.finding import Finding
 from ..pick import Usage, is_foreign
 from ..prices import cached_share
@@ -26,6 +26,7 @@ from ..report.schema import (
     case_headline,
 )
 from ..taxonomy import DIMENSIONS
+from .escape import code
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",
@@ -330,3 +331,11 @@ def batched(runs: Sequence[RunOut]) -> str:
         return ""
     said = f"; {answered:,} request{'s' * (answered != 1)} batched at half price" if answered else "; nothing batched"
     return said + (f" ({late:,} asked one by one: see the warnings)" if late else "")
+
+
+def cell_line(cell: CellDelta) -> str:
+    if cell.diagonal:
+        kind = "✅ more right" if cell.delta > 0 else "⚠️ fewer right"
+        return f"- {kind}: {code(cell.expected)}: {cell.base} → {cell.head}"
+    kind = "🔺" if cell.delta > 0 else "🔻"
+    return f"- {kind} wanted {code(cell.expected)}, got {code(cell.picked)}: {cell.base} → {cell.head}"

@@ -443,7 +443,7 @@ class ConsoleView:
             self.console.print(f"  hint: {escape(failed.hint)}")
 
     def print_diff(self, diff: Diff | None, base_note: str | None, base_label: str) -> None:
-        from .comment import cell_line
+        from .common import cell_line
 
         if diff is None:
             self.console.print(f"[yellow]{escape(base_note or 'no baseline')}[/]")

@@ -73,6 +73,14 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{defang(text)}\n{ticks}"
 
 
+def exact_fence(text: str, lang: str = "") -> str:
+    """A fenced code block of text meant to be copied as it is (a patch): only a bidi, zero-width or
+    control character is shown as ⟨U+XXXX⟩ (an @ inside a code block pings no one)."""
+    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n" + "\n".join(visible(line) for line in text.split("\n")) + f"\n{ticks}"
+
+
 def _backtick_runs(line: str) -> list[str]:
     runs, current = [], ""
     for ch in line:

@@ -15,11 +15,13 @@ from dataclasses import dataclass
 
 from ..impact import RateChange, ToolImpact
 from ..sourcelines import Location
-from .comment import cell_line, flips_table
-from .common import delta_text, frac, pct
+from .comment import flips_table
+from .common import cell_line, delta_text, frac, pct
 from .escape import code, esc
 
-_MARK = re.compile(r"<!-- toolselect-review:([A-Za-z0-9_.-]+) tool=([^ ]*) key=([0-9a-f]+)( resolved)? -->")
+_MARK = re.compile(
+    r"<!-- toolselect-review:([A-Za-z0-9_.-]+) tool=([^ ]*) key=([0-9a-f]+)( suggestion)?( resolved)? -->"
+)
 MAX_FLIPS = 10
 
 
@@ -29,11 +31,12 @@ class Mark:
     tool: str
     key: str
     resolved: bool = False
+    suggestion: bool = False  # a tested rewrite (a suggestion block), not a finding about a change
 
     def text(self) -> str:
         # a tool name can't end the HTML comment (a lone surrogate becomes its escape)
         tool = urllib.parse.quote(self.tool, safe="", errors="backslashreplace")
-        state = " resolved" if self.resolved else ""
+        state = (" suggestion" if self.suggestion else "") + (" resolved" if self.resolved else "")
         return f"<!-- toolselect-review:{self.comment_id} tool={tool} key={self.key}{state} -->"
 
 
@@ -42,7 +45,7 @@ def read_mark(body: str, comment_id: str) -> Mark | None:
     m = _MARK.match(body or "")
     if m is None or m.group(1) != comment_id:
         return None
-    return Mark(m.group(1), urllib.parse.unquote(m.group(2)), m.group(3), bool(m.group(4)))
+    return Mark(m.group(1), urllib.parse.unquote(m.group(2)), m.group(3), bool(m.group(5)), bool(m.group(4)))
 
 
 def review_marker(comment_id: str) -> str:
@@ -125,11 +128,13 @@ def inline_body(impact: ToolImpact, where: Location, mark: Mark, report_url: str
 def resolved_body(body: str, mark: Mark, why: str) -> str:
     """Our earlier comment, marked resolved, with why at the top (the rest kept as it was)."""
     rest = body.split("\n", 1)[1] if "\n" in body else ""
-    done = Mark(mark.comment_id, mark.tool, mark.key, resolved=True)
+    if mark.suggestion:  # a withdrawn suggestion keeps its headline, never a block that could still be applied
+        rest = rest.split("\n", 1)[0] + "\n"
+    done = Mark(mark.comment_id, mark.tool, mark.key, resolved=True, suggestion=mark.suggestion)
     return f"{done.text()}\n> ✅ **Resolved:** {esc(why)}\n\n{rest}"
 
 
-def review_body(comment_id: str, impacts: list[ToolImpact], report_url: str | None) -> str:
+def review_body(comment_id: str, impacts: list[ToolImpact], report_url: str | None, suggested: int = 0) -> str:
     worse = sum(i.regressed for i in impacts)
     if worse == 1:
         what = "1 changed tool text made the model pick its tool worse"
@@ -137,6 +142,9 @@ def review_body(comment_id: str, impacts: list[ToolImpact], report_url: str | No
         what = f"{worse} changed tool texts made the model pick their tools worse"
     else:
         what = f"{len(impacts)} changed tool text{'s' if len(impacts) != 1 else ''}"
+    if suggested:
+        rewrites = f"{suggested} tested rewrite{'s' * (suggested != 1)} suggested"
+        what = f"{what}; {rewrites}" if impacts else rewrites
     link = f" · [the full report]({report_url})" if report_url else ""
     return f"{review_marker(comment_id)}\n**toolselect:** {what}: see the comments on the lines that changed{link}.\n"
 
@@ -156,6 +164,14 @@ def why_resolved(tool: str, impact: ToolImpact | None, sha: str, listed: bool = 
             f"precision {pct(p.base)} → {pct(p.head)})"
         )
     return f"{at}, this text is no longer where the pull request changes it; the toolselect comment has the numbers"
+
+
+def why_withdrawn(tool: str, sha: str) -> str:
+    """Why an earlier suggestion for `tool` is withdrawn at commit `sha`."""
+    return (
+        f"at {sha[:12]}, this rewrite of {tool} is no longer suggested: the description changed since (or was "
+        "accepted), or a newer rewrite replaces it"
+    )
 
 
 def annotation_text(impact: ToolImpact, where: Location) -> str:
