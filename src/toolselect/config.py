@@ -20,7 +20,7 @@ from .explain import explain_errors
 from .gate import Gate
 from .golden import EXPECT_TOOL_HINT, Case, YamlCase, case_part, cases_from_config, load_golden
 from .locate import Loc, Located, display_path, load_yaml
-from .options import BY_KEY, OPTIONS, GivenBy, Option
+from .options import BY_KEY, OPTIONS, GivenBy, Option, parse_models
 from .providers.registry import PROVIDERS
 from .shards import Shard, parse_shard
 from .strict import Authored
@@ -343,6 +343,8 @@ class Settings:
     batch: bool = False  # uncached single-turn requests through the batch API
     batch_timeout_s: float = 3600.0
     server_name: str | None = None  # the server's name in a client's tool names (evals.server_name)
+    rewriter: ModelSpec | None = None  # who writes fix's rewrites (evals.rewriter); None: the run's first model
+    candidates: int = 3  # rewrites proposed per tool
     # other servers beside yours (evals.alongside): bundled pool names, tools.json files, MCP servers
     alongside: tuple[str | Path | DistractorServer, ...] = ()
 
@@ -615,6 +617,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"openai-responses, not {provider}",
             hint="add final checks to the trajectory cases instead (final: {regex: ...})",
         )
+    values["rewriter_spec"] = _rewriter(values["rewriter"], first, at) if values["rewriter"] else None
     if any(m.provider == "command" for m in specs) and not values["command"]:
         raise ConfigError(f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]")
 
@@ -862,6 +865,28 @@ def _labelled(specs: list[ModelSpec], at: Any) -> tuple[ModelSpec, ...]:
     return tuple(out)
 
 
+def _rewriter(text: str, first: ModelSpec, at: Any) -> ModelSpec:
+    """evals.rewriter (provider:model) as a model of the run: on the first model's endpoint when it
+    takes the same key (openai and openai-responses), else on its own provider's endpoint and
+    defaults — a key never goes to another provider's endpoint."""
+    from dataclasses import replace
+
+    given = parse_models(text, f"{at('evals', 'rewriter')}evals.rewriter")
+    if len(given) > 1:
+        raise ConfigError(f"{at('evals', 'rewriter')}evals.rewriter is one model, provider:model (got {len(given)})")
+    provider, model = given[0]["provider"], given[0]["model"]
+    if not PROVIDERS[provider].api:
+        raise ConfigError(
+            f"{at('evals', 'rewriter')}evals.rewriter is {provider}, which doesn't write: it needs anthropic, openai "
+            "or openai-responses",
+            hint="e.g. rewriter: anthropic:claude-sonnet-4-5",
+        )
+    named = replace(first, provider=provider, model=model, label=f"{provider}:{model}", client=None, model_label="")
+    if set(PROVIDERS[provider].keys) == set(PROVIDERS[first.provider].keys):
+        return named
+    return replace(named, base_url=None, params={})
+
+
 def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
     repeat = values["repeat"]
     shuffle = values["shuffle"]
@@ -906,6 +931,8 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         batch=values["batch"],
         batch_timeout_s=values["batch_timeout_s"],
         server_name=values.get("server_name"),
+        rewriter=values.get("rewriter_spec"),
+        candidates=values["candidates"],
         alongside=tuple(values.get("alongside") or ()),
         **structure,
     )

@@ -23,7 +23,7 @@ from .taxonomy import DIMENSIONS
 
 Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "models", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
-Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action", "client"]
+Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action", "client", "fix"]
 GivenBy = Literal["flag", "input"]
 
 
@@ -419,6 +419,13 @@ OPTIONS: tuple[Option, ...] = (
            "text", "client", metavar="NAME", pattern=r"[^\x00-\x1f]{1,100}",
            unit="must be 1 to 100 characters, no control characters",
            shown_default="the server's command or URL, else the config's folder"),
+    # description rewrites (`toolselect fix`, the Action's suggest: docs/fix.md)
+    Option("rewriter",
+           "the model that writes description rewrites (fix, and the Action's suggest), as provider:model; a "
+           "provider with another key than the run's uses its own endpoint (its base-url input or variable)",
+           "text", "fix", metavar="PROVIDER:MODEL", shown_default="the run's first model"),
+    Option("candidates", "description rewrites proposed per tool (fix, and the Action's suggest)", "int", "fix",
+           default=3, ge=1, le=10, metavar="K"),
     # the Action only
     Option("stress_test",
            "pull-requests: run the config's stress: section on pull requests only; always: on every event (a push "

@@ -10,8 +10,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.conftest import toolselect
-from tests.e2e.harness import key_env
+from tests.conftest import TESTS, toolselect
+from tests.e2e.harness import key_env, toolchain_env, tools_ts
 from tests.fakes.model_api import FakeModelAPI
 
 WEATHER = "Weather for a city."
@@ -26,6 +26,7 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
 ]  # fmt: skip
 CITIES = ("Oslo", "Rome", "Lima", "Pune", "Kyiv", "Baku")
+CITY = {"city": "Oslo"}  # the cases expect no arguments: any valid ones pass
 
 
 def golden() -> list[dict]:
@@ -39,16 +40,16 @@ def golden() -> list[dict]:
 
 
 def script(candidates: list[str]) -> dict:
-    forecast = lambda phrase: [{"like": "get_forecast", "when": {"get_forecast": phrase}, "args": {}},  # noqa: E731
-                               {"like": "get_weather", "args": {}}]  # fmt: skip
+    forecast = lambda phrase: [{"like": "get_forecast", "when": {"get_forecast": phrase}, "args": CITY},  # noqa: E731
+                               {"like": "get_weather", "args": CITY}]  # fmt: skip
     answer = {"candidates": [{"description": d, "why": "clearer"} for d in candidates]}
     return {
         "contains": {
             f"Current description: {FORECAST}": {"text": json.dumps(answer)},
             "tomorrow": [*forecast("oming days")[:1], *forecast("tomorrow")],
             "later this week": forecast("oming days"),
-            "right now": [{"like": "get_forecast", "when": {"get_forecast": "right now"}, "args": {}},
-                          {"like": "get_weather", "args": {}}],
+            "right now": [{"like": "get_forecast", "when": {"get_forecast": "right now"}, "args": CITY},
+                          {"like": "get_weather", "args": CITY}],
         },
     }  # fmt: skip
 
@@ -100,3 +101,45 @@ def test_a_run_with_no_model_that_writes_is_refused_before_anything_is_asked(tmp
     done = toolselect("fix", "--provider", "bm25", cwd=tmp_path, env=key_env(tmp_path))
     assert done.code == 2 and "fix needs a model that writes, and bm25 doesn't" in done.err
     assert "at most" not in done.out
+
+
+def test_dry_run_says_the_ceiling_and_asks_nothing_without_a_key(tmp_path):
+    repo(tmp_path)
+    with FakeModelAPI(script([GOOD])) as api:
+        done = toolselect("fix", "--dry-run", "--base-url", api.url + "/v1", cwd=tmp_path, env={"HOME": str(tmp_path)})
+        assert done.code == 0, done.out + done.err
+        assert api.log == []
+    assert done.out.startswith("fix: at most 115 requests (16 for the current descriptions, then 33 per tool")
+    assert "dry run: nothing was asked (the rewriter: openai:gpt-4.1)" in done.out
+
+
+def test_a_typescript_template_literal_is_rewritten_in_the_servers_source_and_still_compiles(tmp_path):
+    """The server is the official TypeScript SDK's, built by setup; its descriptions are template
+    literals in src/tools.ts. The model answers through the Anthropic API, the rewriter through
+    OpenAI's Responses API (its own endpoint: a key never goes to the other provider's)."""
+    ts = TESTS / "data" / "servers" / "ts"
+    for path in ts.rglob("*"):
+        if path.is_file():
+            (tmp_path / path.relative_to(ts)).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path.relative_to(ts)).write_text(path.read_text())
+    (tmp_path / "src" / "tools.ts").write_text(tools_ts(FORECAST))
+    (tmp_path / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden()))
+    (tmp_path / "toolselect.yaml").write_text(
+        "server:\n  command: [node, build/index.js]\n  setup: npm ci --no-audit --no-fund && npm run build\n"
+        "  setup_timeout_s: 300\nevals:\n  provider: anthropic\n  model: claude-sonnet-4-5\n  golden: golden.jsonl\n"
+    )
+    with FakeModelAPI(script([GOOD, TUNING_ONLY, GREEDY])) as api:
+        env = {**key_env(tmp_path), **toolchain_env(tmp_path), "OPENAI_BASE_URL": api.url + "/v1"}
+        done = toolselect("fix", "--base-url", api.url, "--rewriter", "openai-responses:gpt-4.1", "--patch", "fix.diff",
+                          cwd=tmp_path, env=env, timeout=300)  # fmt: skip
+        assert done.code == 0, done.out + done.err
+        assert {e["api"] for e in api.log} == {"anthropic", "responses"}
+    assert "✓ get_forecast: accepted: held-out accuracy 2/8 → 8/8" in done.out
+    subprocess.run(["git", "apply", "--unsafe-paths", "-p1", str(tmp_path / "fix.diff")], cwd=tmp_path, check=True)
+    assert f"description: `{GOOD}`," in (tmp_path / "src" / "tools.ts").read_text()  # still a template literal
+    subprocess.run(["npm", "run", "build"], cwd=tmp_path, check=True, capture_output=True)
+    listed = subprocess.run(
+        ["node", "-e", "import('./build/tools.js').then(m => console.log(JSON.stringify(m.TOOLS)))"],
+        cwd=tmp_path, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    assert [t["description"] for t in json.loads(listed.stdout)][1] == GOOD

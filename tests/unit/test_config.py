@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.builders import BASE_CONFIG, settings, write_config
@@ -129,3 +131,20 @@ def test_expanded_values_are_remembered_and_the_server_is_shown_as_written(tmp_p
     assert s.server.describe() == "stdio: python server.py --token=${MY_TOKEN}"  # what is shown
     assert loaded.secrets == ("t0k-9f8e",)
     assert s.server.scrub("the server said: bad token t0k-9f8e") == "the server said: bad token ***"
+
+
+def test_the_rewriter_keeps_the_runs_endpoint_only_when_it_takes_the_same_key(tmp_path):
+    """evals.rewriter on another provider goes to that provider's own endpoint (never the run's
+    base_url, which would receive the other provider's key); openai and openai-responses share one."""
+    config = BASE_CONFIG.replace("  model: yaml-model\n", "  model: yaml-model\n  base_url: http://127.0.0.1:9/\n")
+    _, anthropic_run = settings(tmp_path, text=config + "  rewriter: openai:gpt-4.1\n  candidates: 5\n")
+    writer = anthropic_run.rewriter
+    assert (writer.provider, writer.model, writer.base_url, anthropic_run.candidates) == ("openai", "gpt-4.1", None, 5)
+    openai_run = config.replace("provider: anthropic", "provider: openai")
+    _, same_key = settings(tmp_path, text=openai_run + "  rewriter: openai-responses:gpt-5\n")
+    assert (same_key.rewriter.provider, same_key.rewriter.base_url) == ("openai-responses", "http://127.0.0.1:9/")
+    for bad, said in (("bm25:x", "evals.rewriter is bm25, which doesn't write"),
+                      ("openai:a, openai:b", "evals.rewriter is one model"),
+                      ("gpt-4.1", "expected [label=]provider:model")):  # fmt: skip
+        with pytest.raises(ConfigError, match=re.escape(said)):
+            settings(tmp_path, text=config + f"  rewriter: {bad}\n")

@@ -104,17 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
         "fix",
         help="propose description rewrites and suggest only those that pass a held-out test",
         usage="toolselect fix [-c CONFIG] [--tool NAME]… [--candidates K] [--rewriter PROVIDER:MODEL] "
-        "[--patch FILE] [--apply]",
+        "[--patch FILE] [--apply] [--dry-run]",
     )
-    add_flags(fx, with_flags(("surface", "run")))
+    add_flags(fx, with_flags(("surface", "run", "fix")))
     _url(fx)
     fx.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="rewrite this tool (default: those that missed)"
     )
-    fx.add_argument("--candidates", type=int, default=3, metavar="K", help="rewrites proposed per tool (default 3)")
-    fx.add_argument("--rewriter", metavar="PROVIDER:MODEL", help="the model that writes (default: the run's)")
     fx.add_argument("--patch", type=Path, metavar="FILE", help="write the accepted rewrites as a unified diff")
     fx.add_argument("--apply", action="store_true", help="write the accepted rewrites into their source files")
+    fx.add_argument("--dry-run", action="store_true", help="say the most it could ask, and stop (no key needed)")
     fx.set_defaults(func=_later("fix", "cmd_fix"))
 
     df = sub.add_parser("diff", help="compare two saved JSON reports (base, head) under the head's recorded gate")

@@ -5,32 +5,24 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from ..config import Settings
-from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, ConfigError
+from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from ..literal import rewrite
-from ..options import parse_models
 from ..pipeline.fix import Fixes, description_source, run_fix
 from ..runtime import run_async
 from .common import flag_overrides, load_settings
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    over = flag_overrides(args)
-    loaded, settings = load_settings(over)
-    if not 1 <= args.candidates <= 10:
-        raise ConfigError(f"--candidates must be between 1 and 10 (got {args.candidates})")
-    writer = None
-    if args.rewriter:
-        [chosen] = parse_models(args.rewriter, "--rewriter")
-        writer = replace(settings.each_model()[0], provider=chosen["provider"], model=chosen["model"])
-    fixes = run_async(
-        run_fix(loaded, settings, os.environ, tools=args.tool, k=args.candidates, rewriter=writer, said=print)
-    )
+    loaded, settings = load_settings(flag_overrides(args))
+    fixes = run_async(run_fix(loaded, settings, os.environ, tools=args.tool, said=print, dry_run=args.dry_run))
     if fixes is None:
         return EXIT_INTERRUPTED
+    if args.dry_run:
+        print(f"dry run: nothing was asked (the rewriter: {fixes.rewriter})")
+        return EXIT_PASSED
     for fix in fixes.fixes:
         mark = "✓" if fix.accepted else "✗"
         print(f"{mark} {fix.note}")

@@ -74,16 +74,16 @@ async def run_fix(
     environ: Mapping[str, str],
     *,
     tools: Sequence[str] = (),
-    k: int = 3,
-    rewriter: Settings | None = None,
     hooks: Hooks = Hooks(),
     said: Callable[[str], None] = print,
     surface: Surface | None = None,
     keys: set[str] | None = None,
+    dry_run: bool = False,
 ) -> Fixes:
     """`surface`: the tool surface as already listed (the Action's head run); else it is loaded.
     `keys`: the answer cache's keys this session already used (the Action's eval): the cache's
-    manifest lists them with the fix's, so pruning keeps every answer of the run."""
+    manifest lists them with the fix's, so pruning keeps every answer of the run. `dry_run`: say the
+    most it could ask, and ask nothing (no key needed)."""
     session = keys if keys is not None else set()
     cases = load_cases(loaded, settings)
     surface = surface or await load_surface(settings, environ, hooks.on_note)
@@ -96,12 +96,14 @@ async def run_fix(
     if not tuning or not held:
         raise ConfigError("fix needs cases on both sides of the held-out split: add more golden cases (3 per tool)")
     one = settings.each_model()[0]
+    k = settings.candidates
+    rewriter = settings.for_model(settings.rewriter) if settings.rewriter is not None else None
     if not PROVIDERS[(rewriter or one).provider].api:
         raise ConfigError(
             f"fix needs a model that writes, and {(rewriter or one).provider} doesn't",
             hint="add --rewriter anthropic:<model> (or openai:, openai-responses:), or run on an API provider",
         )
-    first = await prepare(one, cases, environ, surface=surface)  # the current surface: what it would ask
+    first = await prepare(one, cases, environ, surface=surface, connect=not dry_run)  # what the current surface asks
     per_tool = 1 + k * len(tuning) * one.repeat + len(held) * one.repeat
     most = first.budget.requests + (len(tools) or MAX_TARGETS) * per_tool
     said(f"fix: at most {most} requests ({first.budget.requests} for the current descriptions, then {per_tool} "
@@ -112,6 +114,9 @@ async def run_fix(
             f"fix could ask up to {most} requests, over --max-requests {settings.max_requests}",
             hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-requests",
         )
+    if dry_run:
+        await first.aclose()
+        return Fixes(split, (), most, _label(rewriter or one))
     current = await execute(first, cache_keys=session)
     targets = list(tools) or _targets(current, {c.name for c in tuning})
     said(f"fix: {len(targets)} tool(s) to rewrite ({', '.join(targets) or 'none missed'})")
@@ -129,7 +134,11 @@ async def run_fix(
     finally:
         await writer.aclose()
         writer.finish(session)
-    return Fixes(split, tuple(fixes), most, f"{writer_settings.provider}:{writer_settings.model}")
+    return Fixes(split, tuple(fixes), most, _label(writer_settings))
+
+
+def _label(settings: Settings) -> str:
+    return f"{settings.provider}:{settings.model}"
 
 
 async def _fix_one(
