@@ -9,6 +9,7 @@ guess).
 
 from __future__ import annotations
 
+import difflib
 import io
 import json
 import re
@@ -66,6 +67,19 @@ def rewrite(path: str, text: str, start: int, end: int, old: str, new: str) -> R
     literal = _literal(new, first.opening, suffix)
     made = lines[first.line - 1][: first.col] + literal + lines[last.end_line - 1][last.end_col :]
     return Rewrite(first.line, last.end_line, tuple(made.split("\n")))
+
+
+def applied(text: str, made: Rewrite) -> str:
+    """`text` with the rewrite's lines in place (one newline at the end)."""
+    lines = text.splitlines()
+    lines[made.start - 1 : made.end] = made.lines
+    return "\n".join(lines) + "\n"
+
+
+def unified(path: str, before: str, after: str, context: int = 3) -> str:
+    """The unified diff of one file (`git apply -p1` takes it: a/ and b/ before `path`)."""
+    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context))
 
 
 # ------------------------------------------------------------------------------ finding the literals

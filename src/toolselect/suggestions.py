@@ -9,13 +9,12 @@ not pass is never placed: its note says what was tried.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from .acceptance import Judged
-from .literal import Rewrite, rewrite
+from .literal import Rewrite, applied, rewrite, unified
 from .report.schema import Report
 
 MAX_SUGGESTED = 3  # tools rewritten in one pull request
@@ -89,9 +88,7 @@ def place(
         made = rewrite(path, text, 1, len(lines), current, s.description)
     if made is None:
         return unplaced(s, f"the description's literal was not found in {path}")
-    after = [*lines[: made.start - 1], *made.lines, *lines[made.end :]]
-    patch = "".join(difflib.unified_diff([f"{x}\n" for x in lines], [f"{x}\n" for x in after], f"a/{path}",
-                                         f"b/{path}", n=2))  # fmt: skip
+    patch = unified(path, text, applied(text, made), context=2)
     inside = all(n in diff_lines for n in range(made.start, made.end + 1))
     return replace(s, path=path, rewrite=made, patch=patch, in_diff=inside)
 

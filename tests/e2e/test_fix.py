@@ -82,7 +82,7 @@ def test_only_the_rewrite_that_passes_the_held_out_test_is_suggested(tmp_path):
     assert f'-      "description": "{FORECAST}",' in patch and f'+      "description": "{GOOD}",' in patch
     assert TUNING_ONLY not in patch and GREEDY not in patch
     # applying it leaves tools.json valid, with the new text
-    subprocess.run(["git", "apply", "--unsafe-paths", "-p1", str(tmp_path / "fix.diff")], cwd=tmp_path, check=True)
+    subprocess.run(["git", "apply", "-p1", str(tmp_path / "fix.diff")], cwd=tmp_path, check=True)
     listed = json.loads((tmp_path / "tools.json").read_text())["tools"]
     assert [t["description"] for t in listed] == [WEATHER, GOOD]
 
@@ -135,7 +135,7 @@ def test_a_typescript_template_literal_is_rewritten_in_the_servers_source_and_st
         assert done.code == 0, done.out + done.err
         assert {e["api"] for e in api.log} == {"anthropic", "responses"}
     assert "✓ get_forecast: accepted: held-out accuracy 2/8 → 8/8" in done.out
-    subprocess.run(["git", "apply", "--unsafe-paths", "-p1", str(tmp_path / "fix.diff")], cwd=tmp_path, check=True)
+    subprocess.run(["git", "apply", "-p1", str(tmp_path / "fix.diff")], cwd=tmp_path, check=True)
     assert f"description: `{GOOD}`," in (tmp_path / "src" / "tools.ts").read_text()  # still a template literal
     subprocess.run(["npm", "run", "build"], cwd=tmp_path, check=True, capture_output=True)
     listed = subprocess.run(

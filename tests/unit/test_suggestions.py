@@ -4,6 +4,7 @@ on lines of the diff), and the words that carry it — pure, no GitHub."""
 from __future__ import annotations
 
 import json
+import re
 
 from tests.builders import weather_report
 from toolselect.acceptance import Judged
@@ -60,6 +61,10 @@ def test_a_suggestion_block_is_the_exact_lines_longer_than_any_backtick_run_and_
     body = suggestion_body(ticks, mark.text(), None)
     assert "\n````suggestion\n" in body and "\n````\n" in body  # four: longer than the text's three
     assert '"description": "Use ```fences``` and @octocat."' in body  # exactly as accepting it writes it
+    [block] = re.findall(r"\n````suggestion\n(.*?)\n````\n", body, re.DOTALL)
+    lines = text.splitlines()
+    lines[ticks.rewrite.start - 1 : ticks.rewrite.end] = block.split("\n")  # committing the suggestion
+    assert json.loads("\n".join(lines))["tools"][1]["description"] == "Use ```fences``` and @octocat."
     assert read_mark(body, "default") == mark
     hidden = place(accepted("Weather\u202e later."), "tools.json", text, "Weather over time.", None, {line})
     assert hidden.in_diff and not suggestable(hidden)

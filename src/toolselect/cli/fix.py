@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 from pathlib import Path
 
 from ..config import Settings
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
-from ..literal import rewrite
+from ..literal import applied, rewrite, unified
+from ..locate import display_path
 from ..pipeline.fix import Fixes, description_source, run_fix
 from ..runtime import run_async
 from .common import flag_overrides, load_settings
@@ -47,17 +47,12 @@ def _patch(settings: Settings, fixes: Fixes, patch: Path | None, apply: bool) ->
             print(f"  {fix.tool}: its description's source was not found: no patch")
             continue
         before = changed[path][1] if path in changed else path.read_text(encoding="utf-8")
-        lines = before.splitlines()
-        made = rewrite(str(path), before, 1, len(lines), fix.current, fix.accepted.candidate.description)
+        made = rewrite(str(path), before, 1, len(before.splitlines()), fix.current, fix.accepted.candidate.description)
         if made is None:
             print(f"  {fix.tool}: the description's literal was not found in {path}: no patch")
             continue
-        lines[made.start - 1 : made.end] = made.lines
-        changed[path] = (changed[path][0] if path in changed else before, "\n".join(lines) + "\n")
-    diff = "".join(
-        "".join(difflib.unified_diff(a.splitlines(True), b.splitlines(True), f"a/{p}", f"b/{p}"))
-        for p, (a, b) in changed.items()
-    )
+        changed[path] = (changed[path][0] if path in changed else before, applied(before, made))
+    diff = "".join(unified(display_path(p), a, b) for p, (a, b) in changed.items())  # from here: git apply -p1
     if patch is not None:
         patch.write_text(diff, encoding="utf-8")
         print(f"patch written to {patch}")
