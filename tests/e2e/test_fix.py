@@ -103,14 +103,19 @@ def test_a_run_with_no_model_that_writes_is_refused_before_anything_is_asked(tmp
     assert "at most" not in done.out
 
 
-def test_dry_run_says_the_ceiling_and_asks_nothing_without_a_key(tmp_path):
+def test_dry_run_says_the_ceiling_and_asks_nothing_and_max_cost_holds_it(tmp_path):
     repo(tmp_path)
     with FakeModelAPI(script([GOOD])) as api:
         done = toolselect("fix", "--dry-run", "--base-url", api.url + "/v1", cwd=tmp_path, env={"HOME": str(tmp_path)})
         assert done.code == 0, done.out + done.err
         assert api.log == []
-    assert done.out.startswith("fix: at most 115 requests (16 for the current descriptions, then 33 per tool")
+    assert done.out.startswith("fix: at most 115 requests, ≈ $0.0")
+    assert "(16 for the current descriptions, then 33 per tool rewritten" in done.out.splitlines()[0]
     assert "dry run: nothing was asked (the rewriter: openai:gpt-4.1)" in done.out
+    with FakeModelAPI(script([GOOD])) as api:  # a ceiling over --max-cost: refused before anything is asked
+        over = fix(tmp_path, api, "--max-cost", "0.0001")
+        assert over.code == 2 and api.log == []
+    assert "fix could cost up to ≈ $0.0" in over.err and "over --max-cost $0.0001" in over.err
 
 
 def test_a_typescript_template_literal_is_rewritten_in_the_servers_source_and_still_compiles(tmp_path):

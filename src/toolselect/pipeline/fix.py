@@ -11,7 +11,7 @@ through the pool and the answer cache, so a re-run is free; the most it can ask 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..acceptance import Judged, Paired, judge, none_passed
@@ -106,14 +106,15 @@ async def run_fix(
     first = await prepare(one, cases, environ, surface=surface, connect=not dry_run)  # what the current surface asks
     per_tool = 1 + k * len(tuning) * one.repeat + len(held) * one.repeat
     most = first.budget.requests + (len(tools) or MAX_TARGETS) * per_tool
-    said(f"fix: at most {most} requests ({first.budget.requests} for the current descriptions, then {per_tool} "
-         f"per tool rewritten: {len(tuning)} tuning and {len(held)} held-out cases, {k} candidates)")  # fmt: skip
-    if settings.max_requests is not None and most > settings.max_requests:
+    cost = await _cost_ceiling(one, cases, environ, surface, most)
+    priced = f", ≈ ${cost:.4f}" if cost is not None else ""
+    said(f"fix: at most {most} requests{priced} ({first.budget.requests} for the current descriptions, "
+         f"then {per_tool} per tool rewritten: {len(tuning)} tuning and {len(held)} held-out cases, "
+         f"{k} candidates)")  # fmt: skip
+    over = _over_budget(settings, one.model, most, cost)
+    if over is not None:
         await first.aclose()
-        raise ConfigError(
-            f"fix could ask up to {most} requests, over --max-requests {settings.max_requests}",
-            hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-requests",
-        )
+        raise over
     if dry_run:
         await first.aclose()
         return Fixes(split, (), most, _label(rewriter or one))
@@ -135,6 +136,41 @@ async def run_fix(
         await writer.aclose()
         writer.finish(session)
     return Fixes(split, tuple(fixes), most, _label(writer_settings))
+
+
+def _over_budget(settings: Settings, model: str, most: int, cost: float | None) -> ConfigError | None:
+    """Why `most` requests (costing at most `cost`) are over --max-requests or --max-cost; None: within."""
+    if settings.max_requests is not None and most > settings.max_requests:
+        return ConfigError(
+            f"fix could ask up to {most} requests, over --max-requests {settings.max_requests}",
+            hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-requests",
+        )
+    if settings.max_cost is None or (cost is not None and cost <= settings.max_cost):
+        return None
+    if cost is None:
+        return ConfigError(
+            f"--max-cost is ${settings.max_cost:g} but no price is known for {model}: fix can't be held to it",
+            hint="set evals.price: {input: USD, output: USD} (per million tokens), or drop max_cost",
+        )
+    return ConfigError(
+        f"fix could cost up to ≈ ${cost:.4f}, over --max-cost ${settings.max_cost:g}",
+        hint="name fewer tools (--tool), fewer candidates (--candidates), or raise --max-cost",
+    )
+
+
+async def _cost_ceiling(
+    settings: Settings, cases: list[Case], environ: Mapping[str, str], surface: Surface, most: int
+) -> float | None:
+    """The most `most` requests could cost: each priced as the average request of a whole pass
+    over the cases with nothing cached (None when the model has no known price)."""
+    whole = await prepare(replace(settings, cache_mode="off"), cases, environ, surface=surface, connect=False)
+    await whole.aclose()
+    budget = whole.budget
+    if budget.local:
+        return 0.0
+    if budget.cost_usd is None or not budget.requests:
+        return None
+    return most * budget.cost_usd / budget.requests
 
 
 def _label(settings: Settings) -> str:
