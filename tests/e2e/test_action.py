@@ -64,9 +64,15 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
         f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt) — accuracy dropped 25.0 pt vs the base, more "
         "than max-drop 5 pt"
     )
-    assert lines[3].startswith(  # two of eight cases flipped: a sign test can't tell, and it did not decide
-        "Paired over the whole suite: −25.0 pt, 95% CI −50.3…0.0, not significant (p = 0.5) — max-drop decided"
+    # only a description changed: its measured effect leads — two of eight cases flipped, a sign test
+    # can't tell, and it did not decide; the confusion it heated; what it did to the tool list's size
+    assert lines[3] == "**Only tool descriptions changed** (`get_forecast`). What they did to selection:"
+    assert lines[5].startswith(
+        "- accuracy 100.0% → 75.0%: paired over the whole suite: −25.0 pt, 95% CI −50.3…0.0, not significant "
+        "(p = 0.5) — max-drop decided"
     )
+    assert lines[6] == "- confusions heated: 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2"
+    assert lines[8] == "- tool-list tokens 118 → 109 (-9, -8%)"  # "day by day" and "coming days" gone
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2" in body
     assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body
@@ -143,7 +149,7 @@ def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_pa
         "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by "
         "integration" in run.stdout
     )
-    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt)\n\nPaired over")
+    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt)\n\n**Only tool")
     assert github.comments_on(7) == []
 
 
