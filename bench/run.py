@@ -7,6 +7,7 @@
     python bench/run.py --only burst    # one benchmark: a small burst, concurrency 32, five runs in a row
     python bench/run.py --only shards   # one benchmark: 3 shards at once and their merge, vs one job
     python bench/run.py --only cost     # one benchmark: the bill, with and without the prompt cache
+    python bench/run.py --only replies  # the reply-kind rules against the labelled replies, with their confusion
 
 Every number is measured in the same run on the same machine: ours against the ideal, ours
 against toolproof 0.3.1 (`pip install mcp-toolproof`, part of the test extras), with the same
@@ -587,10 +588,48 @@ def print_table(rows: list[tuple[str, str, str, str]]) -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, width, strict=False)))
 
 
+REPLY_SETS = {  # tests/data/replies/: each file's kinds, as labelled by whoever wrote it
+    "labelled.jsonl": "written with the rules",
+    "fresh.jsonl": "written apart; 72/80 before the rules saw it",
+    "heldout.jsonl": "written apart; 84/100 before the rules saw it",
+    "final.jsonl": "written apart; 106/120 before the rules saw it",
+    "untouched.jsonl": "written apart; 86/100 before the rules saw it",
+}
+
+
+def reply_rows(quick: bool = False) -> list[tuple[str, str, str, str]]:
+    """The deterministic reply-kind rules (replies.classify) against each labelled set: the share
+    that agrees, and the confusion of kinds (labelled → read), not just the share."""
+    from collections import Counter
+
+    from toolselect.replies import classify
+
+    rows = []
+    for name, how in REPLY_SETS.items():
+        path = ROOT / "tests" / "data" / "replies" / name
+        if not path.exists():
+            continue
+        labelled = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        pairs = Counter((r["kind"], classify(r["text"])) for r in labelled)
+        agree = sum(n for (want, got), n in pairs.items() if want == got)
+        wrong = ", ".join(f"{want}→{got} {n}" for (want, got), n in sorted(pairs.items()) if want != got) or "none"
+        rows.append(
+            (
+                f"reply kinds, {name} ({len(labelled)} replies, {how})",
+                f"{agree}/{len(labelled)} agree; confused: {wrong}",
+                f"{agree / len(labelled):.1%}",
+                "≥ 90%",
+            )
+        )
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
-    parser.add_argument("--only", choices=["models", "rate", "burst", "shards", "cost"], help="run one benchmark alone")
+    parser.add_argument(
+        "--only", choices=["models", "rate", "burst", "shards", "cost", "replies"], help="run one benchmark alone"
+    )
     args = parser.parse_args()
     quick = args.quick
     if args.only:
@@ -600,6 +639,7 @@ def main() -> None:
             "burst": rate_burst_rows,
             "shards": shard_rows,
             "cost": cost_rows,
+            "replies": reply_rows,
         }[args.only]
         print_table(only(quick))
         return

@@ -26,6 +26,7 @@ from .report.schema import (
 )
 from .stats import fisher_exact, paired_bootstrap, sign_test
 from .strict import Record
+from .taxonomy import ReplyKind
 
 
 class MetricDelta(Record):
@@ -79,10 +80,11 @@ class CaseDelta(Record):
     certain: bool = False  # p_value < alpha: the flip is certain on its own, whatever the suite says
     expect_calls: list[str] | None = only_when_set()  # a trajectory case: the expected calls' tools
     sequence: Sequence_ | None = only_when_set()
+    expect_reply: ReplyKind | None = only_when_set()  # no call, and this kind of reply
 
     @property
     def expected(self) -> str:
-        return expected_text(self.expect_tool, self.expect_calls, self.sequence)
+        return expected_text(self.expect_tool, self.expect_calls, self.sequence, self.expect_reply)
 
 
 class Paired(Record):
@@ -307,6 +309,7 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
             certain=p < alpha,
             expect_calls=[c.tool for c in now.expect_calls] if now.expect_calls is not None else None,
             sequence=now.sequence,
+            expect_reply=now.expect_reply,
         )
         if (before and not after) or (delta.certain and rate < was):
             to_failing.append(delta)

@@ -23,6 +23,7 @@ from .errors import ConfigError, ConfigErrors, did_you_mean, where
 from .explain import explain_errors, show
 from .locate import Loc, Located, display_path, load_jsonl, load_yaml
 from .strict import Authored
+from .taxonomy import ReplyKind
 from .trajectory import DEFAULT_MAX_TURNS, Expectation, ExpectedCall, FinalCheck, Mock, Order, Script
 
 MATCH_MODES = ("loose", "contains", "regex", "any_of", "exact")
@@ -140,6 +141,8 @@ class _CaseFields(Authored):
     match: dict[str, Any] = Field(default_factory=dict)
     forbid_extra_args: bool | None = None
     acceptable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    # beside no expected call: the reply the model should give instead (replies.py)
+    expect_reply: Literal["clarify", "unable", "answer"] | None = None
     # a trajectory case (issue 13): expect_calls instead of expect_tool / expected_tool
     expect_calls: list[ExpectedCallIn] | None = None
     sequence: Literal["strict", "in_order", "unordered", "any_of_these"] | None = None
@@ -163,6 +166,11 @@ class _CaseFields(Authored):
         if not isinstance(data, dict):
             return data
         tool_key = "expected_tool" if "question" in data else "expect_tool"
+        if data.get("expect_reply") is not None and (data.get(tool_key) is not None or "expect_calls" in data):
+            raise ValueError(
+                f"expect_reply is for a case that expects no call: set {tool_key}: null (the model should "
+                "reply instead of calling a tool)"
+            )
         if "expect_calls" in data:
             if tool_key in data:
                 raise ValueError(f"a case has {tool_key} (one call) or expect_calls (a trajectory), not both")
@@ -267,6 +275,7 @@ class Case:
     status: str = "reviewed"
     acceptable: tuple[str, ...] = ()  # tools that work but are not the best choice (SEL-SUBOPTIMAL)
     script: Script | None = None  # a trajectory case's expectation, stubs and max_turns
+    expect_reply: ReplyKind | None = None  # no call, and this kind of reply (None: any usable reply)
 
     @property
     def expected(self) -> tuple[str, ...]:
@@ -356,6 +365,7 @@ def _from_yaml(model: YamlCase, doc: Located, loc: Loc, forbid_extra_args: bool)
         status=model.status,
         acceptable=tuple(model.acceptable),
         script=script,
+        expect_reply=model.expect_reply,
     )
 
 
@@ -420,6 +430,7 @@ def _load_jsonl(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
                 status=model.status,
                 acceptable=tuple(model.acceptable),
                 script=script,
+                expect_reply=model.expect_reply,
             )
         )
     if messages:

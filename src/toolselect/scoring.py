@@ -20,6 +20,7 @@ from .explain import show
 from .golden import Case
 from .matching import loose_equal, match_value
 from .pick import TOO_DEEP, Pick, is_built_in, is_foreign
+from .replies import UNUSABLE, Reply, classify
 from .surface import Surface, Tool
 from .taxonomy import SampleOutcome
 from .trajectory import Call, Expectation, Scores, Trajectory, score
@@ -43,6 +44,7 @@ class Result:
     tool_order: tuple[str, ...] | None = None  # the order the tools were offered in, when shuffled
     scores: Scores | None = None  # a trajectory case's four dimensions and failure codes
     judge: Reading | None = None  # evals.judge's reading of the answer after an error
+    reply: Reply | None = None  # a sample without a call: what kind of reply it gave (replies.py)
 
     @property
     def passed(self) -> bool:
@@ -61,9 +63,13 @@ def score_sample(
     *,
     args_measured: bool = True,
     surfaced: bool | None = None,
+    reply: Reply | None = None,
+    reads_replies: bool = False,
 ) -> Result:
     """Score one sample. `args_measured` is False for providers that pick tools only (bm25);
-    `surfaced` is a judge's verdict on a trajectory's final answer after an error (None: no judge)."""
+    `surfaced` is a judge's verdict on a trajectory's final answer after an error (None: no judge);
+    `reply`: the judge's reading of a reply without a call (None: the rules of replies.py read it);
+    `reads_replies`: the provider is a model that writes (a local picker's silence is no reply)."""
     if pick.skipped:
         return Result(case, sample, pick, SampleOutcome.NOT_EVALUATED, (pick.skipped,))
     if pick.error:
@@ -79,8 +85,13 @@ def score_sample(
     expected = case.expected
 
     if not expected:
-        if pick.tool is None:
+        if pick.tool is None and not reads_replies:
             return Result(case, sample, pick, SampleOutcome.PASS, tool_ok=True)
+        if pick.tool is None:
+            return _no_call(case, sample, pick, reply or Reply(classify(pick.text)))
+        if case.expect_reply == "clarify":
+            guessed = f"expected a question to the user first, got a guessed call to {pick.tool}"
+            return Result(case, sample, pick, SampleOutcome.RES_GUESSED, (guessed,), tool_ok=False, schema_ok=schema_ok)
         return Result(
             case,
             sample,
@@ -92,13 +103,16 @@ def score_sample(
         )
     wanted = " or ".join(expected)
     if pick.tool is None:
+        said = (reply or Reply(classify(pick.text))) if reads_replies else None
+        why = UNUSABLE.get(pick.stop_reason or "") or (_SAID[said.kind] if said else "")
         return Result(
             case,
             sample,
             pick,
             SampleOutcome.SEL_MISSED,
-            (f"expected {wanted}, but the model called no tool",),
+            (f"expected {wanted}, but the model called no tool" + (f" ({why})" if why else ""),),
             tool_ok=False,
+            reply=said,
         )
     if tool is None and is_foreign(pick.tool):
         whose = "the client's own tool" if is_built_in(pick.tool) else "another server's tool"
@@ -151,6 +165,31 @@ def score_sample(
     else:
         outcome = SampleOutcome.PASS
     return Result(case, sample, pick, outcome, tuple(reasons), tool_ok=True, args_ok=args_ok, schema_ok=schema_ok)
+
+
+_SAID = {
+    "clarify": "it asked the user instead",
+    "unable": "it said it can't",
+    "answer": "it answered directly",
+    "empty": "it gave no reply",
+}
+_KIND_WORD = {"clarify": "asked the user", "unable": "said it can't", "answer": "answered", "empty": "gave no reply"}
+
+
+def _no_call(case: Case, sample: int, pick: Pick, reply: Reply) -> Result:
+    """A case that expects no call, answered with none: a usable reply (of the kind the case
+    expects, when it names one); never restraint for a reply the API cut or refused, or none at all."""
+    unusable = UNUSABLE.get(pick.stop_reason or "")
+    if unusable or reply.kind == "empty":
+        why = unusable or "the reply is empty, or not a reply (a call written as text)"
+        return Result(case, sample, pick, SampleOutcome.NO_REPLY, (why,), tool_ok=False, reply=reply)
+    if case.expect_reply is not None and reply.kind != case.expect_reply:
+        why = f"expected the model to {_EXPECTED[case.expect_reply]}; it {_KIND_WORD[reply.kind]}"
+        return Result(case, sample, pick, SampleOutcome.RES_WRONG_REPLY, (why,), tool_ok=True, reply=reply)
+    return Result(case, sample, pick, SampleOutcome.PASS, tool_ok=True, reply=reply)
+
+
+_EXPECTED = {"clarify": "ask the user first", "unable": "say it can't", "answer": "answer directly"}
 
 
 def _score_trajectory(

@@ -14,6 +14,10 @@ FailureCode = Literal[
 ]  # fmt: skip
 FAILURE_CODES: tuple[str, ...] = get_args(FailureCode)  # in the order reports list them
 
+# what a reply without a tool call is (replies.py): When2Call's outcomes besides the call itself
+ReplyKind = Literal["clarify", "unable", "answer", "empty"]
+REPLY_KINDS: tuple[str, ...] = get_args(ReplyKind)
+
 Dimension = Literal["selection", "arguments", "recovery", "restraint"]
 DIMENSIONS: tuple[str, ...] = get_args(Dimension)
 
@@ -26,6 +30,9 @@ class SampleOutcome(StrEnum):
     SEL_UNKNOWN = "SEL-UNKNOWN"  # a name not on the surface, or a left-out tool
     SEL_MISSED = "SEL-MISSED"  # no call, one expected
     RES_UNNECESSARY = "RES-UNNECESSARY"  # a call, none expected
+    RES_GUESSED = "RES-GUESSED"  # a call where the case expects a question to the user (expect_reply: clarify)
+    RES_WRONG_REPLY = "RES-WRONG-REPLY"  # no call, rightly, but not the kind of reply the case expects
+    NO_REPLY = "NO-REPLY"  # no call and no usable reply: cut at the token limit, refused by the API, or empty
     ARG_INVALID = "ARG-INVALID"  # unparseable or schema-invalid arguments
     ARG_SEMANTIC = "ARG-SEMANTIC"  # schema-valid but not the expected values
     SEL_SUBOPTIMAL = "SEL-SUBOPTIMAL"  # an `acceptable` tool: it works, but it is not the best choice
@@ -46,6 +53,15 @@ OUTCOME_MEANING = {
     SampleOutcome.SEL_UNKNOWN: "picked a tool that is not on the surface (or was left out)",
     SampleOutcome.SEL_MISSED: "called no tool when one was expected",
     SampleOutcome.RES_UNNECESSARY: "called a tool when none was expected",
+    SampleOutcome.RES_GUESSED: (
+        "called a tool, guessing, where it should have asked the user first (expect_reply: clarify)"
+    ),
+    SampleOutcome.RES_WRONG_REPLY: (
+        "called no tool, rightly, but did not reply as the case expects (e.g. answered instead of asking)"
+    ),
+    SampleOutcome.NO_REPLY: (
+        "called no tool and gave no usable reply: cut at the token limit, refused by the API, or empty"
+    ),
     SampleOutcome.ARG_INVALID: "right tool, arguments unparseable or invalid against the input schema",
     SampleOutcome.ARG_SEMANTIC: "right tool, schema-valid arguments with the wrong values",
     SampleOutcome.SEL_SUBOPTIMAL: "picked a tool that works but is not the best choice (the case's acceptable)",

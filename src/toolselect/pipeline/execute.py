@@ -60,6 +60,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 job.sample,
                 args_measured=provider.produces_args,
                 surfaced=verdicts[i].surfaced if i in verdicts else None,
+                reads_replies=provider.produces_replies,
             ),
             tool_order=None if job.order is None else tuple(offered[i] for i in job.order),
             judge=verdicts.get(i),

@@ -151,7 +151,9 @@ async def run_stress(
         raise InfraError(f"the stress run stopped: {stopped}")
     scored = [
         tuple(
-            score_sample(j.case, p, sf, j.sample, args_measured=provider.produces_args)
+            score_sample(
+                j.case, p, sf, j.sample, args_measured=provider.produces_args, reads_replies=provider.produces_replies
+            )
             for j, p in zip(a.jobs, a.picks, strict=True)
         )
         for (sf, _), a in zip(asks, asked, strict=True)

@@ -140,6 +140,7 @@ class Provider(ABC):
 
     name: str = ""
     produces_args = True  # False: tools only (bm25); argument metrics are reported as not measured
+    produces_replies = False  # a model that writes: a reply without a call is read for its kind (replies.py)
     cacheable = False  # answers worth keeping in the answer cache (never a local program's)
     batchable = False  # the model API has a batch API: the `*_batch` methods below work
 

@@ -39,6 +39,7 @@ class SdkProvider(Provider):
     endpoint_variable = ""  # where the SDK reads an endpoint from the environment
     default_endpoint = ""
     produces_args = True
+    produces_replies = True
     cacheable = True
 
     def __init__(self, settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> None:

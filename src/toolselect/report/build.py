@@ -31,6 +31,7 @@ from .schema import (
     JudgeOut,
     LeftOutOut,
     Metric,
+    ReplyOut,
     Report,
     RunOut,
     SampleOut,
@@ -235,10 +236,12 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
                 if r.judge
                 else None,
                 searched=[SearchOut(query=s.query, found=list(s.found)) for s in r.pick.searched],
+                reply=ReplyOut(kind=r.reply.kind, by=r.reply.by, said=r.reply.said) if r.reply else None,
             )
             for r in results
         ],
         acceptable=list(case.acceptable),
+        expect_reply=case.expect_reply,
         **_script_fields(case),
     )
 

@@ -16,7 +16,7 @@ from pydantic import AfterValidator, Field
 
 from ..explain import show
 from ..strict import Record
-from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
+from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, ReplyKind, SampleOutcome
 
 SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
@@ -134,6 +134,14 @@ class JudgeOut(Record):
     cached: bool = False
 
 
+class ReplyOut(Record):
+    """What a sample without a call replied: its kind, and who read it (the rules, or the judge)."""
+
+    kind: ReplyKind
+    by: Literal["rules", "judge"] = "rules"
+    said: str = only_when_set("")  # the judge's own words
+
+
 class JudgeRunOut(Record):
     model: str
     api_calls: Count = 0
@@ -176,6 +184,7 @@ class SampleOut(Record):
     scores: ScoresOut | None = only_when_set()
     judge: JudgeOut | None = only_when_set()
     searched: list[SearchOut] = only_when_set([])  # a deferred client: the searches before the pick
+    reply: ReplyOut | None = only_when_set()  # no call: what kind of reply it gave
 
 
 class ExpectedCallOut(Record):
@@ -200,6 +209,7 @@ class CaseOut(Record):
     pass_rate: float | None
     samples: list[SampleOut]
     acceptable: list[str] = only_when_set([])
+    expect_reply: ReplyKind | None = only_when_set()  # no call, and this kind of reply
     # a trajectory case
     expect_calls: list[ExpectedCallOut] | None = only_when_set()
     sequence: Sequence_ | None = only_when_set()
@@ -429,7 +439,14 @@ def pick_name(sample: SampleOut | None) -> str:
         return ERROR
     if sample.trace is not None:
         return calls_text(sample.trace)
+    if sample.picked_tool is None and sample.reply is not None:
+        return none_of(sample.reply.kind)
     return sample.picked_tool or NONE
+
+
+def none_of(kind: str | None) -> str:
+    """No call, and the kind of reply: `(none: clarify)`; `(none)` when no kind was read."""
+    return f"(none: {kind})" if kind else NONE
 
 
 MAX_SHOWN_CALLS = 6
@@ -447,17 +464,22 @@ def calls_text(trace: TraceOut) -> str:
 SEQUENCE_JOIN = {"strict": " → ", "in_order": " → … ", "unordered": " + ", "any_of_these": " | "}
 
 
-def expected_text(expect_tool: str | list[str] | None, expect_calls: Sequence[str] | None, sequence: str | None) -> str:
-    """What a case expects, in one line: a tool, `a | b`, `(none)`; a trajectory's calls joined by
-    its sequence: `a → b` (strict), `a → … b` (in order, others allowed), `a + b` (any order),
-    `a | b` (one of them)."""
+def expected_text(
+    expect_tool: str | list[str] | None,
+    expect_calls: Sequence[str] | None,
+    sequence: str | None,
+    expect_reply: str | None = None,
+) -> str:
+    """What a case expects, in one line: a tool, `a | b`, `(none)`, `(none: clarify)`; a
+    trajectory's calls joined by its sequence: `a → b` (strict), `a → … b` (in order, others
+    allowed), `a + b` (any order), `a | b` (one of them)."""
     if expect_calls is not None:
         return SEQUENCE_JOIN[sequence or "strict"].join(expect_calls) or NONE
     if expect_tool is None:
-        return NONE
+        return none_of(expect_reply)
     return " | ".join(expect_tool) if isinstance(expect_tool, list) else expect_tool
 
 
 def case_expected(case: CaseOut) -> str:
     calls = [c.tool for c in case.expect_calls] if case.expect_calls is not None else None
-    return expected_text(case.expect_tool, calls, case.sequence)
+    return expected_text(case.expect_tool, calls, case.sequence, case.expect_reply)
