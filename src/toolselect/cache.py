@@ -169,6 +169,7 @@ class CachedProvider(Provider):
         self.mode = mode
         self.name = inner.name
         self.produces_args = inner.produces_args
+        self.produces_replies = inner.produces_replies
         self.cacheable = inner.cacheable
         self.batchable = inner.batchable and mode != "only"
         self.problems = inner.problems  # one list: the inner provider's notes and the cache's

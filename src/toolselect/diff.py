@@ -22,6 +22,7 @@ from .report.schema import (
     expected_text,
     only_when_set,
     pick_name,
+    right_cell,
     steals,
 )
 from .stats import fisher_exact, paired_bootstrap, sign_test
@@ -47,7 +48,7 @@ class CellDelta(Record):
 
     @property
     def diagonal(self) -> bool:
-        return self.expected == self.picked
+        return right_cell(self.expected, self.picked)
 
 
 class DimensionDelta(Record):

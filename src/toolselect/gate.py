@@ -38,6 +38,7 @@ class Gate:
     base_failure: str  # "fail": a base that can't be evaluated fails the run (exit 3); "pass": the head decides
     fail_on_client_limits: bool = True  # a client that can't take the surface fails (evals.clients)
     max_steal_rise: float | None = None  # points: a significant rise of a client's steal rate fails
+    min_clarify: float | None = None  # the clarification rate on cases that expect a question
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Gate:
@@ -152,6 +153,15 @@ def head_reasons(
             f"over-triggering {over.value:.1%} ({over.numerator}/{over.denominator} no-tool samples called a tool) "
             f"is above max_over_trigger {gate.max_over_trigger:.0%}"
         )
+    asked = metrics.get("clarify_rate")
+    if gate.min_clarify is not None:
+        if asked is None or asked.value is None:
+            reasons.append("min_clarify is set, but no counted case expects a question (expect_reply: clarify)")
+        elif asked.numerator < gate.min_clarify * asked.denominator - 1e-9:
+            reasons.append(
+                f"clarification rate {asked.value:.1%} ({asked.numerator}/{asked.denominator} samples asked the user) "
+                f"is below min_clarify {gate.min_clarify:.0%}"
+            )
     for tool, floor in gate.min_tool_recall.items():
         stats = per_tool.get(tool)
         recall = stats.recall if stats else None

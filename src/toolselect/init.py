@@ -317,9 +317,8 @@ def render_trajectories(surface: Surface) -> str:
             f"traj-ambiguous-{t.name}-{i + 1}",
             f"TODO: a request for {t.name} that leaves out something it needs ({i + 1})",
             [
-                "expect_calls: []   # the right move is a clarifying question, not a call",
-                "final:",
-                '  contains: "?"',
+                "expect_tool: null",
+                "expect_reply: clarify   # ask for what is missing: a guessed call is RES-GUESSED",
             ],
         )
     return "\n".join(out)

@@ -355,6 +355,10 @@ OPTIONS: tuple[Option, ...] = (
            "gate", default=0.1, ge=0, le=1, unit=SHARE, metavar="X", input=None),
     Option("max_over_trigger", "fail when more than this share (0..1) of no-tool samples call a tool", "float",
            "gate", ge=0, le=1, unit=SHARE, metavar="X", shown_default="none"),
+    Option("min_clarify",
+           "fail when, of the samples of cases that expect a question to the user (expect_reply: clarify), a smaller "
+           "share than this (0..1) asks instead of guessing or answering", "float", "gate", ge=0, le=1, unit=SHARE,
+           metavar="X", shown_default="none"),
     Option("min_tool_recall",
            "per-tool recall floors: in the config a mapping {get_weather: 0.8}; as a flag (repeatable) or an input: "
            "get_weather=0.8, get_forecast=0.9",

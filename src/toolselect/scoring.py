@@ -88,7 +88,7 @@ def score_sample(
         if pick.tool is None and not reads_replies:
             return Result(case, sample, pick, SampleOutcome.PASS, tool_ok=True)
         if pick.tool is None:
-            return _no_call(case, sample, pick, reply or Reply(classify(pick.text)))
+            return _no_call(case, sample, pick, read_reply(pick, reply))
         if case.expect_reply == "clarify":
             guessed = f"expected a question to the user first, got a guessed call to {pick.tool}"
             return Result(case, sample, pick, SampleOutcome.RES_GUESSED, (guessed,), tool_ok=False, schema_ok=schema_ok)
@@ -103,7 +103,7 @@ def score_sample(
         )
     wanted = " or ".join(expected)
     if pick.tool is None:
-        said = (reply or Reply(classify(pick.text))) if reads_replies else None
+        said = read_reply(pick, reply) if reads_replies else None
         why = UNUSABLE.get(pick.stop_reason or "") or (_SAID[said.kind] if said else "")
         return Result(
             case,
@@ -174,6 +174,14 @@ _SAID = {
     "empty": "it gave no reply",
 }
 _KIND_WORD = {"clarify": "asked the user", "unable": "said it can't", "answer": "answered", "empty": "gave no reply"}
+
+
+def read_reply(pick: Pick, judged: Reply | None) -> Reply:
+    """A reply's kind: the judge's reading when there is one, else the rules'; a reply the API cut
+    or refused is no reply at all (`empty`), whatever its words."""
+    if UNUSABLE.get(pick.stop_reason or ""):
+        return Reply("empty")
+    return judged or Reply(classify(pick.text))
 
 
 def _no_call(case: Case, sample: int, pick: Pick, reply: Reply) -> Result:

@@ -186,7 +186,9 @@ def test_init_trajectory_writes_seed_004s_suite_that_runs_as_written(tmp_path):
     assert ev.code == 0, ev.err + ev.out
     report = json.loads((tmp_path / "starter" / "r.json").read_text())
     trajectories = [c for c in report["cases"] if "expect_calls" in c]
-    assert len(trajectories) == 18
+    assert len(trajectories) == 15  # and the three ambiguous requests expect a question, no call
+    ambiguous = [c for c in report["cases"] if c["name"].startswith("traj-ambiguous-")]
+    assert [(c["expect_tool"], c["expect_reply"]) for c in ambiguous] == [(None, "clarify")] * 3
     assert all("trace" in c["samples"][0] and c["samples"][0]["outcome"] != "ERROR" for c in trajectories)
     errors = [c for c in trajectories if c["name"].startswith("traj-error-")]
     assert all(c["samples"][0]["trace"]["tool_calls"][0]["error"] == "503 Service Unavailable" for c in errors)

@@ -75,7 +75,9 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
     if provider != "anthropic":  # trailing garbage is kept raw, never a crash
         assert samples["forecast for Rome"]["raw_args"] == '{"city": "Rome", "days": 3} }'
     assert samples["two calls"]["outcome"] == "PASS" and samples["two calls"]["calls"] == 2
-    assert samples["refuse this"]["outcome"] == "PASS"  # a refusal is no tool call
+    # a refusal by the API is no call, and no reply either: never counted as restraint
+    assert samples["refuse this"]["outcome"] == "NO-REPLY" and samples["refuse this"]["stop_reason"] == "refusal"
+    assert samples["refuse this"]["reasons"] == ["the API refused to answer"]
     assert samples["web search"]["picked_tool"] == "search.web"  # safe name mapped back
     assert rep["run"]["temperature"] == 0.3 and rep["run"]["seed"] == 7 and rep["run"]["api_calls"] == 6
     sent = api.log[0]

@@ -36,6 +36,8 @@ Script (JSON):
                                                       read and wrote, stats()["billed"] adds it all up
 ANSWER: {"tool": NAME, "args": {...}} | {"tool": NAME, "raw_args": "text"} | {"text": "..."}
         | {"refusal": true} | {"calls": [ANSWER, ...]} | {"legacy": true, ...} (chat: function_call)
+        | {"text": "...", "truncated": true} (stopped at the token limit: Anthropic max_tokens, Chat
+          Completions length, Responses status incomplete with reason max_output_tokens)
         | {"random": [ANSWER, ...], "weights": [..]} (seeded per prompt and request number)
         | {"first": true, "args"?: {...}} (call whichever tool is listed first: a model that favours position)
         | {"like": NAME, "args": {...}} (call the tool of that name as the request names it: NAME itself, or
@@ -672,6 +674,7 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
                 raw_inputs.append(call["raw_input"])
             content.append({"type": "tool_use", "id": f"toolu_{n}_{i}", "name": call["tool"], "input": args})
         stop = "refusal" if answer.get("refusal") else ("tool_use" if calls else "end_turn")
+        stop = "max_tokens" if answer.get("truncated") else stop
         return {
             "id": f"msg_{n}",
             "type": "message",
@@ -692,9 +695,10 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
         }
     if api == "chat":
         message: dict[str, Any] = {"role": "assistant", "content": text or None}
-        if answer.get("refusal"):
+        if answer.get("refusal"):  # the model's refusal comes in its own field, the content null
             message["refusal"] = text or "I can't help with that."
-        finish = "stop"
+            message["content"] = None
+        finish = "length" if answer.get("truncated") else "stop"
         if calls and answer.get("legacy"):
             message["function_call"] = {"name": calls[0]["tool"], "arguments": _arguments(calls[0])}
             finish = "function_call"
@@ -729,13 +733,18 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
         if "reasoning.encrypted_content" in (body.get("include") or []):
             item["encrypted_content"] = f"enc-{n}"
         output.append(item)
-    if text:
+    if answer.get("refusal"):
+        said = text or "I can't help with that."
+        part: dict[str, Any] = {"type": "refusal", "refusal": said}
+        output.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
+                       "content": [part]})  # fmt: skip
+    elif text:
         output.append(
             {
                 "type": "message",
                 "id": f"msg_{n}",
                 "role": "assistant",
-                "status": "completed",
+                "status": "incomplete" if answer.get("truncated") else "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}],
             }
         )
@@ -755,7 +764,8 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
         "object": "response",
         "created_at": 1700000000,
         "model": model,
-        "status": "completed",
+        "status": "incomplete" if answer.get("truncated") else "completed",
+        **({"incomplete_details": {"reason": "max_output_tokens"}} if answer.get("truncated") else {}),
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],

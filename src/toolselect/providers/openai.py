@@ -341,7 +341,10 @@ class ChatProvider(_OpenAIBase):
             "usage": _usage(usage.prompt_tokens, usage.completion_tokens, getattr(usage, "prompt_tokens_details", None))
             if usage
             else None,
-            "stop_reason": getattr(choice, "finish_reason", None),
+            # the model's refusal (structured outputs' `refusal` field) is no reply: said as the stop reason
+            "stop_reason": "refusal"
+            if message is not None and getattr(message, "refusal", None) and not getattr(message, "content", None)
+            else getattr(choice, "finish_reason", None),
         }
         calls = [c.function for c in (getattr(message, "tool_calls", None) or []) if getattr(c, "function", None)]
         legacy = getattr(message, "function_call", None)
@@ -433,7 +436,15 @@ class ResponsesProvider(_OpenAIBase):
             "usage": _usage(usage.input_tokens, usage.output_tokens, getattr(usage, "input_tokens_details", None))
             if usage
             else None,
-            "stop_reason": getattr(response, "status", None),
+            "stop_reason": "refusal"
+            if not text
+            and any(
+                getattr(part, "type", None) == "refusal"
+                for item in items
+                if getattr(item, "type", None) == "message"
+                for part in (getattr(item, "content", None) or [])
+            )
+            else getattr(response, "status", None),
         }
         fields["replay"] = tuple(
             i.model_dump(exclude_none=True)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, Diff
 from ..gate import BaseFailure, Verdict, gate_of, significance_text
-from ..report.schema import Report, case_headline
+from ..report.schema import OPTIONAL_METRICS, Report, case_headline, shown_metric
 from .clients import client_lines, clients_table
 from .common import (
     CLUSTER_NOTE,
@@ -128,14 +128,15 @@ def _signed(points: float) -> str:
 
 
 def metrics_delta_table(head: Report, diff: Diff | None) -> list[str]:
+    keys = [*HEADLINE_METRICS, *(k for k in sorted(OPTIONAL_METRICS) if shown_metric(head, k) is not None)]
     if diff is None:
         out = ["| metric | head | 95% CI |", "|---|---:|---:|"]
-        for key in HEADLINE_METRICS:
+        for key in keys:
             m = head.metrics[key]
             out.append(f"| {METRIC_LABELS[key]} | {metric_text(m, head, key)} ({frac(m)}) | {interval(m)} |")
     else:
         out = ["| metric | base | head | head 95% CI | Δ |", "|---|---:|---:|---:|---:|"]
-        for key in HEADLINE_METRICS:
+        for key in keys:
             d = diff.metrics[key]
             base = metric_text(d.base, head, key) if d.base is not None else "n/a"
             out.append(

@@ -11,8 +11,10 @@ from ..diff import CellDelta, Diff
 from ..lint.finding import Finding
 from ..pick import Usage, is_foreign
 from ..prices import cached_share
-from ..report.build import CLIENT_FAILED, ERROR, NONE, UNKNOWN
+from ..report.build import CLIENT_FAILED, ERROR, UNKNOWN
 from ..report.schema import (
+    NONE,
+    REPLIED,
     CaseOut,
     DimensionOut,
     FindingOut,
@@ -24,6 +26,8 @@ from ..report.schema import (
     calls_text,
     case_expected,
     case_headline,
+    none_of,
+    right_cell,
 )
 from ..taxonomy import DIMENSIONS
 from .escape import code
@@ -38,6 +42,7 @@ METRIC_LABELS = {
     "over_trigger_rate": "over-triggering",
     "under_trigger_rate": "under-triggering",
     "error_rate": "provider errors",
+    "clarify_rate": "clarification rate (cases that expect a question)",
 }
 
 
@@ -93,7 +98,7 @@ def picked_label(sample: SampleOut | None, with_args: bool = True, limit: int = 
     if sample.trace is not None:
         return calls_text(sample.trace)
     if sample.picked_tool is None:
-        return NONE
+        return none_of(sample.reply.kind if sample.reply else None)
     extra = args_text(sample.picked_args, limit) if with_args else ""
     if with_args and sample.picked_args is None and sample.raw_args is not None:
         extra = repr(sample.raw_args[:limit])
@@ -132,14 +137,17 @@ def labels(report: Report) -> tuple[list[str], list[str]]:
 
     def key(label: str) -> tuple[int, int, str]:
         special = {NONE: 2, UNKNOWN: 3, ERROR: 4, CLIENT_FAILED: 5}
-        return (special.get(label, 1 if is_foreign(label) else 0), order.get(label, len(order)), label)
+        rank = special.get(label, 2 if label.startswith("(none: ") else 1 if is_foreign(label) else 0)
+        return (rank, order.get(label, len(order)), label)
 
-    return sorted(rows, key=key), sorted(cols | (rows - {NONE}) | ({NONE} if NONE in rows else set()), key=key)
+    # every row is a column too (its diagonal), but (none): its right cells are the replies' columns
+    shown = cols | {r for r in rows if r != NONE or not any(c in REPLIED for c in cols)}
+    return sorted(rows, key=key), sorted(shown, key=key)
 
 
 def hot_cells(confusion: dict[str, dict[str, int]]) -> list[tuple[str, str, int]]:
     """Off-diagonal cells, biggest first: (expected, picked, count)."""
-    cells = [(e, p, n) for e, row in confusion.items() for p, n in row.items() if e != p and n]
+    cells = [(e, p, n) for e, row in confusion.items() for p, n in row.items() if not right_cell(e, p) and n]
     return sorted(cells, key=lambda c: (-c[2], c[0], c[1]))
 
 

@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..report.schema import FindingOut, Report
+from ..report.schema import FindingOut, Report, right_cell, shown_metric
 from ..stress import StressReport, sparkline
 from .clients import client_lines
 from .common import (
@@ -274,7 +274,7 @@ class ConsoleView:
                     n = report.confusion.get(row, {}).get(col, 0)
                     if not n:
                         cells.append("[dim]·[/]")
-                    elif row == col:
+                    elif right_cell(row, col):
                         cells.append(f"[green]{n}[/]")
                     else:
                         cells.append(f"[bold red]{n}[/]")
@@ -298,7 +298,8 @@ class ConsoleView:
         table.add_column("n/d", justify="right", style="dim")
         table.add_column("95% CI", justify="right", style="dim")
         for key, label in METRIC_LABELS.items():
-            m = report.metrics[key]
+            if (m := shown_metric(report, key)) is None:
+                continue
             table.add_row(label, metric_text(m, report, key), frac(m), interval(m))
         self.console.print(table)
         if any(interval(m).endswith("†") for m in report.metrics.values()):

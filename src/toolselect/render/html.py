@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ..diff import Diff
 from ..gate import significance_text
-from ..report.schema import Report
+from ..report.schema import Report, shown_metric
 from .clients import CLIENT_COLUMNS, client_lines, client_rows
 from .common import (
     CLUSTER_NOTE,
@@ -277,7 +277,8 @@ def model_section(outcome: Outcome, m: ModelOutcome, mid: str, several: bool) ->
 def metrics_table(report: Report, diff: Diff | None) -> str:
     rows = []
     for key, label in METRIC_LABELS.items():
-        m = report.metrics[key]
+        if (m := shown_metric(report, key)) is None:
+            continue
         cells = f'<td class="num">{esc(metric_text(m, report, key))}</td><td class="num n">{frac(m)}</td>'
         cells += f'<td class="num n">{esc(interval(m))}</td>'
         if diff is not None:

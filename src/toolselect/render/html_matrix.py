@@ -7,8 +7,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..pick import is_foreign
-from ..report.build import CLIENT_FAILED, ERROR, NONE, UNKNOWN
-from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected
+from ..report.build import CLIENT_FAILED, ERROR, UNKNOWN
+from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected, none_of, right_cell
 from ..taxonomy import SampleOutcome
 from .common import (
     args_text,
@@ -40,13 +40,17 @@ def confusion_cell(case: CaseOut, sample: SampleOut, offered: Collection[str]) -
         return None
     expected = expected_tools(case)
     picked = sample.picked_tool
-    row = (picked if picked is not None and picked in expected else expected[0]) if expected else NONE
+    row = (
+        (picked if picked is not None and picked in expected else expected[0])
+        if expected
+        else none_of(case.expect_reply)
+    )
     if sample.outcome == SampleOutcome.ERROR:
         column = ERROR
     elif sample.outcome == SampleOutcome.CLIENT_FAILED:
         column = CLIENT_FAILED
     elif picked is None:
-        column = NONE
+        column = none_of(sample.reply.kind if sample.reply else None)
     else:
         column = picked if picked in offered or is_foreign(picked) else UNKNOWN
     return row, column
@@ -104,7 +108,7 @@ def matrix_and_cases(report: Report, base: Report | None, mid: str) -> str:
         for c in cols:
             now = now_row.get(c, 0)
             before = base.confusion.get(r, {}).get(c, 0) if base is not None else now
-            kind = "diag" if r == c else "off"
+            kind = "diag" if right_cell(r, c) else "off"
             classes = ["hm", kind] if now else ["hm", "empty"]
             if now != before:
                 classes.append("changed")
@@ -175,9 +179,11 @@ def cases_block(cells: list[tuple[Cell, list[Member]]], uncounted: list[Member],
     groups = []
     for (r, c), members in cells:
         n = sum(len(m.samples) for m in members)
-        kind = "diag" if r == c else "off"
+        kind = "diag" if right_cell(r, c) else "off"
         heading = (
-            f"right tool: {code(r)}" if r == c else f"wanted {code(r)}, got {code(c)}"
+            (f"right tool: {code(r)}" if r == c else f"no call, rightly: {code(c)}")
+            if right_cell(r, c)
+            else f"wanted {code(r)}, got {code(c)}"
         ) + f' <span class="count">{n} sample{"s" if n != 1 else ""}</span>'
         cell_id = ids[(r, c)]
         groups.append(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from ..report.schema import CaseOut
+from ..report.schema import CaseOut, right_cell
 from .common import (
     LOWER_IS_BETTER,
     delta_text,
@@ -49,6 +49,8 @@ def shown_name(case: CaseOut) -> str:
 def cell_title(row: str, column: str) -> str:
     if row == column:
         return f"right tool: {row}"
+    if right_cell(row, column):
+        return f"no call, rightly: {column}"
     return f"wanted {row}, got {column}"
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..gate import Verdict
 from ..lint.finding import Finding
-from ..report.schema import FindingOut, Report
+from ..report.schema import FindingOut, Report, right_cell, shown_metric
 from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
@@ -48,7 +48,8 @@ def case_label(row: CaseRow) -> str:
 def metrics_table(report: Report) -> list[str]:
     out = ["| metric | value | n/d | 95% CI |", "|---|---:|---:|---:|"]
     for key, label in METRIC_LABELS.items():
-        m = report.metrics[key]
+        if (m := shown_metric(report, key)) is None:
+            continue
         out.append(f"| {label} | {metric_text(m, report, key)} | {frac(m)} | {interval(m)} |")
     if any(interval(m).endswith("†") for m in report.metrics.values()):
         out += ["", CLUSTER_NOTE]
@@ -89,7 +90,7 @@ def confusion_table(report: Report, base: Report | None = None) -> list[str]:
         cells = []
         for col in cols:
             now = report.confusion.get(row, {}).get(col, 0)
-            text = "·" if not now else (f"{now}" if row == col else f"**{now}**")
+            text = "·" if not now else (f"{now}" if right_cell(row, col) else f"**{now}**")
             before = base.confusion.get(row, {}).get(col, 0) if base is not None else now
             if now != before:
                 text += f" ({'+' if now > before else '−'}{abs(now - before)})"

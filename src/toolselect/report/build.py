@@ -18,7 +18,6 @@ from ..trajectory import Scores
 from .schema import (
     CLIENT_FAILED,
     ERROR,
-    NONE,
     PENDING,
     UNKNOWN,
     CaseOut,
@@ -46,6 +45,7 @@ from .schema import (
     TraceCallOut,
     TraceOut,
     UsageOut,
+    none_of,
     steals,
 )
 
@@ -77,7 +77,7 @@ def row_label(result: Result) -> str:
     """The confusion row: the expected tool (for a list, the picked one when it is listed)."""
     expected = result.case.expected
     if not expected:
-        return NONE
+        return none_of(result.case.expect_reply)
     return result.pick.tool if result.pick.tool in expected else expected[0]
 
 
@@ -87,7 +87,7 @@ def column_label(result: Result, surface: Surface) -> str:
     if result.outcome is SampleOutcome.CLIENT_FAILED:
         return CLIENT_FAILED
     if result.pick.tool is None:
-        return NONE
+        return none_of(result.reply.kind if result.reply else None)
     if is_foreign(result.pick.tool):
         return result.pick.tool  # a client's own tool or another server's: a column of its own
     return result.pick.tool if surface.get(result.pick.tool) else UNKNOWN
@@ -103,7 +103,9 @@ def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str,
     decided = [r for r in rs if r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED)]
     expect_none = [r for r in decided if not r.case.expected]
     expect_tool = [r for r in decided if r.case.expected]
-    no_call = [r for r in decided if r.pick.tool is None]
+    # a usable reply without a call: a cut, refused or empty one is never restraint (NO-REPLY)
+    no_call = [r for r in decided if r.pick.tool is None and r.outcome is not SampleOutcome.NO_REPLY]
+    ambiguous = [r for r in decided if r.case.expect_reply == "clarify"]
     arg_scored = [r for r in rs if r.args_ok is not None]
     schema_scored = [r for r in rs if r.schema_ok is not None]
     return {
@@ -112,10 +114,11 @@ def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str,
         "arg_accuracy": metric(sum(bool(r.args_ok) for r in arg_scored), len(arg_scored), args_measured),
         "schema_valid_rate": metric(sum(bool(r.schema_ok) for r in schema_scored), len(schema_scored), args_measured),
         "no_call_precision": metric(sum(not r.case.expected for r in no_call), len(no_call)),
-        "no_call_recall": metric(sum(r.pick.tool is None for r in expect_none), len(expect_none)),
+        "no_call_recall": metric(sum(r in no_call for r in expect_none), len(expect_none)),
         "over_trigger_rate": metric(sum(r.pick.tool is not None for r in expect_none), len(expect_none)),
         "under_trigger_rate": metric(sum(r.pick.tool is None for r in expect_tool), len(expect_tool)),
         "error_rate": metric(sum(r.outcome is SampleOutcome.ERROR for r in rs), len(rs)),
+        "clarify_rate": metric(sum(r.passed for r in ambiguous), len(ambiguous)),  # asked, where it should
     }
 
 

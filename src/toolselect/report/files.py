@@ -22,6 +22,7 @@ from .schema import (
     MAX_MODELS,
     METRIC_NAMES,
     MODELS_SCHEMA_VERSION,
+    OPTIONAL_METRICS,
     PENDING,
     SCHEMA_VERSION,
     GateOut,
@@ -294,7 +295,7 @@ def _inconsistencies(report: Report) -> Iterator[str]:
 
     for name, m in report.metrics.items():
         yield from _metric_problems(m, f"metrics.{name}")
-    missing = [m for m in METRIC_NAMES if m not in report.metrics]
+    missing = [m for m in METRIC_NAMES if m not in report.metrics and m not in OPTIONAL_METRICS]
     if missing:
         yield f"metrics {', '.join(missing)} missing"
     for third, m in (report.position or {}).items():

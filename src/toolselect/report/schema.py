@@ -39,8 +39,19 @@ MetricName = Literal[
     "over_trigger_rate",
     "under_trigger_rate",
     "error_rate",
+    "clarify_rate",
 ]
 METRIC_NAMES: tuple[str, ...] = get_args(MetricName)
+# shown only when measured, and absent from reports written before it (2026-12-04)
+OPTIONAL_METRICS = frozenset({"clarify_rate"})
+
+
+def shown_metric(report: Report, key: str) -> Metric | None:
+    """A metric to show: None when the report lacks it or it is an optional one nothing measured."""
+    m = report.metrics.get(key)
+    return None if m is None or (key in OPTIONAL_METRICS and not m.denominator) else m
+
+
 Third = Literal["first", "middle", "last"]
 Sequence_ = Literal["strict", "in_order", "unordered", "any_of_these"]
 LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
@@ -313,6 +324,7 @@ class GateOut(Record):
     base_failure: Literal["fail", "pass"] = "fail"
     fail_on_client_limits: bool = Field(True, exclude_if=lambda v: v)  # said only when turned off
     max_steal_rise: float | None = only_when_set()
+    min_clarify: float | None = only_when_set()
     reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
@@ -447,6 +459,15 @@ def pick_name(sample: SampleOut | None) -> str:
 def none_of(kind: str | None) -> str:
     """No call, and the kind of reply: `(none: clarify)`; `(none)` when no kind was read."""
     return f"(none: {kind})" if kind else NONE
+
+
+REPLIED = frozenset(none_of(k) for k in ("clarify", "unable", "answer"))  # a usable reply without a call
+
+
+def right_cell(expected: str, picked: str) -> bool:
+    """A confusion cell of right answers: the tool wanted, or — for a case that wants no call and
+    names no kind of reply — no call with any usable reply (`(none)` row, `(none: answer)` column)."""
+    return expected == picked or (expected == NONE and picked in REPLIED)
 
 
 MAX_SHOWN_CALLS = 6
