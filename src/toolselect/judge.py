@@ -1,5 +1,6 @@
 """The judge: when a trajectory case has no `final` checks, a model reads whether the final answer
-after a tool error tells the user (seed 004's REC-SILENT).
+after a tool error tells the user (seed 004's REC-SILENT); and, for every sample that called no
+tool, what kind of reply it gave (clarify, unable, answer, empty), in place of replies.py's rules.
 
 Only samples that need it are judged: a mock answered with an error, no later call succeeded, and
 the conversation ended with a text answer. The judge is `evals.judge`, a model on the run's own
@@ -12,6 +13,7 @@ apart in the report (the sample's `judge`, the run's `judge_*` counts); a judge 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Sequence
 
@@ -19,7 +21,9 @@ from .errors import InfraError
 from .golden import Case
 from .pick import Pick, Reading
 from .providers import Provider, SampleError
+from .replies import UNUSABLE, Reply
 from .surface import Surface
+from .taxonomy import REPLY_KINDS
 from .throttle import Throttle
 
 SYSTEM = (
@@ -90,3 +94,89 @@ async def judge_all(
     if unclear:
         problems.append(f"the judge answered neither yes nor no for {unclear} samples; they are unjudged")
     return verdicts
+
+
+# ---------------------------------------------------------------------- replies without a call
+
+REPLY_SYSTEM = (
+    "You read one reply an assistant gave a user instead of calling a tool, and say what kind of reply it is. "
+    "Answer with the JSON object asked for."
+)
+REPLY_SCHEMA = {
+    "type": "object",
+    "properties": {"kind": {"type": "string", "enum": list(REPLY_KINDS)}, "why": {"type": "string"}},
+    "required": ["kind", "why"],
+    "additionalProperties": False,
+}
+
+
+def wants_reading(case: Case, pick: Pick) -> bool:
+    """A single-call sample that called no tool and said something the API didn't cut or refuse."""
+    usable = pick.text.strip() and not UNUSABLE.get(pick.stop_reason or "")
+    return (
+        case.script is None and pick.tool is None and not (pick.error or pick.skipped or pick.unsent) and bool(usable)
+    )
+
+
+def reply_question(case: Case, pick: Pick, tools: Sequence[str]) -> str:
+    return (
+        f"The user asked: {case.prompt}\n\n"
+        f"The assistant could call these tools: {', '.join(tools) or 'none'}. It called none, and replied:\n"
+        f"{pick.text}\n\n"
+        "Which kind of reply is it?\n"
+        "- clarify: it asks the user for information it needs before it can act\n"
+        "- unable: it says it can't do this, or has no tool, access or permission for it\n"
+        "- answer: it answers directly, or chats (a courtesy question or an offer at the end is still an answer)\n"
+        "- empty: it is no reply (nothing, or a tool call written out as text)\n"
+        "Give the kind and, in one short sentence, why."
+    )
+
+
+def read_kind(text: str) -> Reply | None:
+    """The judge's structured answer as a reading; None when it isn't one."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("kind") not in REPLY_KINDS:
+        return None
+    why = data.get("why")
+    return Reply(data["kind"], by="judge", said=" ".join(str(why).split())[:200] if why else "")
+
+
+async def read_replies(
+    judge: Provider,
+    throttle: Throttle,
+    items: Sequence[tuple[int, Case, Pick]],
+    tools: Sequence[str],
+    problems: list[str],
+) -> dict[int, Reply]:
+    """The judge's reading of each (index, case, pick) reply; one it can't give leaves that sample to
+    the rules (replies.py), said once in `problems`."""
+    readings: dict[int, Reply] = {}
+    failures: list[str] = []
+    fatal: list[str] = []
+
+    async def one(index: int, case: Case, pick: Pick) -> None:
+        if fatal:
+            return
+        async with throttle:
+            try:
+                text, _ = await judge.write_cached(REPLY_SYSTEM, reply_question(case, pick, tools), REPLY_SCHEMA)
+            except SampleError as exc:
+                failures.append(str(exc))
+                return
+            except InfraError as exc:
+                fatal.append(exc.message)
+                return
+        reading = read_kind(text) if text is not None else None
+        if reading is not None:
+            readings[index] = reading
+
+    await asyncio.gather(*(one(i, c, p) for i, c, p in items))
+    unread = len(items) - len(readings)
+    if unread:
+        said = fatal or failures
+        why = f": {said[0]}" if said else " (not in the answer cache, or not a reading)"
+        problems.append(f"the judge could not read {unread} of {len(items)} replies{why}; the rules read them")
+    return readings

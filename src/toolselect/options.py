@@ -303,8 +303,9 @@ OPTIONS: tuple[Option, ...] = (
            "counts the prompt cache; it needs a known price or evals.price)", "float", "run", gt=0, metavar="USD",
            shown_default="none"),
     Option("judge",
-           "trajectory cases without final checks: a model that reads whether the answer after a tool error tells "
-           "the user (REC-SILENT); it runs on the run's provider and endpoint, through the answer cache",
+           "a model that reads, in place of rules, what kind of reply a sample without a call gave (clarify, unable, "
+           "answer), and for trajectory cases without final checks whether the answer after a tool error tells the "
+           "user (REC-SILENT); it runs on the run's provider and endpoint, through the answer cache",
            "text", "run", metavar="MODEL", shown_default="none"),
     Option("forbid_extra_args",
            "any argument a case's expect_args doesn't list fails the case (BFCL's rule); cases can override", "bool",

@@ -104,7 +104,7 @@ def score_sample(
     wanted = " or ".join(expected)
     if pick.tool is None:
         said = read_reply(pick, reply) if reads_replies else None
-        why = UNUSABLE.get(pick.stop_reason or "") or (_SAID[said.kind] if said else "")
+        why = UNUSABLE.get(pick.stop_reason or "") or (_SAID[said.kind] + _judged(said) if said else "")
         return Result(
             case,
             sample,
@@ -176,6 +176,11 @@ _SAID = {
 _KIND_WORD = {"clarify": "asked the user", "unable": "said it can't", "answer": "answered", "empty": "gave no reply"}
 
 
+def _judged(reply: Reply) -> str:
+    """The judge's words, when it read the reply: `, says the judge: "…"`."""
+    return f', says the judge: "{reply.said}"' if reply.by == "judge" and reply.said else ""
+
+
 def read_reply(pick: Pick, judged: Reply | None) -> Reply:
     """A reply's kind: the judge's reading when there is one, else the rules'; a reply the API cut
     or refused is no reply at all (`empty`), whatever its words."""
@@ -192,7 +197,7 @@ def _no_call(case: Case, sample: int, pick: Pick, reply: Reply) -> Result:
         why = unusable or "the reply is empty, or not a reply (a call written as text)"
         return Result(case, sample, pick, SampleOutcome.NO_REPLY, (why,), tool_ok=False, reply=reply)
     if case.expect_reply is not None and reply.kind != case.expect_reply:
-        why = f"expected the model to {_EXPECTED[case.expect_reply]}; it {_KIND_WORD[reply.kind]}"
+        why = f"expected the model to {_EXPECTED[case.expect_reply]}; it {_KIND_WORD[reply.kind]}{_judged(reply)}"
         return Result(case, sample, pick, SampleOutcome.RES_WRONG_REPLY, (why,), tool_ok=True, reply=reply)
     return Result(case, sample, pick, SampleOutcome.PASS, tool_ok=True, reply=reply)
 

@@ -118,3 +118,37 @@ def test_a_model_that_used_to_ask_and_now_guesses_fails_the_gate_and_the_comment
     comment = (tmp_path / "c.md").read_text()
     assert "| vague-forecast | `(none: clarify)` | `(none: clarify)` | `get_forecast` |" in comment
     assert "clarification rate (cases that expect a question) | 100.0% | 50.0% (1/2)" in comment
+
+
+def test_a_judge_reads_the_replies_in_place_of_the_rules_and_a_rerun_asks_it_nothing(tmp_path):
+    """evals.judge set: the judge's structured reading decides each reply's kind (here it reads the
+    list-shaped question as an answer, against the rules), its words kept with the sample; a reply
+    the API cut is not sent to it."""
+    repo(tmp_path)
+    judged = lambda kind, why: {"text": json.dumps({"kind": kind, "why": why})}  # noqa: E731
+    script = {
+        **SCRIPT,
+        "contains": {
+            "Which city are you in?": judged("clarify", "It asks which city."),
+            "none of my tools do that": judged("unable", "It says no tool books flights."),
+            "Which kind of reply is it?": judged("answer", "It answers."),
+        },
+    }
+    with FakeModelAPI(script) as api:
+        run = run_eval(tmp_path, "openai", api, "--judge", "judge-model")
+        asked = len(api.log)
+        again = run_eval(tmp_path, "openai", api, "--judge", "judge-model")
+        assert again.code == 0 and len(api.log) == asked  # the picks and the readings, all from the cache
+    assert run.code == 0, run.out + run.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    replies = {c["name"]: c["samples"][0].get("reply") for c in report["cases"]}
+    assert replies["vague-weather"] == {"kind": "clarify", "by": "judge", "said": "It asks which city."}
+    assert replies["book-flight"] == {"kind": "unable", "by": "judge", "said": "It says no tool books flights."}
+    assert replies["vague-forecast"]["kind"] == "answer"  # the judge's word, not the rules'
+    assert replies["summary"] == {"kind": "empty", "by": "rules"}  # cut: never sent to the judge
+    outcomes = {c["name"]: c["samples"][0]["outcome"] for c in report["cases"]}
+    assert outcomes["vague-forecast"] == "RES-WRONG-REPLY" and outcomes["now-oslo"] == "SEL-MISSED"
+    wrong = next(c for c in report["cases"] if c["name"] == "vague-forecast")["samples"][0]["reasons"]
+    assert wrong == ['expected the model to ask the user first; it answered, says the judge: "It answers."']
+    assert report["run"]["judge"] == {"model": "judge-model", "api_calls": 0, "cache_hits": 5}  # the re-run's
+    assert sum(e.get("model") == "judge-model" for e in api.log) == 5

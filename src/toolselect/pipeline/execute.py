@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 
 from .. import __version__
 from ..ask import ask_all
-from ..judge import judge_all, wants_judge
+from ..judge import judge_all, read_replies, wants_judge, wants_reading
 from ..pick import Reading
 from ..prices import cost_usd, price_for
+from ..replies import Reply
 from ..report.build import build_report
 from ..report.schema import JudgeRunOut, Report, RunOut
 from ..scoring import Result, score_sample
@@ -24,6 +25,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
     verdicts: dict[int, Reading] = {}
+    readings: dict[int, Reply] = {}
     session = cache_keys if cache_keys is not None else set()
     try:
         asked = await ask_all(
@@ -43,6 +45,11 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 if wants_judge(job.case, pick, surface)
             ]
             verdicts = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
+        if prep.judge is not None and not asked.stopped and provider.produces_replies:  # replies without a call
+            said = [(i, j.case, p) for i, (j, p) in enumerate(zip(asked.jobs, asked.picks, strict=True))]
+            said = [(i, c, p) for i, c, p in said if wants_reading(c, p)]
+            names = surface.names
+            readings = await read_replies(prep.judge, prep.throttle, said, names, provider.problems) if said else {}
         finished = True
     finally:
         await prep.aclose()
@@ -61,6 +68,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 args_measured=provider.produces_args,
                 surfaced=verdicts[i].surfaced if i in verdicts else None,
                 reads_replies=provider.produces_replies,
+                reply=readings.get(i),
             ),
             tool_order=None if job.order is None else tuple(offered[i] for i in job.order),
             judge=verdicts.get(i),

@@ -174,7 +174,7 @@ async def prepare(
         await provider.aclose()
         raise
     judge = None
-    if settings.judge and any(c.script is not None for c in cases):  # asked when needed, through the cache
+    if settings.judge:  # trajectories' answers after an error, and replies without a call: through the cache
         judge = make_provider(replace(settings, model=settings.judge), throttle, environ)
     return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge, client=client)
 

@@ -150,7 +150,7 @@ class ReplyOut(Record):
 
     kind: ReplyKind
     by: Literal["rules", "judge"] = "rules"
-    said: str = only_when_set("")  # the judge's own words
+    said: str = Field("", exclude_if=lambda v: not v)  # the judge's own words
 
 
 class JudgeRunOut(Record):
