@@ -118,6 +118,7 @@ def test_a_model_that_used_to_ask_and_now_guesses_fails_the_gate_and_the_comment
     comment = (tmp_path / "c.md").read_text()
     assert "| vague-forecast | `(none: clarify)` | `(none: clarify)` | `get_forecast` |" in comment
     assert "clarification rate (cases that expect a question) | 100.0% | 50.0% (1/2)" in comment
+    assert "- 🔺 wanted `(none: clarify)`, got `get_forecast`: 0 → 1" in comment  # the cell a reviewer must see
 
 
 def test_a_judge_reads_the_replies_in_place_of_the_rules_and_a_rerun_asks_it_nothing(tmp_path):

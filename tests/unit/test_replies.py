@@ -15,6 +15,7 @@ from toolselect.errors import ConfigError
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.replies import classify
+from toolselect.report.schema import right_cell
 from toolselect.scoring import score_sample
 from toolselect.taxonomy import SampleOutcome
 
@@ -118,3 +119,16 @@ def test_expect_reply_is_for_a_case_that_expects_no_call_in_yaml_and_jsonl(tmp_p
                                            '"expect_reply": "unable"}\n')  # fmt: skip
     [ok] = load_cases(loaded, resolve_settings(loaded, Overrides(), {}, tmp_path))
     assert ok.expect_reply == "unable"
+
+
+def test_a_no_call_row_is_right_with_any_usable_reply_and_says_which():
+    from toolselect.diff import CellDelta
+    from toolselect.render.common import cell_line, hot_cells
+
+    assert [right_cell("(none)", c) for c in ("(none: clarify)", "(none: answer)", "(none: empty)", "get_weather")] == [
+        True, True, False, False
+    ]  # fmt: skip
+    assert not right_cell("(none: clarify)", "(none: answer)")  # the case expects a question
+    moved = CellDelta(expected="(none)", picked="(none: clarify)", base=0, head=2)
+    assert cell_line(moved) == "- ✅ more right: `(none)` as `(none: clarify)`: 0 → 2"
+    assert hot_cells({"(none)": {"(none: answer)": 3, "(none: empty)": 1}}) == [("(none)", "(none: empty)", 1)]

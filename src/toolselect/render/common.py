@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -344,6 +344,11 @@ def batched(runs: Sequence[RunOut]) -> str:
 def cell_line(cell: CellDelta) -> str:
     if cell.diagonal:
         kind = "✅ more right" if cell.delta > 0 else "⚠️ fewer right"
-        return f"- {kind}: {code(cell.expected)}: {cell.base} → {cell.head}"
+        return f"- {kind}: {right_text(cell.expected, cell.picked, code)}: {cell.base} → {cell.head}"
     kind = "🔺" if cell.delta > 0 else "🔻"
     return f"- {kind} wanted {code(cell.expected)}, got {code(cell.picked)}: {cell.base} → {cell.head}"
+
+
+def right_text(expected: str, picked: str, quote: Callable[[str], str]) -> str:
+    """A right cell in words: the tool, or a (none) row's kind of reply (`(none)` as `(none: clarify)`)."""
+    return quote(expected) if expected == picked else f"{quote(expected)} as {quote(picked)}"

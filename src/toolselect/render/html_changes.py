@@ -9,6 +9,7 @@ from .common import (
     case_row,
     cases_moved,
     delta_text,
+    right_text,
     trace_lines,
 )
 from .html_text import block, case_name, code, esc, outcome_badge, ul
@@ -76,7 +77,7 @@ def cell_line(cell: CellDelta) -> str:
     if cell.diagonal:
         kind = "more right" if cell.delta > 0 else "fewer right"
         cls = "up" if cell.delta > 0 else "down"
-        return f'<span class="delta {cls}">{kind}</span>: {code(cell.expected)}: {move}'
+        return f'<span class="delta {cls}">{kind}</span>: {right_text(cell.expected, cell.picked, code)}: {move}'
     cls = "down" if cell.delta > 0 else "up"
     arrow = "▲" if cell.delta > 0 else "▼"
     return f'<span class="delta {cls}">{arrow}</span> wanted {code(cell.expected)}, got {code(cell.picked)}: {move}'
