@@ -5,13 +5,18 @@ call itself. Pure: text in, kind out.
 This is the deterministic reading, used when no judge model is configured (docs/golden-set.md says
 the rules). In English, German, French and Spanish:
 
-1. **empty**: no letters, or text that is a failed attempt at a call rather than a reply (JSON,
-   `<tool_call>` markup, a code block and nothing else).
-2. **clarify**: a question to the user that asks for something it needs — a `?` sentence, or a
-   request ("please tell me…", "could you tell me: 1. … 2. …") — that is neither a courtesy at the
-   end of an answer ("anything else?", "let me know if…") nor an offer ("would you like me to…").
-3. **unable**: it says it can't do this, or has no tool or access for it.
+1. **empty**: no letter or digit, or text that is a call written out rather than a reply (JSON,
+   `<tool_call>` markup, a code block holding one).
+2. **clarify**: a sentence that asks the user for something it needs — a `?` question (or a last
+   "which…" sentence without one), a choice ("One-way or return?"), a request ("Tell me the city
+   and I'll check."), a lead and a list ("Could you tell me: 1. … 2. …") — that is not a courtesy
+   at the end of an answer ("anything else?", "let me know if…"), an offer ("would you like me
+   to…"), or a rhetorical question the reply answers itself.
+3. **unable**: it says it can't, or has no tool, access or permission, in its first sentences or
+   anywhere in a short reply; quoted or drafted text is not its own words.
 4. **answer**: anything else.
+
+The rules are measured against labelled replies (tests/data/replies/, docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -153,3 +153,12 @@ def test_a_judge_reads_the_replies_in_place_of_the_rules_and_a_rerun_asks_it_not
     assert wrong == ['expected the model to ask the user first; it answered, says the judge: "It answers."']
     assert report["run"]["judge"] == {"model": "judge-model", "api_calls": 0, "cache_hits": 5}  # the re-run's
     assert sum(e.get("model") == "judge-model" for e in api.log) == 5
+
+
+def test_a_provider_that_writes_no_reply_is_said_to_read_no_kind(tmp_path):
+    repo(tmp_path)
+    done = toolselect("eval", "--provider", "bm25", "--json", "r.json", cwd=tmp_path, env=key_env(tmp_path))
+    assert done.code == 0, done.out + done.err
+    assert "reply-not-read" in done.out and "4 cases expect a kind of reply (expect_reply), but bm25" in done.out
+    samples = [c["samples"][0] for c in json.loads((tmp_path / "r.json").read_text())["cases"]]
+    assert all("reply" not in s for s in samples)  # bm25 says nothing: no kind is made up
