@@ -82,6 +82,7 @@ def test_every_reply_kind_is_read_scored_shown_and_gated(tmp_path, provider):
     assert report["confusion"]["(none)"] == {"(none: empty)": 1}
     assert report["confusion"]["get_weather"] == {"(none: unable)": 1}
     assert again.code == 0 and "(none: clarify)" in run.out and "clarification rate" in run.out
+    assert "replies without a call: 2 clarify · 2 unable · 1 answer · 1 empty" in run.out
     markdown = (tmp_path / "r.md").read_text()
     assert "| PASS | book-flight | (none: unable) | (none: unable) |  |" in markdown
     assert "| SEL-MISSED | now-oslo | get\\_weather | (none: unable) |" in markdown
@@ -91,7 +92,7 @@ def test_every_reply_kind_is_read_scored_shown_and_gated(tmp_path, provider):
         in markdown
         and "clarification rate (cases that expect a question)" in markdown
     )
-    assert "NO-REPLY" in markdown
+    assert "NO-REPLY" in markdown and "Replies without a call: 2 clarify · 2 unable · 1 answer · 1 empty." in markdown
     html = (tmp_path / "r.html").read_text()
     assert "(none: clarify)" in html and "wanted (none), got (none: empty)" in html
     junit = ET.parse(tmp_path / "r.xml").getroot()

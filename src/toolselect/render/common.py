@@ -352,3 +352,17 @@ def cell_line(cell: CellDelta) -> str:
 def right_text(expected: str, picked: str, quote: Callable[[str], str]) -> str:
     """A right cell in words: the tool, or a (none) row's kind of reply (`(none)` as `(none: clarify)`)."""
     return quote(expected) if expected == picked else f"{quote(expected)} as {quote(picked)}"
+
+
+def replies_line(report: Report) -> str | None:
+    """`replies without a call: 2 clarify · 1 unable · 1 answer · 1 empty` (counted samples, from the
+    matrix's columns); None when no kind was read."""
+    counts = dict.fromkeys(("clarify", "unable", "answer", "empty"), 0)
+    for row in report.confusion.values():
+        for column, n in row.items():
+            kind = column.removeprefix("(none: ").removesuffix(")")
+            if column.startswith("(none: ") and kind in counts:
+                counts[kind] += n
+    if not any(counts.values()):
+        return None
+    return "replies without a call: " + " · ".join(f"{n} {k}" for k, n in counts.items() if n)

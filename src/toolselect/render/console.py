@@ -31,6 +31,7 @@ from .common import (
     lint_summary,
     metric_text,
     pct,
+    replies_line,
     sorted_findings,
     tools_count,
 )
@@ -302,6 +303,8 @@ class ConsoleView:
                 continue
             table.add_row(label, metric_text(m, report, key), frac(m), interval(m))
         self.console.print(table)
+        if (said := replies_line(report)) is not None:
+            self.console.print(escape(said))
         if any(interval(m).endswith("†") for m in report.metrics.values()):
             self.console.print(f"[dim]{CLUSTER_NOTE}[/]")
         if report.position:

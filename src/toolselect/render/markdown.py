@@ -30,6 +30,7 @@ from .common import (
     lint_summary,
     metric_text,
     pct,
+    replies_line,
     sorted_findings,
 )
 from .escape import code, esc
@@ -51,6 +52,8 @@ def metrics_table(report: Report) -> list[str]:
         if (m := shown_metric(report, key)) is None:
             continue
         out.append(f"| {label} | {metric_text(m, report, key)} | {frac(m)} | {interval(m)} |")
+    if (said := replies_line(report)) is not None:
+        out += ["", esc(said[:1].upper() + said[1:]) + "."]
     if any(interval(m).endswith("†") for m in report.metrics.values()):
         out += ["", CLUSTER_NOTE]
     return out
