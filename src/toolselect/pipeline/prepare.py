@@ -97,7 +97,7 @@ class Prepared:
     offer: Offer  # the tools as sent (a client's presentation, or the raw list) and the system prompt
     findings: list[Finding]
     budget: Budget
-    judge: Provider | None = None  # evals.judge: reads trajectories' answers after an error
+    judge: Provider | None = None  # evals.judge: reads replies without a call, and trajectories' answers after errors
     part: PartOut | None = None  # a shard's run (--shard): its slice, and the plan's fingerprint
     preset: Mapping[tuple[str, int], Pick] | None = None  # samples known already: a batch's answers, a merge's errors
     batch: BatchOut | None = None  # --batch: what this side's batches answered
