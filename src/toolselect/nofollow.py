@@ -121,15 +121,17 @@ def read_text(path: Path, limit: int = 2 * 1024 * 1024) -> str | None:
     except (OSError, InfraError):
         return None
     try:
-        fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+        guarded = os.O_NOFOLLOW if guarded_root(path) is not None else 0  # elsewhere: read as usual
+        fd = os.open(path.name, os.O_RDONLY | guarded | os.O_NONBLOCK, dir_fd=folder)
     except OSError:
         return None
     finally:
         os.close(folder)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:  # a folder, a fifo, a device: nothing to show
+        os.close(fd)
+        return None
     with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
         try:
             return f.read(limit + 1).decode("utf-8")
         except (OSError, UnicodeDecodeError):
