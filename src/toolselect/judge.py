@@ -60,21 +60,22 @@ def read_verdict(text: str) -> bool | None:
     return {"yes": True, "no": False}.get(word.group(1)) if word else None
 
 
-async def judge_all(
-    judge: Provider, throttle: Throttle, items: Sequence[tuple[int, Case, Pick]], problems: list[str]
-) -> dict[int, Reading]:
-    """Ask the judge about each (index, case, pick); a failure leaves that sample unjudged and is
-    said once in `problems` (the report's warnings)."""
-    verdicts: dict[int, Reading] = {}
+async def ask_judge(
+    judge: Provider, throttle: Throttle, questions: Sequence[tuple[int, str]], system: str, schema: dict | None = None
+) -> tuple[dict[int, tuple[str, bool]], str | None]:
+    """Each (index, question) asked of the judge through the answer cache: the answers (text, cached)
+    by index, and why any is missing (the first failure; None when every one was answered or the
+    rest are not in the cache). A missing key or a refused model stops the other questions."""
+    answers: dict[int, tuple[str, bool]] = {}
     failures: list[str] = []
-    fatal: list[str] = []  # a missing key, a refused model: no other question is asked
+    fatal: list[str] = []
 
-    async def one(index: int, case: Case, pick: Pick) -> None:
+    async def one(index: int, prompt: str) -> None:
         if fatal:
             return
         async with throttle:
             try:
-                text, cached = await judge.write_cached(SYSTEM, question(case, pick))
+                text, cached = await judge.write_cached(system, prompt, schema)
             except SampleError as exc:
                 failures.append(str(exc))
                 return
@@ -82,13 +83,25 @@ async def judge_all(
                 fatal.append(exc.message)
                 return
         if text is not None:
-            verdicts[index] = Reading(read_verdict(text), " ".join(text.split())[:200], cached)
+            answers[index] = (text, cached)
 
-    await asyncio.gather(*(one(i, c, p) for i, c, p in items))
+    await asyncio.gather(*(one(i, q) for i, q in questions))
+    said = fatal or failures
+    return answers, said[0] if said else None
+
+
+async def judge_all(
+    judge: Provider, throttle: Throttle, items: Sequence[tuple[int, Case, Pick]], problems: list[str]
+) -> dict[int, Reading]:
+    """Ask the judge about each (index, case, pick); a failure leaves that sample unjudged and is
+    said once in `problems` (the report's warnings)."""
+    answers, failed = await ask_judge(judge, throttle, [(i, question(c, p)) for i, c, p in items], SYSTEM)
+    verdicts = {
+        i: Reading(read_verdict(text), " ".join(text.split())[:200], cached) for i, (text, cached) in answers.items()
+    }
     unanswered = len(items) - len(verdicts)
     if unanswered:
-        said = fatal or failures
-        why = f": {said[0]}" if said else " (not in the answer cache)"
+        why = f": {failed}" if failed else " (not in the answer cache)"
         problems.append(f"the judge could not judge {unanswered} of {len(items)} samples{why}; they are unjudged")
     unclear = sum(v.surfaced is None for v in verdicts.values())
     if unclear:
@@ -153,30 +166,11 @@ async def read_replies(
 ) -> dict[int, Reply]:
     """The judge's reading of each (index, case, pick) reply; one it can't give leaves that sample to
     the rules (replies.py), said once in `problems`."""
-    readings: dict[int, Reply] = {}
-    failures: list[str] = []
-    fatal: list[str] = []
-
-    async def one(index: int, case: Case, pick: Pick) -> None:
-        if fatal:
-            return
-        async with throttle:
-            try:
-                text, _ = await judge.write_cached(REPLY_SYSTEM, reply_question(case, pick, tools), REPLY_SCHEMA)
-            except SampleError as exc:
-                failures.append(str(exc))
-                return
-            except InfraError as exc:
-                fatal.append(exc.message)
-                return
-        reading = read_kind(text) if text is not None else None
-        if reading is not None:
-            readings[index] = reading
-
-    await asyncio.gather(*(one(i, c, p) for i, c, p in items))
+    asked = [(i, reply_question(c, p, tools)) for i, c, p in items]
+    answers, failed = await ask_judge(judge, throttle, asked, REPLY_SYSTEM, REPLY_SCHEMA)
+    readings = {i: reading for i, (text, _) in answers.items() if (reading := read_kind(text)) is not None}
     unread = len(items) - len(readings)
     if unread:
-        said = fatal or failures
-        why = f": {said[0]}" if said else " (not in the answer cache, or not a reading)"
+        why = f": {failed}" if failed else " (not in the answer cache, or not a reading)"
         problems.append(f"the judge could not read {unread} of {len(items)} replies{why}; the rules read them")
     return readings

@@ -4,7 +4,7 @@
   environment a runner gives (INPUT_* with dashes, GITHUB_EVENT_PATH holding a `pull_request_event`,
   the runner's file commands), in a temporary git repository (`make_repo`: its head commit rewords a
   tool description so some cases flip), against the fake model API (`SCRIPT`) and the fake GitHub
-  API (`register_pull`).
+  API (`register_pull`); `run_pull_request` is that run on PR 7, its server on the host.
 - Real servers on the host: the toolchains' environment (`toolchain_env`), repositories of any files
   (`commit_repo`), and the check that no process a run started is left (`no_process_left`).
 - The providers' command line against the fake model API (`run_eval`, `base_url`, `key_env`).
@@ -287,6 +287,21 @@ def run_action(
         parse_outputs((files / "output").read_text()),
         (files / "summary").read_text(),
         repo / "toolselect-report",
+    )
+
+
+def run_pull_request(repo: Repo, tmp: Path, api: FakeModelAPI, github: FakeGitHub, **inputs: str) -> ActionRun:
+    """The Action on PR 7 of `repo` (its root the working directory, the server on the host, the
+    toolchains' environment), with `inputs` on top."""
+    return run_action(
+        repo.path,
+        tmp,
+        inputs={"working-directory": ".", "runner": "host", **inputs},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+        env=toolchain_env(tmp),
     )
 
 

@@ -26,7 +26,7 @@ from tests.e2e.harness import (
     pull_request_event,
     register_pull,
     run_action,
-    toolchain_env,
+    run_pull_request,
 )
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
@@ -36,19 +36,6 @@ MARK = "<!-- toolselect-review:default "
 
 def line_of(text: str, fragment: str) -> int:
     return next(i for i, line in enumerate(text.splitlines(), start=1) if fragment in line)
-
-
-def review_run(repo, tmp, api, github, **inputs: str):
-    return run_action(
-        repo.path,
-        tmp,
-        inputs={"working-directory": ".", "runner": "host", **inputs},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-        env=toolchain_env(tmp),
-    )
 
 
 PY_SERVER = """\
@@ -99,7 +86,7 @@ def test_python_concatenated_string_is_found_and_a_computed_text_stays_out(world
         ignore="toolselect-report/\n.toolselect-cache/\n",
     )
     register_pull(github, repo)
-    run = review_run(repo, tmp_path, api, github, **{"review-comments": "all-changes"})
+    run = run_pull_request(repo, tmp_path, api, github, **{"review-comments": "all-changes"})
     assert run.code == 0, run.stdout + run.stderr
     head = run.report()
     search = next(t for t in head["surface"]["definitions"] if t["name"] == "search_web")
@@ -136,7 +123,7 @@ def test_yaml_surface_review_is_sticky_across_pushes_and_300_files(world, tmp_pa
     register_pull(github, repo)
     assert len(github.files[7]) == 301 and github.files[7][-1]["filename"] == "tools.yaml"
 
-    first = review_run(repo, tmp_path, api, github)
+    first = run_pull_request(repo, tmp_path, api, github)
     assert first.code == 0, first.stdout + first.stderr
     pages = [path for method, path in github.log if "/pulls/7/files" in path]
     assert len(pages) == 4  # every page of the file list was read
@@ -145,7 +132,7 @@ def test_yaml_surface_review_is_sticky_across_pushes_and_300_files(world, tmp_pa
     assert comment["path"] == "tools.yaml" and comment["line"] == line_of(head_yaml, HEAD_FORECAST)
     assert "1 changed tool text made the model pick its tool worse" in github.reviews[0]["body"]
 
-    again = review_run(repo, tmp_path, api, github)
+    again = run_pull_request(repo, tmp_path, api, github)
     assert again.code == 0, again.stdout + again.stderr
     assert len(github.reviews) == 1 and len(github.review_comments_on(7)) == 1  # nothing posted twice
     assert "0 posted, 0 updated, 0 resolved, 1 unchanged" in again.stdout
@@ -155,7 +142,7 @@ def test_yaml_surface_review_is_sticky_across_pushes_and_300_files(world, tmp_pa
     git("commit", "-qam", "fix the forecast description", cwd=repo.path)
     repo.head = git("rev-parse", "HEAD", cwd=repo.path)
     register_pull(github, repo)
-    fixed = review_run(repo, tmp_path, api, github)
+    fixed = run_pull_request(repo, tmp_path, api, github)
     assert fixed.code == 0, fixed.stdout + fixed.stderr
     assert len(github.reviews) == 1  # no regression left: no new review
     [earlier] = github.review_comments_on(7)
@@ -191,7 +178,7 @@ def test_every_kind_of_token_edits_its_one_comment_and_resolves_the_fixed_one(tm
             ignore="toolselect-report/\n.toolselect-cache/\n",
         )
         register_pull(github, repo)
-        first = review_run(repo, tmp_path, api, github, **{"github-token": token})
+        first = run_pull_request(repo, tmp_path, api, github, **{"github-token": token})
         assert first.code == 0, first.stdout + first.stderr
         [sticky] = github.comments_on(7)
         [ours] = github.review_comments_on(7)
@@ -205,7 +192,7 @@ def test_every_kind_of_token_edits_its_one_comment_and_resolves_the_fixed_one(tm
         git("commit", "-qam", "fix the forecast description", cwd=repo.path)
         repo.head = git("rev-parse", "HEAD", cwd=repo.path)
         register_pull(github, repo)
-        fixed = review_run(repo, tmp_path, api, github, **{"github-token": token})
+        fixed = run_pull_request(repo, tmp_path, api, github, **{"github-token": token})
         assert fixed.code == 0, fixed.stdout + fixed.stderr
         mine = [c for c in github.comments_on(7) if c["user"]["login"] == login]
         assert [c["id"] for c in mine] == [sticky["id"]]  # the one comment, edited in place

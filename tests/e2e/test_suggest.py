@@ -20,10 +20,8 @@ from tests.e2e.harness import (
     TOKEN,
     commit_repo,
     git,
-    pull_request_event,
     register_pull,
-    run_action,
-    toolchain_env,
+    run_pull_request,
 )
 from tests.fakes.github_api import FakeGitHub
 from tests.fakes.model_api import FakeModelAPI
@@ -86,19 +84,6 @@ def config(surface: str, gate: str) -> str:
     return f"{surface}evals:\n  provider: openai\n  model: gpt-4.1\n  golden: golden.jsonl\n  {gate}\n"
 
 
-def action(repo, tmp, api, github, **inputs: str):
-    return run_action(
-        repo.path,
-        tmp,
-        inputs={"working-directory": ".", "runner": "host", **inputs},
-        event=pull_request_event(repo),
-        event_name="pull_request",
-        api=api,
-        github=github,
-        env=toolchain_env(tmp),
-    )
-
-
 @pytest.fixture
 def github() -> Iterator[FakeGitHub]:
     with FakeGitHub({TOKEN: "github-actions[bot]"}) as fake:
@@ -120,11 +105,11 @@ def test_the_rewrite_that_passes_is_suggested_on_the_python_line_and_applies_cle
     )
     with FakeModelAPI(script(CONFUSING, [GOOD, TUNING_ONLY, GREEDY])) as api:
         register_pull(github, repo)
-        run = action(repo, tmp_path, api, github)
+        run = run_pull_request(repo, tmp_path, api, github)
         assert run.code == 1, run.stdout + run.stderr  # the PR's regression fails the gate; the fix is offered
         finding, comment = github.review_comments_on(7)  # what the change did, then the fix
         asked = len(api.log)
-        again = action(repo, tmp_path, api, github)
+        again = run_pull_request(repo, tmp_path, api, github)
         assert again.code == 1 and len(api.log) == asked  # every answer from the cache
         assert len(github.review_comments_on(7)) == 2  # nothing posted twice
         [sticky] = github.comments_on(7)
@@ -158,7 +143,7 @@ def test_the_rewrite_that_passes_is_suggested_on_the_python_line_and_applies_cle
     repo.head = git("rev-parse", "HEAD", cwd=repo.path)
     with FakeModelAPI(script(CONFUSING, [])) as api:
         register_pull(github, repo)
-        fixed = action(repo, tmp_path, api, github)
+        fixed = run_pull_request(repo, tmp_path, api, github)
         assert fixed.code == 0, fixed.stdout + fixed.stderr
         finding, comment = github.review_comments_on(7)
         assert all(github.thread_of(c["id"])["resolved"] for c in (finding, comment))
@@ -185,7 +170,7 @@ def test_outside_the_diff_the_comment_carries_the_patch_that_applies_with_git(tm
     )  # fmt: skip
     with FakeModelAPI(script(CONFUSING, [GOOD])) as api:
         register_pull(github, repo)
-        run = action(repo, tmp_path, api, github, suggest="confusions")
+        run = run_pull_request(repo, tmp_path, api, github, suggest="confusions")
         assert run.code == 0, run.stdout + run.stderr
         assert github.review_comments_on(7) == []  # its line is not in the diff: no suggestion
         [sticky] = github.comments_on(7)

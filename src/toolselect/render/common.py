@@ -29,7 +29,7 @@ from ..report.schema import (
     none_of,
     right_cell,
 )
-from ..taxonomy import DIMENSIONS
+from ..taxonomy import DIMENSIONS, REPLY_KINDS
 from .escape import code
 
 METRIC_LABELS = {
@@ -357,12 +357,7 @@ def right_text(expected: str, picked: str, quote: Callable[[str], str]) -> str:
 def replies_line(report: Report) -> str | None:
     """`replies without a call: 2 clarify · 1 unable · 1 answer · 1 empty` (counted samples, from the
     matrix's columns); None when no kind was read."""
-    counts = dict.fromkeys(("clarify", "unable", "answer", "empty"), 0)
-    for row in report.confusion.values():
-        for column, n in row.items():
-            kind = column.removeprefix("(none: ").removesuffix(")")
-            if column.startswith("(none: ") and kind in counts:
-                counts[kind] += n
+    counts = {k: sum(row.get(none_of(k), 0) for row in report.confusion.values()) for k in REPLY_KINDS}
     if not any(counts.values()):
         return None
     return "replies without a call: " + " · ".join(f"{n} {k}" for k, n in counts.items() if n)

@@ -66,18 +66,22 @@ def defang(text: str) -> str:
     return no_mentions(text.replace("<!--", "<!" + ZWSP + "--").replace("-->", "-" + ZWSP + "->"))
 
 
+def fence_ticks(text: str) -> str:
+    """The backticks of a code fence around `text`: more than any run of them in it, at least three."""
+    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def fence(text: str, lang: str = "") -> str:
     """A fenced code block longer than any run of backticks in the text."""
-    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    ticks = fence_ticks(text)
     return f"{ticks}{lang}\n{defang(text)}\n{ticks}"
 
 
 def exact_fence(text: str, lang: str = "") -> str:
     """A fenced code block of text meant to be copied as it is (a patch): only a bidi, zero-width or
     control character is shown as ⟨U+XXXX⟩ (an @ inside a code block pings no one)."""
-    longest = max((len(run) for run in text.split("\n") for run in _backtick_runs(run)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    ticks = fence_ticks(text)
     return f"{ticks}{lang}\n" + "\n".join(visible(line) for line in text.split("\n")) + f"\n{ticks}"
 
 

@@ -11,11 +11,10 @@ in one (the patch, escaped, carries them).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 
 from ..suggestions import Suggestion, evidence
-from .escape import code, esc, exact_fence, fence, visible
+from .escape import code, esc, exact_fence, fence, fence_ticks, visible
 
 HOW = (
     "A rewrite is suggested only when it passed the held-out test: candidates written from the tuning cases "
@@ -43,7 +42,7 @@ def suggestion_body(s: Suggestion, marker: str, report_url: str | None) -> str:
     the suggestion."""
     assert s.rewrite is not None
     block = "\n".join(s.rewrite.lines)
-    ticks = "`" * max(3, max((len(r) for r in re.findall("`+", block)), default=0) + 1)
+    ticks = fence_ticks(block)  # the lines as written: suggestable() let no hidden character through
     link = f" [The full report]({report_url})." if report_url else ""
     return "\n".join([
         marker,
