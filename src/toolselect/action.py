@@ -11,18 +11,17 @@ commenting never changes the exit code.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager, suppress
+from collections.abc import Mapping
+from contextlib import ExitStack, suppress
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .baseline import checked_out
 from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
-from .contain import ACTION, PR_HOME, hold, owner_of_checkout, sweep
+from .contain import ACTION
+from .containment import all_stopped, containment
 from .errors import (
     EXIT_INTERRUPTED,
     EXIT_PASSED,
@@ -116,7 +115,8 @@ def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
         wf.write_summary(f"### ❌ toolselect could not run\n\n{fence(str(exc))}\n")  # the server's words can't end it
         return exc.exit_code
     finally:
-        chown_like(owned, workspace)
+        if all_stopped():  # never while a program of the pull request may still run
+            chown_like(owned, workspace)
 
 
 def overrides(inputs: Mapping[str, Any]) -> Overrides:
@@ -209,34 +209,6 @@ def _in(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-@contextmanager
-def contained(env: dict[str, str], workspace: Path) -> Iterator[None]:
-    """In the container (toolselect root, the pull request's programs the checkout's owner): while
-    they run, the repository's git data (its hooks and config), the runner's file commands (GITHUB_ENV,
-    GITHUB_PATH, GITHUB_OUTPUT, the summary: their folder and files) and HOME are root's, so nothing
-    they write there reaches toolselect's git or a later step of the job; their own HOME is a folder
-    of theirs. Everything is given back as it was at the end."""
-    owner = owner_of_checkout(env)
-    if owner is None:
-        yield
-        return
-    files = {Path(env[name]).parent for name in FILE_COMMANDS if env.get(name)}
-    home = Path(env["HOME"]) if env.get("HOME") else None
-    homes = [home] if home and home.is_dir() and home.stat().st_uid == owner[0] else []
-    theirs = Path(tempfile.mkdtemp(prefix="toolselect-home-"))
-    os.chown(theirs, *owner)
-    env[PR_HOME] = str(theirs)
-    held = hold([workspace / ".git", *sorted(files), *homes])
-    try:
-        yield
-    finally:
-        held.release()
-        shutil.rmtree(theirs, ignore_errors=True)
-
-
-FILE_COMMANDS = ("GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT", "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
-
-
 def evaluate_event(
     inputs: Mapping[str, Any],
     event: Event,
@@ -265,7 +237,7 @@ def evaluate_event(
     provider, source, place = resolve_value(BY_KEY["provider"], loaded, over, env)
     over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
     plan = decide(event, inputs, _plan_provider(loaded, inputs, provider, env), env)
-    shard, merging = matrix(inputs)
+    shard, _ = matrix(inputs)
     if shard:
         over = replace(over, values={**over.values, "shard": shard})
     if plan.cache_only:
@@ -280,56 +252,21 @@ def evaluate_event(
     for warning in plan.warnings:
         wf.annotate("warning", warning, title="toolselect")
 
-    with ExitStack() as stack:  # what the pull request's programs may not write, the base checked out: once
-        stack.enter_context(contained(env, workspace))
-        against = None
-        if plan.base_ref:  # before any program of the pull request runs (the stress test's base too)
-            checkout = stack.enter_context(checked_out(workdir, plan.base_ref, env))
-            against = Against(plan.base_ref, over, workdir, checkout)
-        view = ConsoleView()
-        title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
-        if shard:
-            title = f"toolselect: shard {shard}" + (f", head and base {plan.base_ref[:12]}" if plan.base_ref else "")
-        with wf.group(title if merging is None else "toolselect: merging the shards' parts"):
-            hooks = replace(view.hooks(), on_secret=wf.mask)
-            if merging is not None:
-                heads, bases = parts(workspace / merging, settings.cache_dir, wf, settings.labels)
-                if not bases:
-                    against = None
-                run = run_async(run_merge(loaded, settings, env, heads, bases, hooks, against=against), view.stop)
-            else:
-                run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
-            if run is None:
-                return EXIT_INTERRUPTED
-            outcome = evaluate(
-                run,
-                base_label=plan.base_ref,
-                base_note=plan.base_note,
-                notes=plan.notes,
-                enforced=plan.enforced,
-            )
-            view.finish_outcome(outcome)
-        if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
-            return shard_job(outcome, settings, workspace, wf)
-        if outcome.base_note and plan.base_ref:
-            wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
-        if outcome.base_failure is not None:
-            said = outcome.base_failure.line + (
-                f" (hint: {outcome.base_failure.hint})" if outcome.base_failure.hint else ""
-            )
-            wf.annotate("error", said, title="toolselect: no comparison")
-        if loaded.has_stress and plan.stress and merging is None:  # the curve on the head and the base too
-            stressed = _stress(outcome, loaded, settings, env, against, plan.base_ref, view, wf)
-            if stressed is None:
-                return EXIT_INTERRUPTED
-            outcome = stressed
-
-    sweep(env)  # none of the PR's programs runs now: nothing can put a link in the folder it gets, nor in a file read
-    if plan.suggest != "off" and plan.pr is not None:
-        suggested = _suggest(outcome, loaded, settings, env, plan, inputs, wf, workspace)
-        if suggested is None:
-            return EXIT_INTERRUPTED
-        outcome = suggested
+    view = ConsoleView()
+    with containment(env, workspace, print):  # the one stretch in which the pull request's programs run
+        outcome = _phases(loaded, settings, env, over, inputs, plan, wf, view, workspace, workdir)
+    # every program of the pull request is stopped (and checked gone): what was held is given back
+    if outcome is None:
+        return EXIT_INTERRUPTED
+    if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
+        return shard_job(outcome, settings, workspace, wf)
+    if outcome.base_note and plan.base_ref:
+        wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
+    if outcome.base_failure is not None:
+        said = outcome.base_failure.line + (
+            f" (hint: {outcome.base_failure.hint})" if outcome.base_failure.hint else ""
+        )
+        wf.annotate("error", said, title="toolselect: no comparison")
     out_dir = workspace / REPORT_DIR
     fresh_folder(out_dir)  # only what this run writes, never a link the PR committed or planted
     written = write_outputs(outcome, _targets(inputs, env, out_dir, junit))
@@ -370,6 +307,61 @@ def evaluate_event(
             title="toolselect",
         )
     return code
+
+
+def _phases(
+    loaded: Loaded,
+    settings: Settings,
+    env: dict[str, str],
+    over: Overrides,
+    inputs: Mapping[str, Any],
+    plan: Plan,
+    wf: Workflow,
+    view: ConsoleView,
+    workspace: Path,
+    workdir: Path,
+) -> Outcome | None:
+    """Everything that may run a program of the pull request, in order: the base checked out (before
+    any of them runs), the eval (or the shards' merge), the stress test, suggest. The outcome; None
+    when interrupted. Called only inside `containment()`."""
+    shard, merging = matrix(inputs)
+    with ExitStack() as stack:
+        against = None
+        if plan.base_ref:  # before any program of the pull request runs (the stress test's base too)
+            checkout = stack.enter_context(checked_out(workdir, plan.base_ref, env))
+            against = Against(plan.base_ref, over, workdir, checkout)
+        title = "toolselect: evaluating the head" + (f" and the base {plan.base_ref[:12]}" if plan.base_ref else "")
+        if shard:
+            title = f"toolselect: shard {shard}" + (f", head and base {plan.base_ref[:12]}" if plan.base_ref else "")
+        with wf.group(title if merging is None else "toolselect: merging the shards' parts"):
+            hooks = replace(view.hooks(), on_secret=wf.mask)
+            if merging is not None:
+                heads, bases = parts(workspace / merging, settings.cache_dir, wf, settings.labels)
+                if not bases:
+                    against = None
+                run = run_async(run_merge(loaded, settings, env, heads, bases, hooks, against=against), view.stop)
+            else:
+                run = run_async(run_eval(loaded, settings, env, hooks, against=against), view.stop)
+            if run is None:
+                return None
+            outcome = evaluate(
+                run,
+                base_label=plan.base_ref,
+                base_note=plan.base_note,
+                notes=plan.notes,
+                enforced=plan.enforced,
+            )
+            view.finish_outcome(outcome)
+        if settings.shard is not None:
+            return outcome
+        if loaded.has_stress and plan.stress and merging is None:  # the curve on the head and the base too
+            stressed = _stress(outcome, loaded, settings, env, against, plan.base_ref, view, wf)
+            if stressed is None:
+                return None
+            outcome = stressed
+    if plan.suggest != "off" and plan.pr is not None:  # a `command` picker runs again here: still contained
+        return _suggest(outcome, loaded, settings, env, plan, inputs, wf, workspace)
+    return outcome
 
 
 def _stress(

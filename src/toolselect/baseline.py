@@ -20,9 +20,11 @@ from typing import Any
 
 from .builds import build_hint
 from .config import Loaded, Overrides, Settings, load_config, resolve_settings
-from .contain import give, hold, owner_of_checkout, programs_started, sweep
+from .contain import owner_of_checkout, programs_started
+from .containment import give, hold
 from .errors import InfraError, ToolselectError, did_you_mean
 from .gate import BaseFailure
+from .sweep import sweep
 
 
 class NoBaseline(ToolselectError):

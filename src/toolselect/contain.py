@@ -1,4 +1,4 @@
-"""Programs from the pull request: who they run as, what they inherit, and that none outlives its turn.
+"""Programs from the pull request: who they run as, what they inherit, and when they may start.
 
 A config names programs — a server's `setup`, `start` and the server itself, the `command` picker,
 the stress test's retriever and embeddings commands, a neighbour server — and every one of them is
@@ -10,27 +10,19 @@ code from the pull request (or from its base). Each is started with `command()` 
   privileges, so a setuid program (sudo, su) can't raise them (Linux, through util-linux's setpriv);
 - **with what**: a small inherited environment plus what the config passes — never a key, a token,
   an `INPUT_*`, a `GITHUB_*` or a URL that carries a secret;
-- **for how long**: `sweep()` stops every process they started, however it detached (a new session,
-  a double fork), when their turn ends. toolselect's command is the subreaper of everything below
-  it (`become_subreaper`), so an orphan stays in its tree; in the image, every process of the
-  owner's uid is theirs too.
+- **when**: in the Action, only within the one stretch that contains them (containment.py), which
+  ends by stopping every one of them (sweep.py) before anything is given back.
 """
 
 from __future__ import annotations
 
-import asyncio
-import ctypes
 import functools
 import os
 import re
 import shutil
-import signal
-import stat
 import subprocess
 import sys
-import time
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,12 +92,21 @@ class Confinement:
     setpriv: str | None  # util-linux's setpriv; None where there is none (macOS)
     refusal: str | None = None  # why no program of the pull request may start at all
     freeze: bool = False  # they run as toolselect's own user, in the Action (runner: host)
+    action: bool = False  # in the Action: only within `containment()`
 
     def command(self, argv: Sequence[str]) -> list[str]:
         """`argv` as it is started: as the owner, with no new privileges, killed if toolselect dies.
-        Refused while a credential the job persisted is where the program could read it."""
+        Refused while a credential the job persisted is where the program could read it, and in the
+        Action outside the one stretch that contains them (a phase added outside it fails here, loudly,
+        instead of running the pull request's code with nothing held)."""
         if self.refusal:
             raise Refused(self.refusal, hint=PERSISTED_HINT)
+        if self.action and _stretch != "within":
+            raise InfraError(
+                f"toolselect was about to start a program of the pull request ({argv[0]}) "
+                f"{'before' if _stretch == 'before' else 'after'} the stretch that contains them: refused",
+                hint="this is a bug in toolselect: please report it with the step's log",
+            )
         if self.freeze:
             from .frozen import freeze
 
@@ -148,6 +149,14 @@ MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")  # macOS
 
 
 _started = False  # a program of the pull request was started in this process
+_stretch = "before"  # in the Action: "before", "within" or "after" the stretch that contains them
+
+
+def set_stretch(where: str) -> None:
+    """Where the Action is: "within" the stretch that contains the PR's programs (containment.py)
+    they may start; "before" or "after" it, none may."""
+    global _stretch
+    _stretch = where
 
 
 def programs_started() -> bool:
@@ -165,7 +174,7 @@ def confinement(environ: Mapping[str, str]) -> Confinement:
     action = bool(environ.get(ACTION))
     refusal = persisted(workspace) if workspace and action else None
     owner = owner_of_checkout(environ)
-    return Confinement(owner, setpriv, refusal, freeze=action and owner is None)
+    return Confinement(owner, setpriv, refusal, freeze=action and owner is None, action=action)
 
 
 PERSISTED_HINT = (
@@ -215,171 +224,3 @@ def owner_of_checkout(environ: Mapping[str, str]) -> Owner | None:
     if st is not None and st.st_uid != 0:
         return st.st_uid, st.st_gid
     return NOBODY if environ.get(IN_IMAGE) else None
-
-
-# --------------------------------------------------------------------------------- what they may write
-
-
-@dataclass
-class Held:
-    """Paths taken from the PR's programs while they run (as root): each entry's owner and mode as
-    they were, given back by `release()`."""
-
-    entries: list[tuple[str, int, int, int]]  # path, uid, gid, mode
-
-    def release(self) -> None:
-        for path, uid, gid, mode in reversed(self.entries):
-            with suppress(OSError):
-                os.chown(path, uid, gid, follow_symlinks=False)
-                if not stat.S_ISLNK(mode):
-                    os.chmod(path, stat.S_IMODE(mode))
-        self.entries = []
-
-
-def hold(paths: Sequence[Path]) -> Held:
-    """As root: `paths` and everything under them (never through a link) become root's, writable by
-    root alone, until `release()`. The PR's programs can still read them. Not root: nothing to do."""
-    held = Held([])
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return held
-    for top in paths:
-        for path in _tree(top):
-            try:
-                st = os.lstat(path)
-                os.chown(path, 0, 0, follow_symlinks=False)
-                if not stat.S_ISLNK(st.st_mode):
-                    os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o022)
-            except OSError:
-                continue
-            held.entries.append((path, st.st_uid, st.st_gid, st.st_mode))
-    return held
-
-
-def give(paths: Sequence[Path], owner: Owner) -> None:
-    """As root: `paths` and everything under them (never through a link) to `owner`."""
-    for top in paths:
-        for path in _tree(top):
-            with suppress(OSError):
-                os.chown(path, owner[0], owner[1], follow_symlinks=False)
-
-
-def _tree(top: Path) -> list[str]:
-    if not os.path.lexists(top):
-        return []
-    found = [str(top)]
-    if os.path.isdir(top) and not os.path.islink(top):
-        for folder, dirs, files in os.walk(top):  # never follows a link
-            found += [os.path.join(folder, name) for name in (*dirs, *files)]
-    return found
-
-
-# --------------------------------------------------------------------------------- for how long
-
-
-async def stop_group(proc: asyncio.subprocess.Process) -> None:
-    """A program started with `start_new_session` has answered (or timed out): SIGKILL to its process
-    group, which holds whatever it started and left there."""
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    if proc.returncode is None:
-        await proc.wait()
-    reap_group(proc.pid)
-
-
-def reap_group(pgid: int) -> None:
-    """The group's members that died and came to this process (its subreaper) when their parent
-    died: reaped, or they would keep the group "alive" as zombies. Call it once the group's leader
-    has been waited for (its exit code is its owner's to read)."""
-    with suppress(ChildProcessError):
-        while os.waitpid(-pgid, os.WNOHANG)[0]:
-            pass
-
-
-PR_SET_CHILD_SUBREAPER = 36
-_subreaper = False
-
-
-def become_subreaper() -> bool:
-    """Every orphan below this process becomes its child instead of init's, so `sweep` finds what
-    a program detached (setsid, a double fork). Linux only; called once by the command's entry."""
-    global _subreaper
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        _subreaper = False
-    return _subreaper
-
-
-@dataclass(frozen=True)
-class _Process:
-    pid: int
-    ppid: int
-    uids: frozenset[int]
-    dead: bool  # a zombie: exited, not yet reaped
-
-
-def _processes() -> list[_Process]:
-    out = []
-    try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return []
-    for name in entries:
-        try:
-            with open(f"/proc/{name}/status", encoding="utf-8", errors="replace") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-            ppid = int(fields["PPid"].strip())
-            uids = frozenset(int(u) for u in fields["Uid"].split())
-            dead = fields.get("State", "").strip()[:1] in ("Z", "X")
-        except (OSError, KeyError, ValueError):
-            continue  # gone meanwhile, or not ours to read
-        out.append(_Process(int(name), ppid, uids, dead))
-    return out
-
-
-def strays(owner: Owner | None) -> list[int]:
-    """The processes a sweep stops: every living process below this one (when it is the subreaper),
-    and every process of `owner`'s uid (given only in the image, whose PID namespace holds nothing
-    else of that uid)."""
-    me = os.getpid()
-    procs = _processes()
-    found: set[int] = set()
-    if _subreaper:
-        children: dict[int, list[int]] = {}
-        for p in procs:
-            children.setdefault(p.ppid, []).append(p.pid)
-        todo = list(children.get(me, ()))
-        while todo:
-            pid = todo.pop()
-            if pid not in found:
-                found.add(pid)
-                todo.extend(children.get(pid, ()))
-    if owner is not None:
-        found |= {p.pid for p in procs if owner[0] in p.uids}
-    living = {p.pid for p in procs if not p.dead}
-    return sorted((found & living) - {me})
-
-
-def sweep(environ: Mapping[str, str], passes: int = 200) -> int:
-    """Stop (SIGKILL) every process the PR's programs started that is still running; the count.
-    Call it when none of them should be running: after a setup command, after the tools are listed,
-    after the picks, and at the end."""
-    owner = owner_of_checkout(environ) if environ.get(IN_IMAGE) else None
-    if not _subreaper and owner is None:
-        return 0  # a library call: the process groups it started were stopped, there is nothing to find
-    stopped: set[int] = set()
-    for _ in range(passes):  # what forks while it is being stopped is found on the next pass
-        found = strays(owner)
-        if not found:
-            break
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                stopped.add(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
-        time.sleep(0.005)
-    return len(stopped)

@@ -21,12 +21,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .contain import child_environment, confinement, stop_group, sweep, unstartable
+from .contain import child_environment, confinement, unstartable
 from .errors import InfraError
 from .explain import show
 from .golden import Case
 from .lexical import BM25, tokenize, tool_text
 from .surface import Surface, Tool
+from .sweep import stop_group, sweep
 
 RETRIEVERS = ("bm25", "command", "embeddings-command")
 RECALL_AT = (1, 3, 5, 10)

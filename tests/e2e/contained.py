@@ -143,11 +143,10 @@ STEPS = {s.get("id"): s for s in ACTION["runs"]["steps"]}
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
 
 
-def host_step(inputs: dict[str, str], host_env: Path, tmp: Path, run: str | None = None) -> tuple[list[str], dict]:
+def host_step(inputs: dict[str, str], host_env: Path, tmp: Path) -> tuple[list[str], dict]:
     """The `runner: host` eval step as the runner runs a `shell: bash` step: its `run:` written to a
     file, `bash --noprofile --norc -e -o pipefail FILE`, with action.yml's `env:` block evaluated
-    (`${{ inputs.x }}`: the input or its default; the host environment's folder). `run`: another
-    script instead (a control)."""
+    (`${{ inputs.x }}`: the input or its default; the host environment's folder)."""
     step = STEPS["eval-host"]
     token = {"${{ github.token }}": TOKEN}  # what GitHub evaluates a default to
     defaults = {
@@ -164,7 +163,7 @@ def host_step(inputs: dict[str, str], host_env: Path, tmp: Path, run: str | None
 
     env = {name: EXPRESSION.sub(lambda m: value(m.group(1)), str(text)) for name, text in step["env"].items()}
     script = tmp / "step.sh"
-    script.write_text(run if run is not None else step["run"])
+    script.write_text(step["run"])
     return ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)], env
 
 

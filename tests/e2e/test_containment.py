@@ -173,21 +173,22 @@ def test_with_runner_host_no_process_the_pr_can_read_holds_an_input(tmp_path):
             "openai-base-url": f"{api.url}/t/{path_token}/v1",
         }
 
-        def step(run: str | None = None) -> tuple[int, list[dict]]:
-            for old in out.glob("*.json"):
-                old.unlink()
-            argv, env = host_step(inputs, Path(sys.prefix), tmp_path, run)
-            done = run_action(
-                repo.path, tmp_path, inputs=inputs, event=pull_request_event(repo), event_name="pull_request",
-                api=api, github=github, argv=argv, env=env,
-            )  # fmt: skip
-            assert done.code in (0, 1), done.stdout + done.stderr
-            return done.code, probes(out)
-
-        # the control: the step as it was, bash alive above toolselect with the inputs in its environment
-        _, before = step('"$TOOLSELECT_HOST_ENV/bin/python" -P -m toolselect action\n')
-        assert {name for p in before for _, name in p["found"]} == {"key", "token", "base-url-token"}, before
-        _, after = step()
+        # the control: the probe finds them in an environment that holds them, as the step's bash did
+        # (on a machine that allows a PID namespace, the PR's programs no longer even see that bash)
+        inputs_env = {"INPUT_OPENAI-API-KEY": key, "INPUT_GITHUB-TOKEN": token, "INPUT_OPENAI-BASE-URL": inputs[
+            "openai-base-url"]}  # fmt: skip
+        with holding(inputs_env):
+            found = {name for _, name in probe_as(None, secrets_file, out)["found"]}
+        assert found == {"key", "token", "base-url-token"}, found
+        for old in out.glob("*.json"):
+            old.unlink()
+        argv, env = host_step(inputs, Path(sys.prefix), tmp_path)
+        done = run_action(
+            repo.path, tmp_path, inputs=inputs, event=pull_request_event(repo), event_name="pull_request",
+            api=api, github=github, argv=argv, env=env,
+        )  # fmt: skip
+        assert done.code in (0, 1), done.stdout + done.stderr
+        after = probes(out)
         assert {p["role"] for p in after} == {"setup", "server"}
         for p in after:
             assert p["found"] == [] and p["read"] > 1, p

@@ -113,3 +113,25 @@ def test_as_root_the_prs_programs_never_run_as_root(tmp_path):
     argv = confinement({"GITHUB_WORKSPACE": str(ours)}).command(["node", "build/index.js"])
     assert argv[1:6] == ["--reuid=1001", "--regid=1001", "--clear-groups", "--no-new-privs", "--pdeathsig=KILL"]
     assert argv[-4:] == ["/usr/bin/env", "--", "node", "build/index.js"]  # found with their own rights
+
+
+def test_in_the_action_no_program_of_the_pr_starts_outside_the_one_stretch_that_contains_them(tmp_path, monkeypatch):
+    """Every phase that can start a program of the pull request runs inside `containment()`: one
+    added before or after it fails loudly (exit 3) instead of running their code with nothing held.
+    Outside the Action (the CLI) there is no such stretch."""
+    import pytest
+
+    from toolselect import contain
+    from toolselect.containment import containment
+    from toolselect.errors import InfraError
+
+    monkeypatch.setattr(contain, "_stretch", "before")
+    action = {contain.ACTION: "1", "GITHUB_WORKSPACE": str(tmp_path)}
+    with pytest.raises(InfraError, match=r"about to start a program of the pull request \(node\) before the stretch"):
+        contain.confinement(action).command(["node", "server.js"])
+    said: list[str] = []
+    with containment(dict(action), tmp_path, said.append):
+        assert contain.confinement(action).command(["node", "server.js"])[-2:] == ["node", "server.js"]
+    with pytest.raises(InfraError, match="after the stretch"):
+        contain.confinement(action).command(["node", "server.js"])
+    assert contain.confinement({"GITHUB_WORKSPACE": str(tmp_path)}).command(["node"])[-1] == "node"  # the CLI

@@ -88,3 +88,34 @@ def test_inside_a_stop_commands_stretch_only_toolselects_own_commands_run():
         f"::stop-commands::{token}",
         f"::{token}::",
     ]
+
+
+def test_outputs_and_the_summary_go_only_into_the_files_the_step_began_with(tmp_path):
+    """Root appends to the runner's files after the pull request's programs ran: never through a
+    link, and never to a file put in the place of the one the step began with (a link, or a
+    replacement, would have root write wherever it points, or into a file the runner reads as its
+    own)."""
+    import io
+
+    import pytest
+
+    from toolselect.errors import InfraError
+
+    output, summary, elsewhere = tmp_path / "output", tmp_path / "summary", tmp_path / "elsewhere"
+    for path in (output, summary, elsewhere):
+        path.write_text("")
+    out = io.StringIO()
+    wf = Workflow({"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}, out)
+    wf.set_outputs({"passed": "true"})
+    assert "passed<<" in output.read_text()
+    output.unlink()
+    output.symlink_to(elsewhere)  # a link where the file was
+    with pytest.raises(InfraError, match="is a link: toolselect writes nothing through it"):
+        wf.set_outputs({"passed": "true"})
+    planted = tmp_path / "planted"
+    planted.write_text("")
+    planted.replace(summary)  # another file moved into its place
+    assert not wf.write_summary("### hello")
+    assert elsewhere.read_text() == "" and summary.read_text() == ""
+    assert "::error title=toolselect%3A job summary not written::" in out.getvalue()
+    assert "is not the file the step began with" in out.getvalue()

@@ -243,7 +243,8 @@ def main(argv: list[str] | None = None, *, own_process: bool | None = None) -> i
     if len(given) > 1:
         parser.error("give only one of --tools, --url, or -- SERVER COMMAND")
     args.server_command = server_command
-    from ..contain import become_subreaper, sweep
+    args.own_process = own
+    from ..sweep import Survived, become_subreaper, sweep
 
     if own:
         become_subreaper()  # what the pull request's programs detach stays below this process, and is swept
@@ -266,7 +267,10 @@ def main(argv: list[str] | None = None, *, own_process: bool | None = None) -> i
         return EXIT_INFRA
     finally:
         if own:
-            sweep(os.environ)  # at the end at the latest, nothing any of them started is still running
+            try:
+                sweep(os.environ)  # at the end at the latest, nothing any of them started is still running
+            except Survived as exc:
+                _print_error(exc)
 
 
 def _print_error(exc: ToolselectError) -> None:
@@ -278,10 +282,17 @@ def _print_error(exc: ToolselectError) -> None:
 
 def _cmd_action(args: argparse.Namespace) -> int:
     from ..action import run_action
+    from ..contain import IN_IMAGE
     from ..runtime import secrets_apart
+    from ..sweep import own_namespace
 
     # inputs, keys and tokens out of this process's environment before any code from the PR runs
-    return run_action(secrets_apart(dict(os.environ), ["-m", "toolselect", "action"]))
+    environ = secrets_apart(dict(os.environ), ["-m", "toolselect", "action"])
+    if args.own_process and not environ.get(IN_IMAGE):
+        # outside the image (runner: host), the PR's programs share toolselect's uid: they are stopped
+        # all at once as the processes of its own PID namespace, where the machine allows one
+        own_namespace()
+    return run_action(environ)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,14 +7,18 @@ commands) and the runner's files (`$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`). Esc
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import stat
 import sys
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TextIO
+
+from ..errors import InfraError
 
 SUMMARY_BYTES = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
 
@@ -34,6 +38,7 @@ class Workflow:
         self.environ = environ
         self.out = out or sys.stdout
         self.token: str | None = None  # while set, the runner executes only toolselect's own commands
+        remember(environ)  # the files toolselect appends to, as the step began: before any program of the PR ran
 
     def stop_commands(self) -> None:
         """From here on the runner executes no workflow command it reads in the log — whatever the
@@ -90,15 +95,21 @@ class Workflow:
         path = self.environ.get("GITHUB_OUTPUT")
         if not path:
             return
-        with open(path, "a", encoding="utf-8") as f:
-            for name, value in values.items():
-                delimiter = f"ghadelimiter_{uuid.uuid4()}"
-                f.write(f"{name}<<{delimiter}{os.linesep}{value}{os.linesep}{delimiter}{os.linesep}")
+        text = ""
+        for name, value in values.items():
+            delimiter = f"ghadelimiter_{uuid.uuid4()}"
+            text += f"{name}<<{delimiter}{os.linesep}{value}{os.linesep}{delimiter}{os.linesep}"
+        append(Path(path), text.encode("utf-8"))
 
     def write_summary(self, markdown: str) -> bool:
-        """Append to the job summary; False when there is no summary file."""
+        """Append to the job summary; False when there is no summary file, or it is not the one the
+        step began with (said in the log)."""
         path = self.environ.get("GITHUB_STEP_SUMMARY")
-        return bool(path) and append_summary(Path(str(path)), markdown)
+        try:
+            return bool(path) and append_summary(Path(str(path)), markdown)
+        except InfraError as exc:
+            self.annotate("error", exc.message, title="toolselect: job summary not written")
+            return False
 
 
 def run_url(environ: Mapping[str, str]) -> str | None:
@@ -112,9 +123,49 @@ def append_summary(path: Path, markdown: str) -> bool:
     if len(data) > SUMMARY_BYTES:
         note = b"\n\n(cut to GitHub's 1 MiB job-summary limit; the JSON report has everything)\n"
         data = data[: SUMMARY_BYTES - len(note) - 4].decode("utf-8", errors="ignore").encode() + note
-    with open(path, "ab") as f:
-        f.write(data)
+    append(path, data)
     return True
+
+
+# The runner's files toolselect appends to (outputs, the job summary): each as the step began —
+# its device, inode and owner — before any program of the pull request ran.
+APPENDED = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY")
+_began: dict[str, tuple[int, int, int]] = {}
+
+
+def remember(environ: Mapping[str, str]) -> None:
+    for name in APPENDED:
+        if path := environ.get(name):
+            with suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode):
+                    _began.setdefault(os.path.abspath(path), (st.st_dev, st.st_ino, st.st_uid))
+
+
+def append(path: Path, data: bytes) -> None:
+    """Append `data` to a file of the runner's, never through a link, and only to the very file the
+    step began with (as root, a file put there since — or one whose owner changed — is refused)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        why = "is a link" if exc.errno == errno.ELOOP else f"can't be opened ({exc.strerror})"
+        raise InfraError(f"{path} {why}: toolselect writes nothing through it") from None
+    try:
+        st = os.fstat(fd)
+        began = _began.get(os.path.abspath(path))
+        changed = began is not None and (
+            (st.st_dev, st.st_ino) != began[:2] or st.st_uid not in (began[2], 0)  # 0: held by toolselect
+        )
+        if not stat.S_ISREG(st.st_mode) or changed:
+            raise InfraError(
+                f"{path} is not the file the step began with (replaced, or its owner changed): toolselect writes "
+                "nothing to it"
+            )
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
 
 
 def chown_like(paths: list[Path], reference: Path) -> None:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..budget import Budget, check_budget, combined
 from ..config import Loaded, Settings
-from ..contain import sweep
 from ..diff import diff_reports
 from ..errors import ToolselectError
 from ..gate import BaseFailure, failed_base
@@ -20,6 +19,7 @@ from ..outcome import Comparison
 from ..pick import Pick
 from ..shards import Unit
 from ..surface import Surface
+from ..sweep import sweep
 from .batch import batch_sides
 from .execute import execute
 from .prepare import Hooks, Prepared

@@ -15,7 +15,6 @@ from ..baseline import NoBaseline
 from ..budget import Budget, check_budget, combined, estimate
 from ..cache import AnswerCache
 from ..config import Loaded, Settings, load_cases
-from ..contain import sweep
 from ..errors import InfraError, Refused, ToolselectError
 from ..golden import Case
 from ..lint.golden import check_cases
@@ -36,6 +35,7 @@ from ..stress import (
 )
 from ..surface import Surface
 from ..surface.neighbours import PoolSource, gather
+from ..sweep import sweep
 from ..throttle import Throttle
 from .prepare import Hooks, load_surface, pacer
 from .sides import Against

@@ -2,8 +2,10 @@
 made the model pick worse (or that the model confuses), each held to the held-out test of `fix`
 (pipeline/fix.py), and the accepted ones placed on the head's source (suggestions.py).
 
-No program of the pull request runs here: the surface is the one the head's run listed (its report),
-and the source files are read from the checkout without following a link.
+The server is not started again: the surface is the one the head's run listed (its report), and the
+source files are read from the checkout without following a link. The run's model answers the fix's
+cases, and with `provider: command` that is the pull request's own program: the Action runs suggest
+inside the containment (containment.py), like the eval.
 """
 
 from __future__ import annotations

@@ -23,10 +23,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..contain import Confinement, child_environment, confinement, stop_group, unstartable
+from ..contain import Confinement, child_environment, confinement, unstartable
 from ..errors import InfraError
 from ..explain import show
 from ..pick import Pick, ToolCall
+from ..sweep import stop_group
 from . import Provider, Request, SampleError
 
 if TYPE_CHECKING:
@@ -46,15 +47,15 @@ class CommandProvider(Provider):
         model: str,
         cwd: Path,
         timeout_s: float,
-        env: Mapping[str, str] | None = None,
-        confined: Confinement | None = None,
+        env: Mapping[str, str] | None,
+        confined: Confinement,
     ) -> None:
         super().__init__(model)
         self.command = command
         self.cwd = cwd
         self.timeout_s = timeout_s
         self.env = dict(env) if env is not None else None  # a small one: no keys, no tokens
-        self.confined = confined or Confinement(None, None)
+        self.confined = confined
         self._startable = False  # checked before the first start
 
     async def pick(self, request: Request) -> Pick:

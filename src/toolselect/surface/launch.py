@@ -26,8 +26,9 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..config import PORT, ServerSpec
-from ..contain import IN_IMAGE, Confinement, child_environment, confinement, reap_group, sweep, unstartable
+from ..contain import IN_IMAGE, Confinement, child_environment, confinement, unstartable
 from ..errors import InfraError, MissingProgram
+from ..sweep import reap_group, sweep
 from .mcp import list_tools
 
 Say = Callable[[str], None]
@@ -137,7 +138,7 @@ def _swept(environ: Mapping[str, str], say: Say, who: str) -> None:
         say(f"{who} left {stopped} process{'es' if stopped > 1 else ''} running in the background: stopped")
 
 
-async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinement | None = None) -> None:
+async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinement) -> None:
     """One setup command through /bin/sh in the server's folder; its output is kept apart and shown
     (the last lines) when it fails or runs out of time."""
     folder = spec.cwd or Path.cwd()
@@ -165,7 +166,7 @@ async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinem
 
 
 @asynccontextmanager
-async def started(spec: ServerSpec, say: Say, confined: Confinement | None = None) -> AsyncIterator[_Started]:
+async def started(spec: ServerSpec, say: Say, confined: Confinement) -> AsyncIterator[_Started]:
     """The HTTP server `start` starts, in the background, stopped (its whole group) at the end."""
     assert spec.start is not None
     argv = ["/bin/sh", "-c", spec.start] if isinstance(spec.start, str) else list(spec.start)
@@ -245,11 +246,11 @@ def _spawn(
     env: Mapping[str, str],
     output: IO[bytes],
     place: str,
-    confined: Confinement | None = None,
+    confined: Confinement,
 ) -> subprocess.Popen[bytes]:
     if not cwd.is_dir():
         raise InfraError(f"{place}the server's folder {cwd} does not exist (check server.cwd)")
-    command = confined.command(argv) if confined else argv
+    command = confined.command(argv)  # every program of the pull request starts through its confinement
     try:
         return subprocess.Popen(
             command,
