@@ -2,19 +2,22 @@
 literal(s) that hold the old text — a Python string (concatenated pieces, triple quotes), a
 TypeScript or JavaScript string or template literal, a JSON string, a YAML scalar (plain, quoted or
 a block) — replaced by one literal holding the new text, quoted and escaped so that the file stays
-valid. Pure: lines in, lines out; the suggestion block of a review comment and `fix --patch` are
-made from it. When the lines don't hold the old text in a literal, there is no rewrite (never a
-guess).
+valid. Pure: lines in, lines out; the suggestion block of a review comment, the comment's patch and
+`fix --patch/--apply` are made from it. When the lines don't hold the old text in a literal, there
+is no rewrite (never a guess); and a rewrite is offered only once the changed file has been read
+again — Python with `ast`, JSON and YAML with their parsers, TypeScript and JavaScript with the same
+literal scanner — and holds exactly the new text where the old was, with nothing else changed.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import io
 import json
 import re
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .sourcelines import words
@@ -33,6 +36,15 @@ class Rewrite:
     start: int
     end: int
     lines: tuple[str, ...]
+    at: tuple[int, int] = (0, 0)  # where the new literal begins (line, column); YAML: the key's line
+    literal: str = ""  # the new literal, as written
+
+
+@dataclass(frozen=True)
+class NotWritten:
+    """Why there is no rewrite to offer: its literal wasn't found, or the file wouldn't read back."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -48,17 +60,27 @@ class Lit:
     inside: str
 
 
-def rewrite(path: str, text: str, start: int, end: int, old: str, new: str) -> Rewrite | None:
+def rewrite(path: str, text: str, start: int, end: int, old: str, new: str) -> Rewrite | NotWritten:
     """The literal holding `old` on lines `start`..`end` of `text` (a file at `path`), rewritten to
-    hold `new`; None when it isn't found there."""
-    lines = text.splitlines()
+    hold `new` — only when the file, read again, holds exactly `new` there and nothing else changed."""
+    lines = file_lines(text)
     if not 1 <= start <= end <= len(lines):
-        return None
+        return NotWritten(f"the description's literal was not found in {path}")
     suffix = path[path.rfind(".") :].lower() if "." in path else ""
     if suffix in YAML:
-        return _yaml(lines, start, end, old, new)
-    if suffix not in (*PYTHON, *SCRIPT, *JSON):
-        return None
+        made = _yaml(lines, start, end, old, new)
+    elif suffix in (*PYTHON, *SCRIPT, *JSON):
+        made = _in_code(lines, start, end, old, new, suffix)
+    else:
+        made = None
+    if made is None:
+        return NotWritten(f"the description's literal was not found in {path}")
+    if why := read_back(suffix, text, made, new):
+        return NotWritten(f"the rewritten {path} would not read back as the new description ({why}): not offered")
+    return made
+
+
+def _in_code(lines: Sequence[str], start: int, end: int, old: str, new: str, suffix: str) -> Rewrite | None:
     found = _python_literals(lines) if suffix in PYTHON else _script_literals(lines, suffix)
     run = _holding([lit for lit in found or () if start <= lit.line <= end], old)
     if run is None:
@@ -66,19 +88,30 @@ def rewrite(path: str, text: str, start: int, end: int, old: str, new: str) -> R
     first, last = run
     literal = _literal(new, first.opening, suffix)
     made = lines[first.line - 1][: first.col] + literal + lines[last.end_line - 1][last.end_col :]
-    return Rewrite(first.line, last.end_line, tuple(made.split("\n")))
+    return Rewrite(first.line, last.end_line, tuple(made.split("\n")), (first.line, first.col), literal)
 
 
 def applied(text: str, made: Rewrite) -> str:
-    """`text` with the rewrite's lines in place (one newline at the end)."""
-    lines = text.splitlines()
+    """`text` with the rewrite's lines in place (its own line ends, one at the end)."""
+    lines = file_lines(text)
     lines[made.start - 1 : made.end] = made.lines
-    return "\n".join(lines) + "\n"
+    newline = "\r\n" if "\r\n" in text else "\n"
+    return newline.join(lines) + newline
+
+
+def file_lines(text: str) -> list[str]:
+    """The file's lines as Python, JavaScript, JSON, YAML and git count them: ended by a newline (with
+    a carriage return before it, or not) — never by a form feed, U+2028 or the other characters
+    `str.splitlines` also breaks at, which a literal may hold."""
+    lines = re.split(r"\r?\n", text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def unified(path: str, before: str, after: str, context: int = 3) -> str:
     """The unified diff of one file (`git apply -p1` takes it: a/ and b/ before `path`)."""
-    a, b = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    a, b = before.split("\n"), after.split("\n")
+    a = [line + "\n" for line in a[:-1]] + ([a[-1]] if a[-1] else [])
+    b = [line + "\n" for line in b[:-1]] + ([b[-1]] if b[-1] else [])
     return "".join(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context))
 
 
@@ -180,17 +213,51 @@ def _holding(found: Sequence[Lit], old: str) -> tuple[Lit, Lit] | None:
 
 
 def _literal(text: str, opening: str, suffix: str) -> str:
-    """`text` as a literal of the kind `opening` began (a prefix dropped: the text is plain now)."""
+    """`text` as a literal of the kind `opening` began (a prefix dropped: the text is plain now).
+    Nothing a reader would not see goes in raw — a control, format (bidi) or separator character is
+    an escape — and a multi-line literal keeps its newlines and tabs."""
     quote = opening.lstrip("rRbBuUfF")
     if suffix in PYTHON and quote in ('"""', "'''"):
-        body = text.replace("\\", "\\\\").replace(quote, "\\" + quote[0] * 3)
+        mark = quote[0]
+        body = _unseen(text.replace("\\", "\\\\"), "\\x{:02x}", "\\u{:04x}", "\\U{:08x}")
+        # no two of its quotes side by side, and none last: only the closing three end it
+        body = re.sub(f"{mark}(?={mark})|{mark}\\Z", lambda m: "\\" + m.group(), body)
         return quote + body + quote
     if quote == "`":
-        return "`" + text.replace("\\", "\\\\").replace("`", "\\`").replace("${", "\\${") + "`"
+        body = text.replace("\\", "\\\\").replace("`", "\\`").replace("${", "\\${")
+        return "`" + _unseen(body, "\\x{:02x}", "\\u{:04x}", "\\u{{{:x}}}") + "`"
+    quoted = _printable(json.dumps(text, ensure_ascii=False), python=suffix in PYTHON)
     if quote == "'" and suffix not in JSON:
-        inner = json.dumps(text, ensure_ascii=False)[1:-1].replace('\\"', '"').replace("'", "\\'")
-        return "'" + inner + "'"
-    return json.dumps(text, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        return "'" + quoted[1:-1].replace('\\"', '"').replace("'", "\\'") + "'"
+    return quoted
+
+
+def _unseen(body: str, byte: str, bmp: str, astral: str) -> str:
+    """Every character of `body` a reader would not see (but a newline, a tab and a space) as the
+    escape its format says."""
+
+    def escaped(c: str) -> str:
+        n = ord(c)
+        return (byte if n < 0x100 else bmp if n <= 0xFFFF else astral).format(n)
+
+    return "".join(c if c.isprintable() or c in "\n\t " else escaped(c) for c in body)
+
+
+def _printable(quoted: str, python: bool = False) -> str:
+    """A JSON string with every character a source file or a YAML stream should not hold raw (a line
+    or paragraph separator, a control or format character) as an escape: \\uXXXX, past the BMP a
+    surrogate pair (Python: \\UXXXXXXXX)."""
+
+    def escaped(c: str) -> str:
+        n = ord(c)
+        if n <= 0xFFFF:
+            return f"\\u{n:04x}"
+        if python:
+            return f"\\U{n:08x}"
+        n -= 0x10000
+        return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
+
+    return "".join(c if c.isprintable() or c == " " else escaped(c) for c in quoted)
 
 
 # ------------------------------------------------------------------------------ YAML
@@ -222,7 +289,7 @@ def _yaml(lines: Sequence[str], start: int, end: int, old: str, new: str) -> Rew
             if last < start:
                 return None  # the text's lines are not this scalar's
             quoted = _literal(new, '"', ".json")
-            return Rewrite(row, last, (f"{m.group('lead')}{m.group('key')}: {quoted}",))
+            return Rewrite(row, last, (f"{m.group('lead')}{m.group('key')}: {quoted}",), (row, 0), quoted)
         if row < start:
             return None
     return None
@@ -230,3 +297,150 @@ def _yaml(lines: Sequence[str], start: int, end: int, old: str, new: str) -> Rew
 
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
+
+
+# ------------------------------------------------------------------------------ reading it back
+
+
+def read_back(suffix: str, before: str, made: Rewrite, new: str) -> str | None:
+    """Why the file with `made` applied would not hold exactly `new` where the old text was, with
+    nothing else changed (None: it would). Python is parsed with `ast`, JSON and YAML loaded; in
+    TypeScript and JavaScript the literal must close exactly where it was written (the rest of the
+    file is the same text, so it reads the same) and decode to `new`."""
+    after = applied(before, made)
+    try:
+        after.encode("utf-8")
+    except UnicodeEncodeError:
+        return "it can't be written as UTF-8"
+    if suffix in PYTHON:
+        return _python_back(before, after, made, new)
+    if suffix in JSON:
+        return _data_back(json.loads, before, after, new)
+    if suffix in YAML:
+        import yaml
+
+        return _data_back(yaml.safe_load, before, after, new)
+    return _script_back(suffix, after, made, new)
+
+
+def _python_back(before: str, after: str, made: Rewrite, new: str) -> str | None:
+    try:
+        tree = ast.parse(after)
+    except SyntaxError as exc:
+        return f"it would not parse: line {exc.lineno}: {exc.msg}"
+    token = next((lit for lit in _python_literals(file_lines(after)) or () if (lit.line, lit.col) == made.at), None)
+    quote = token.opening.lstrip("rRbBuUfF") if token else ""
+    if token is None or token.opening + token.inside + quote != made.literal:
+        return "its literal would end somewhere else"
+    if ast.literal_eval(made.literal) != new:
+        return "its literal would read as another text"
+    try:
+        was = ast.parse(before)
+    except SyntaxError:
+        return None  # nothing to compare the rest with: the literal itself reads back
+    line = file_lines(after)[made.at[0] - 1]
+    at = (made.at[0], len(line[: made.at[1]].encode("utf-8")))  # ast counts columns in UTF-8 bytes
+    if ast.dump(_Without(at).visit(was)) != ast.dump(_Without(at).visit(tree)):
+        return "it would change more than the description"
+    return None
+
+
+class _Without(ast.NodeTransformer):
+    """The string (or f-string) that begins at `at` (line, byte column) replaced by a placeholder."""
+
+    def __init__(self, at: tuple[int, int]) -> None:
+        self.at = at
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        begins = (getattr(node, "lineno", None), getattr(node, "col_offset", None)) == self.at
+        if begins and (
+            isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+        ):
+            return ast.Constant(value=None)
+        return super().visit(node)
+
+
+def _data_back(load: Callable[[str], object], before: str, after: str, new: str) -> str | None:
+    try:
+        doc = load(after)
+    except ValueError as exc:  # json's and yaml's errors are ValueErrors… yaml's are not: caught below
+        return f"it would not load: {exc}"
+    except Exception as exc:  # noqa: BLE001 - yaml.YAMLError and its kin: the file would not load
+        return f"it would not load: {type(exc).__name__}"
+    try:
+        was = load(before)
+    except Exception:  # noqa: BLE001 - the file did not load before: nothing to compare with
+        return None
+    changed = list(_differences(was, doc))
+    if len(changed) != 1:
+        return "it would change more than the description"
+    return None if changed[0] == new else "it would read as another text"
+
+
+def _differences(was: object, now: object) -> Iterator[object]:
+    """The values of `now` that differ from `was`'s, leaf by leaf (a whole value where the shape differs)."""
+    if isinstance(was, dict) and isinstance(now, dict) and was.keys() == now.keys():
+        for key in was:
+            yield from _differences(was[key], now[key])
+    elif isinstance(was, list) and isinstance(now, list) and len(was) == len(now):
+        for a, b in zip(was, now, strict=True):
+            yield from _differences(a, b)
+    elif was != now or type(was) is not type(now):
+        yield now
+
+
+def _script_back(suffix: str, after: str, made: Rewrite, new: str) -> str | None:
+    found = _script_literals(file_lines(after), suffix)
+    if found is None:
+        return "a literal would never close"
+    lit = next((lit for lit in found if (lit.line, lit.col) == made.at), None)
+    if lit is None or lit.opening + lit.inside + lit.opening != made.literal:
+        return "its literal would end somewhere else"
+    return None if _script_string(lit.opening, lit.inside) == new else "its literal would read as another text"
+
+
+_SCRIPT_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", "v": "\v"}
+_LINE_ENDS = ("\r\n", "\n", "\r", "\u2028", "\u2029")
+
+
+def _script_string(quote: str, inside: str) -> str | None:
+    """The text a JavaScript string or template literal holds (None: a template with a `${…}` in it,
+    or a legacy octal escape: not a plain text)."""
+    out: list[str] = []
+    i = 0
+    while i < len(inside):
+        c = inside[i]
+        if quote == "`" and inside.startswith("${", i):
+            return None
+        if quote == "`" and c == "\r":  # a template's raw line ends read as \n
+            out.append("\n")
+            i += 2 if inside.startswith("\r\n", i) else 1
+            continue
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        nxt = inside[i + 1 : i + 2]
+        if ended := next((e for e in _LINE_ENDS if inside.startswith(e, i + 1)), None):  # a line continuation
+            i += 1 + len(ended)
+        elif nxt in _SCRIPT_ESCAPES:
+            out.append(_SCRIPT_ESCAPES[nxt])
+            i += 2
+        elif nxt == "0" and not inside[i + 2 : i + 3].isdigit():
+            out.append("\0")
+            i += 2
+        elif nxt.isdigit():
+            return None
+        elif nxt in ("x", "u"):
+            braced = nxt == "u" and inside.startswith("{", i + 2)
+            end = inside.find("}", i + 3) if braced else i + (4 if nxt == "x" else 6)
+            digits = inside[i + 3 : end] if braced else inside[i + 2 : end]
+            try:
+                out.append(chr(int(digits, 16)))
+            except ValueError:
+                return None
+            i = end + 1 if braced else end
+        else:
+            out.append(nxt)
+            i += 2
+    return "".join(out).encode("utf-16", "surrogatepass").decode("utf-16", "replace")

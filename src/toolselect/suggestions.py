@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from .acceptance import Judged
-from .literal import Rewrite, applied, rewrite, unified
+from .literal import NotWritten, Rewrite, applied, rewrite, unified
 from .report.schema import Report
 
 MAX_SUGGESTED = 3  # tools rewritten in one pull request
@@ -35,7 +35,7 @@ class Suggestion:
     rewrite: Rewrite | None = None  # its lines and their replacement
     patch: str = ""  # the file's unified diff
     in_diff: bool = False  # every line it replaces is in the PR's diff: a one-click suggestion
-    unplaced: str = ""  # why an accepted rewrite has no patch (its literal was not found)
+    unplaced: str = ""  # why an accepted rewrite has no patch (its literal was not found, or would not read back)
 
     @property
     def accepted(self) -> bool:
@@ -84,17 +84,18 @@ def place(
     lines = text.splitlines()
     start, end = window or (1, len(lines))
     made = rewrite(path, text, start, end, current, s.description)
-    if made is None and window is not None:
+    if isinstance(made, NotWritten) and window is not None:
         made = rewrite(path, text, 1, len(lines), current, s.description)
-    if made is None:
-        return unplaced(s, f"the description's literal was not found in {path}")
+    if isinstance(made, NotWritten):  # not found, or the file would not read back: reported, never offered
+        return unplaced(s, made.why)
     patch = unified(path, text, applied(text, made), context=2)
     inside = all(n in diff_lines for n in range(made.start, made.end + 1))
     return replace(s, path=path, rewrite=made, patch=patch, in_diff=inside)
 
 
 def unplaced(s: Suggestion, why: str) -> Suggestion:
-    """An accepted suggestion with no patch (its source could not be read, or holds no literal of it)."""
+    """An accepted suggestion with no patch (its source could not be read, holds no literal of it, or
+    would not read back as the new text)."""
     return replace(s, unplaced=why)
 
 

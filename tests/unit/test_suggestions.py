@@ -53,6 +53,22 @@ def test_a_rewrite_is_a_suggestion_only_when_every_line_it_replaces_is_in_the_di
     assert missing.rewrite is None and "not found in tools.json" in missing.unplaced
 
 
+def test_a_rewrite_whose_file_would_not_read_back_is_reported_and_never_offered(monkeypatch):
+    """A writer that broke the file (the triple-quoted description ending in a quote, as it was
+    written before) gives neither a suggestion nor a patch: the comment says why."""
+    from toolselect import literal
+
+    source = 'mcp = Server()\n\n\n@mcp.tool(description="""Weather over time.""")\ndef get_forecast(): ...\n'
+    monkeypatch.setattr(literal, "_literal", lambda text, opening, suffix: '"""' + text + '"""')
+    broken = place(accepted('Forecast, not "now"'), "server.py", source, "Weather over time.", None, {4})
+    assert broken.rewrite is None and broken.patch == "" and not suggestable(broken)
+    assert "would not read back as the new description (it would not parse" in broken.unplaced
+    monkeypatch.undo()
+    fine = place(accepted('Forecast, not "now"'), "server.py", source, "Weather over time.", None, {4})
+    assert fine.rewrite is not None and fine.in_diff
+    assert fine.rewrite.lines == ('@mcp.tool(description="""Forecast, not "now\\"""")',)
+
+
 def test_a_suggestion_block_is_the_exact_lines_longer_than_any_backtick_run_and_never_a_bidi_one():
     text = json.dumps(TOOLS, indent=2) + "\n"
     line = text.splitlines().index('      "description": "Weather over time."') + 1
@@ -66,7 +82,11 @@ def test_a_suggestion_block_is_the_exact_lines_longer_than_any_backtick_run_and_
     lines[ticks.rewrite.start - 1 : ticks.rewrite.end] = block.split("\n")  # committing the suggestion
     assert json.loads("\n".join(lines))["tools"][1]["description"] == "Use ```fences``` and @octocat."
     assert read_mark(body, "default") == mark
-    hidden = place(accepted("Weather\u202e later."), "tools.json", text, "Weather over time.", None, {line})
+    escaped = place(accepted("Weather\u202e later."), "tools.json", text, "Weather over time.", None, {line})
+    assert escaped.rewrite is not None and escaped.rewrite.lines == ('      "description": "Weather\\u202e later."',)
+    assert suggestable(escaped)  # the bidi character is written as its escape: nothing hidden in the block
+    beside = '{"tools": [{"name": "get_forecast\u202e", "description": "Weather over time."}]}\n'  # one already there
+    hidden = place(accepted(), "tools.json", beside, "Weather over time.", None, {1})
     assert hidden.in_diff and not suggestable(hidden)
     assert "⟨U+202E⟩" in suggestions_markdown([hidden])  # shown as a patch, the character visible
 

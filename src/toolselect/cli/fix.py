@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
-from ..literal import applied, rewrite, unified
+from ..literal import NotWritten, applied, rewrite, unified
 from ..locate import display_path
 from ..pipeline.fix import Fixes, description_source, run_fix
 from ..runtime import run_async
@@ -48,8 +48,8 @@ def _patch(settings: Settings, fixes: Fixes, patch: Path | None, apply: bool) ->
             continue
         before = changed[path][1] if path in changed else path.read_text(encoding="utf-8")
         made = rewrite(str(path), before, 1, len(before.splitlines()), fix.current, fix.accepted.candidate.description)
-        if made is None:
-            print(f"  {fix.tool}: the description's literal was not found in {path}: no patch")
+        if isinstance(made, NotWritten):  # not found, or it would not read back: never written
+            print(f"  {fix.tool}: {made.why}: no patch")
             continue
         changed[path] = (changed[path][0] if path in changed else before, applied(before, made))
     diff = "".join(unified(display_path(p), a, b) for p, (a, b) in changed.items())  # from here: git apply -p1
