@@ -141,3 +141,34 @@ def test_the_prs_programs_find_no_secret_and_no_docker_socket(image: str, job: P
         assert report["read"] >= 1 and report["found"] == [], report  # it looked, and found nothing
     assert (out / "socket").read_text() == "PermissionError"
     assert not any(value in step.shown for value in secrets.values())  # what the runner shows
+
+
+def test_a_process_that_keeps_forking_writes_no_file_command(image: str, job: Path):
+    """The setup leaves a process that keeps forking, each child in a new session, aimed at the
+    runner's file commands: in the image every process of the checkout's owner is killed at once as
+    the setup ends, checked gone, and only then are the file commands handed back — untouched."""
+    files = {
+        "hopper.py": (FAKES / "hopper.py").read_text(),
+        "probe.py": (FAKES / "probe.py").read_text(),
+        "secrets.json": "{}",
+        "tools.json": json.dumps(
+            {"tools": [{"name": "get_weather", "description": "Weather.", "inputSchema": {"type": "object"}}]}
+        ),
+        "golden.jsonl": golden(("Weather in Oslo?", "get_weather")),
+    }
+    aimed = "/github/file_commands/env /github/file_commands/path"
+    config = (
+        "server:\n  command: [python3, probe.py, server, secrets.json, /github/workspace/probes, tools.json, stdio]\n"
+        f"  setup: python3 hopper.py /github/workspace/probes 60 {aimed}\n" + OFFLINE
+    )
+    event = push(job, {"toolselect.yaml": config, **files})
+    out = job / "workspace" / "probes"
+    out.mkdir()
+    give(out)
+    step = container_step(image, job, "push", event, {"working-directory": "."})  # its end ends the hopper too
+    assert step.code == 0, step.log[-4000:]
+    assert (out / "hopper.beats").exists(), "the control: the hopper did start"
+    assert not (out / "hopper.wrote").exists(), (out / "hopper.wrote").read_text()
+    assert (job / "files" / "env").read_text() == "" and (job / "files" / "path").read_text() == ""
+    assert "running in the background: stopped" in " ".join(step.log.split())
+    assert root_owned(job / "workspace") == [] and root_owned(job / "files") == []
