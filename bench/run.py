@@ -624,11 +624,101 @@ def reply_rows(quick: bool = False) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+SWEEP_PROBE = """import json, os, subprocess, sys, time
+sys.path.insert(0, sys.argv[1])
+from toolselect import sweep
+mode, n, hopper = sys.argv[2], int(sys.argv[3]), sys.argv[4]
+began = time.perf_counter()
+why = sweep.own_namespace() if mode == "namespace" else None
+entered = time.perf_counter() - began
+if mode == "tree":
+    sweep.become_subreaper()
+env = {}
+if mode == "uid":
+    env = {"TOOLSELECT_IMAGE": "1", "GITHUB_WORKSPACE": sys.argv[5]}
+    sweep.become_subreaper()
+user = ["setpriv", "--reuid=" + sys.argv[6], "--regid=" + sys.argv[6], "--clear-groups"] if mode == "uid" else []
+for _ in range(n):
+    subprocess.Popen([*user, "sleep", "60"], start_new_session=True)
+time.sleep(0.3)
+began = time.perf_counter()
+stopped = sweep.sweep(env)
+took = time.perf_counter() - began
+out = os.path.dirname(hopper)
+subprocess.run([*user, "/usr/bin/python3", hopper, out, "10"], check=True)
+time.sleep(0.3)
+sweep.sweep(env)
+swept = time.time()  # once the sweep has returned, nothing of the hopper beats again
+time.sleep(0.5)
+beats = [float(t) for t in open(os.path.join(out, "hopper.beats")).read().split()]
+open(os.path.join(out, "stop"), "w").close()
+print(json.dumps({"why": why, "entered": entered, "took": took, "stopped": stopped, "hopper": max(beats) < swept}))
+"""
+
+
+def sweep_rows(quick: bool = False) -> list[tuple[str, str, str, str]]:
+    """What stopping every program of the pull request costs, and whether a process that keeps
+    forking is caught: the sweep that reads pids and kills them (`tree`, the fallback), kill(-1) as
+    the checkout owner's uid (the image), and kill(-1) from the init of a PID namespace (runner:
+    host). As root (the uid mode needs another uid)."""
+    if os.geteuid() != 0:
+        return [("sweep", "skipped: needs root", "", "—")]
+    import shutil
+
+    n = 10 if quick else 40
+    rows, results = [], {}
+
+    def processes() -> int:
+        return sum(1 for name in os.listdir("/proc") if name.isdigit())
+
+    def settle(before: int) -> None:
+        deadline = time.monotonic() + 60
+        while processes() > before + 20 and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+    running = processes()
+    for mode in ("tree", "uid", "namespace"):
+        folder = Path(tempfile.mkdtemp(prefix="tssweep-"))
+        folder.chmod(0o777)
+        (folder / "out").mkdir()
+        (folder / "out").chmod(0o777)
+        shutil.copy(ROOT / "tests" / "fakes" / "hopper.py", folder / "out" / "hopper.py")
+        uid = str(200_000 + os.getpid() % 50_000)
+        os.chown(folder, int(uid), int(uid))
+        done = subprocess.run(
+            [sys.executable, "-c", SWEEP_PROBE, str(ROOT / "src"), mode, str(n), str(folder / "out" / "hopper.py"),
+             str(folder), uid],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise SystemExit(done.stderr)
+        results[mode] = json.loads(done.stdout.splitlines()[-1])
+        settle(running)  # the dead hopper's thousands of zombies, reaped by the machine's init in its own time
+        shutil.rmtree(folder, ignore_errors=True)
+    tree = results["tree"]["took"]
+    for mode, what in (("tree", "pass after pass (the fallback)"), ("uid", "kill(-1) as the owner's uid (image)"),
+                       ("namespace", "kill(-1) from a PID namespace's init (host)")):  # fmt: skip
+        r = results[mode]
+        rows.append((
+            f"sweep of {n} processes: {what}",
+            f"{r['took'] * 1000:.1f} ms, {r['stopped']} stopped; a process that keeps forking "
+            + ("caught" if r["hopper"] else "NOT caught"),
+            f"{r['took'] / tree:.2f}× the tree sweep",
+            "caught" if mode != "tree" else "—",
+        ))  # fmt: skip
+    entered = results["namespace"]["entered"] * 1000
+    rows.append(("entering the PID namespace (probe, unshare, fork, /proc)", f"{entered:.1f} ms", "once per Action run",
+                 "—"))  # fmt: skip
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
     parser.add_argument(
-        "--only", choices=["models", "rate", "burst", "shards", "cost", "replies"], help="run one benchmark alone"
+        "--only",
+        choices=["models", "rate", "burst", "shards", "cost", "replies", "sweep"],
+        help="run one benchmark alone",
     )
     args = parser.parse_args()
     quick = args.quick
@@ -640,6 +730,7 @@ def main() -> None:
             "shards": shard_rows,
             "cost": cost_rows,
             "replies": reply_rows,
+            "sweep": sweep_rows,
         }[args.only]
         print_table(only(quick))
         return
