@@ -312,6 +312,9 @@ def _kill_from_init() -> None:
         os.kill(-1, signal.SIGKILL)
 
 
+SURVIVAL_S = 10.0  # how long a process killed with SIGKILL may take to go before it is said to survive
+
+
 def _stop_all(kill: Callable[[], None], theirs: Callable[[Sequence[_Process]], set[int]]) -> int:
     """Kill them all at once, reap what died below this process, and check that none lives on: how
     many were running (seen before the kill, or reaped as killed by it)."""
@@ -319,7 +322,7 @@ def _stop_all(kill: Callable[[], None], theirs: Callable[[Sequence[_Process]], s
     procs = _processes()
     before = {p.pid for p in procs if not p.dead and p.pid != me} & theirs(procs)
     killed = 0
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + SURVIVAL_S
     pause = 0.002
     while True:
         kill()

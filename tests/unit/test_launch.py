@@ -135,3 +135,55 @@ def test_in_the_action_no_program_of_the_pr_starts_outside_the_one_stretch_that_
     with pytest.raises(InfraError, match="after the stretch"):
         contain.confinement(action).command(["node", "server.js"])
     assert contain.confinement({"GITHUB_WORKSPACE": str(tmp_path)}).command(["node"])[-1] == "node"  # the CLI
+
+
+def test_a_process_that_survives_sigkill_keeps_everything_held_and_fails_the_run(tmp_path, monkeypatch):
+    """A process of the PR's still running after the kill (stuck in the kernel) is named, and the
+    stretch gives nothing back: what it held stays root's, and the run fails (exit 3)."""
+    import os
+    import subprocess
+
+    import pytest
+
+    from toolselect import containment, sweep
+
+    stuck = subprocess.Popen(["sleep", "30"])  # a kill that never reaches it stands in for one it can't stop
+    try:
+        monkeypatch.setattr(sweep, "SURVIVAL_S", 0.3)
+        with pytest.raises(
+            sweep.Survived, match=rf"1 process of the pull request's programs still runs .*{stuck.pid} "
+        ):
+            sweep._stop_all(lambda: None, lambda procs: {stuck.pid})
+        if os.geteuid() != 0:
+            return
+        held = tmp_path / "held"
+        held.mkdir()
+        os.chown(held, 1001, 1001)
+        monkeypatch.setattr(containment, "owner_of_checkout", lambda env: (1001, 1001))
+        monkeypatch.setattr(containment, "sweep", lambda env: sweep._stop_all(lambda: None, lambda procs: {stuck.pid}))
+        env = {"GITHUB_ENV": str(held / "env")}
+        with pytest.raises(sweep.Survived), containment.containment(env, tmp_path, print):
+            assert held.stat().st_uid == 0  # held while their programs may run
+        assert held.stat().st_uid == 0 and not containment.all_stopped()  # never given back
+        os.rmdir(env["TOOLSELECT_PR_HOME"])
+    finally:
+        stuck.kill()
+        stuck.wait()
+        monkeypatch.setattr(containment, "_survived", False)
+
+
+def test_where_no_namespace_can_be_made_the_log_says_the_sweep_can_be_outrun(tmp_path, monkeypatch):
+    from toolselect import containment, sweep
+
+    monkeypatch.setattr(sweep, "_namespace", False)
+    monkeypatch.setattr(sweep, "_subreaper", True)
+    monkeypatch.setattr(sweep, "_no_namespace", "no PID namespace could be made: Operation not permitted")
+    said: list[str] = []
+    with containment.containment({}, tmp_path, said.append):
+        pass
+    assert said == [
+        (
+            "toolselect: no PID namespace could be made: Operation not permitted; a process of the pull request that "
+            "keeps forking could outrun the sweep that stops its programs (SECURITY.md: runner: host)"
+        )
+    ]
