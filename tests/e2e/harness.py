@@ -16,7 +16,9 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,10 +219,12 @@ def run_action(
     timeout: float = 240,
     argv: list[str] | None = None,
     owner: int | None = None,
+    meanwhile: Callable[[subprocess.Popen], None] | None = None,
 ) -> ActionRun:
     """`env`: more of the job's environment (e.g. what earlier steps exported); `argv`: the step's
     command (the container's entrypoint unless given); `owner`: the runner's uid, which owns the
-    file commands' folder and files, HOME and RUNNER_TEMP, as on a real runner."""
+    file commands' folder and files, HOME and RUNNER_TEMP, as on a real runner; `meanwhile`: called
+    (in a thread) with the running step, e.g. to cancel it as the runner does."""
     files = tmp / "runner"
     files.mkdir(exist_ok=True)
     (files / "event.json").write_text(json.dumps(event or {}))
@@ -271,19 +275,29 @@ def run_action(
         }
     )
     env.update(extra)
-    proc = subprocess.run(
+    step = subprocess.Popen(
         argv or [sys.executable, str(ROOT / "entrypoint.py")],
         cwd=repo,
         env=env,
-        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
     )
-    assert "Traceback" not in proc.stderr, proc.stderr
+    watcher = threading.Thread(target=meanwhile, args=(step,)) if meanwhile else None
+    if watcher:
+        watcher.start()
+    try:
+        stdout, stderr = step.communicate(timeout=timeout)
+    finally:
+        step.kill()
+        if watcher:
+            watcher.join()
+    assert "Traceback" not in stderr, stderr
     return ActionRun(
-        proc.returncode,
-        proc.stdout,
-        proc.stderr,
+        step.returncode,
+        stdout,
+        stderr,
         parse_outputs((files / "output").read_text()),
         (files / "summary").read_text(),
         repo / "toolselect-report",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -271,3 +272,44 @@ def test_suggest_asks_the_prs_picker_only_while_everything_is_held(world):
         assert not (repo.path / ".git" / "hooks" / "post-checkout").exists()
         assert (runner / "env").stat().st_uid == j.uid and (repo.path / ".git").stat().st_uid == j.uid
         shutil.rmtree(out, ignore_errors=True)
+
+
+@pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
+def test_a_cancelled_host_job_stops_cleanly_through_the_namespace(tmp_path, number):
+    """On `runner: host` the runner signals the step's process — now the parent outside toolselect's
+    PID namespace — when a job is cancelled: the signal reaches toolselect inside, which stops the
+    run, keeps the answers it has, and exits 130; nothing of the step is left running."""
+    from tests.e2e.harness import SCRIPT, TOKEN, make_repo
+    from tests.fakes.github_api import FakeGitHub
+
+    with FakeModelAPI({**SCRIPT, "latency": 1.0}) as api, FakeGitHub({TOKEN: "github-actions[bot]"}) as github:
+        repo = make_repo(tmp_path)
+        inputs = {
+            "working-directory": "evals",
+            "runner": "host",
+            "concurrency": "1",
+            "openai-api-key": KEY,
+            "openai-base-url": f"{api.url}/v1",
+        }
+        argv, env = host_step(inputs, Path(sys.prefix), tmp_path)
+
+        def cancel(step: subprocess.Popen) -> None:
+            while api.stats()["requests"] < 2 and step.poll() is None:
+                time.sleep(0.1)
+            step.send_signal(number)  # what the runner sends: SIGINT, then SIGTERM
+
+        run = run_action(
+            repo.path, tmp_path, inputs=inputs, event=None, event_name="push", api=api, github=github, argv=argv,
+            env=env, meanwhile=cancel,
+        )  # fmt: skip
+    assert run.code == 130, run.stdout + run.stderr
+    assert "interrupted: the answers received so far are kept in the answer cache" in said(run.stdout + run.stderr)
+    assert any(p.is_file() for p in (repo.path / "evals" / ".toolselect-cache").rglob("*"))
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _in(pid, str(repo.path))]
+
+
+def _in(pid: str, folder: str) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd").startswith(folder)
+    except OSError:
+        return False
