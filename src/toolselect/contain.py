@@ -25,6 +25,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from .errors import InfraError, Refused
 from .urls import holds_secret_url
@@ -149,10 +150,11 @@ MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")  # macOS
 
 
 _started = False  # a program of the pull request was started in this process
-_stretch = "before"  # in the Action: "before", "within" or "after" the stretch that contains them
+Stretch = Literal["before", "within", "after"]
+_stretch: Stretch = "before"  # in the Action: where it is, against the stretch that contains them
 
 
-def set_stretch(where: str) -> None:
+def set_stretch(where: Stretch) -> None:
     """Where the Action is: "within" the stretch that contains the PR's programs (containment.py)
     they may start; "before" or "after" it, none may."""
     global _stretch

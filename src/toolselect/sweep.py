@@ -41,11 +41,15 @@ def reap_group(pgid: int) -> None:
             pass
 
 
-PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
+# Linux's numbers for prctl(), unshare() and mount()
+PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG = 36, 1
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 _subreaper = False
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
 
 
 def become_subreaper() -> bool:
@@ -55,8 +59,7 @@ def become_subreaper() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        _subreaper = _libc().prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         _subreaper = False
     return _subreaper
@@ -106,15 +109,6 @@ def own_namespace() -> str | None:
         return None
     _wait_for(child)
     raise AssertionError("unreachable")  # pragma: no cover
-
-
-CLONE_NEWNS = 0x00020000
-MS_REC, MS_PRIVATE = 0x4000, 1 << 18
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
-
-
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
 
 
 def _enter_namespace() -> None:
@@ -240,7 +234,7 @@ def _processes() -> list[_Process]:
 
 
 def _me() -> int:
-    """This process's pid as /proc shows it (in a namespace of its own, os.getpid() is 1)."""
+    """This process's pid as the /proc it reads shows it."""
     try:
         return int(os.readlink("/proc/self"))
     except (OSError, ValueError):
@@ -285,7 +279,8 @@ def sweep(environ: Mapping[str, str]) -> int:
         assert owner is not None
         return _stop_all(lambda: _kill_as(owner), lambda procs: {p.pid for p in procs if owner[0] in p.uids})
     if kind == "namespace":
-        return _stop_all(_kill_from_init, lambda procs: _below(procs, _me()))
+        me = _me()
+        return _stop_all(_kill_from_init, lambda procs: _below(procs, me))
     if kind == "tree":
         return _stop_tree(owner_of_checkout(environ) if environ.get(IN_IMAGE) else None)
     return 0  # a library call: the process groups it started were stopped, there is nothing to find
@@ -328,7 +323,8 @@ def _stop_all(kill: Callable[[], None], theirs: Callable[[Sequence[_Process]], s
         kill()
         killed += _reap_dead(me, theirs)
         procs = _processes()
-        left = [p for p in procs if p.pid in theirs(procs) and not p.dead and p.pid != me]
+        mine = theirs(procs)
+        left = [p for p in procs if p.pid in mine and not p.dead and p.pid != me]
         if not left:  # what died meanwhile, too
             return max(len(before), killed + _reap_dead(me, theirs))
         if time.monotonic() > deadline:
