@@ -271,7 +271,6 @@ def test_suggest_asks_the_prs_picker_only_while_everything_is_held(world):
         assert "BASH_ENV" not in (runner / "env").read_text() + (runner / "path").read_text()
         assert not (repo.path / ".git" / "hooks" / "post-checkout").exists()
         assert (runner / "env").stat().st_uid == j.uid and (repo.path / ".git").stat().st_uid == j.uid
-        shutil.rmtree(out, ignore_errors=True)
 
 
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
