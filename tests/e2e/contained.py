@@ -167,6 +167,18 @@ def host_step(inputs: dict[str, str], host_env: Path, tmp: Path) -> tuple[list[s
     return ["bash", "--noprofile", "--norc", "-e", "-o", "pipefail", str(script)], env
 
 
+def run_on_host(world, job: Job, repo: Repo, inputs: dict[str, str]) -> ActionRun:
+    """The Action on PR 7 as its `runner: host` step (the job's user: this test's), `inputs` on top of
+    the working directory and the runner."""
+    api, github = world
+    inputs = {"working-directory": ".", "runner": "host", **inputs}
+    argv, env = host_step(inputs, Path(sys.prefix), job.root)
+    return run_action(
+        repo.path, job.root, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
+        github=github, argv=argv, env=env,
+    )  # fmt: skip
+
+
 def commands_run(log: str) -> list[str]:
     """The workflow commands the runner executes in a step's log, as it reads them: a line that
     starts with `::`, unless a `::stop-commands::<token>` came before it and no `::<token>::` since."""

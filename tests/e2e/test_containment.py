@@ -30,6 +30,7 @@ from tests.e2e.contained import (
     probe_as,
     probes,
     run_in_container,
+    run_on_host,
 )
 from tests.e2e.harness import CASES, KEY, SCRIPT, Repo, git, pull_request_event, run_action
 from tests.e2e.harness import TOOLS as ACTION_TOOLS
@@ -281,13 +282,7 @@ def test_nothing_the_pr_detaches_outlives_the_listing(world, runner, tmp_path):
         if runner == "container":
             run = run_in_container(world, j, repo, inputs={"provider": "bm25"})
         else:
-            api, github = world
-            inputs = {"working-directory": ".", "runner": "host", "provider": "bm25"}
-            argv, env = host_step(inputs, Path(sys.prefix), j.root)
-            run = run_action(
-                repo.path, j.root, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
-                github=github, argv=argv, env=env,
-            )  # fmt: skip
+            run = run_on_host(world, j, repo, {"provider": "bm25"})
         ended = time.time()
         assert run.code in (0, 1), run.stdout + run.stderr
         time.sleep(0.5)  # a daemon still alive would beat again, and write the page again

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FAKES
-from tests.e2e.contained import PROBE, PYTHON, Job, host_step, job, run_in_container, runner_uid
-from tests.e2e.harness import KEY, Repo, commit_repo, pull_request_event, register_pull, run_action
+from tests.e2e.contained import PROBE, PYTHON, Job, host_step, job, run_in_container, run_on_host, runner_uid
+from tests.e2e.harness import KEY, Repo, commit_repo, register_pull, run_action
 from tests.fakes.model_api import FakeModelAPI
 
 HOPPER = FAKES / "hopper.py"
@@ -103,19 +103,6 @@ def test_in_the_container_a_process_that_keeps_forking_is_stopped_before_anythin
             assert run.outputs["passed"]
 
 
-def host_run(world, j: Job, repo: Repo, as_user: bool):
-    api, github = world
-    inputs = {"working-directory": ".", "runner": "host", "provider": "bm25"}
-    argv, env = host_step(inputs, Path(sys.prefix), j.root)
-    if as_user:
-        argv = ["setpriv", f"--reuid={j.uid}", f"--regid={j.uid}", "--clear-groups", "--", *argv]
-        j.give(repo.path)
-    return run_action(
-        repo.path, j.root, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
-        github=github, argv=argv, env=env, owner=j.uid if as_user else None,
-    )  # fmt: skip
-
-
 def test_on_the_host_a_process_that_keeps_forking_does_not_outlive_the_step(world, tmp_path):
     """`runner: host`: the pull request's programs run as toolselect's own user, so no uid tells them
     apart; toolselect is the init of a PID namespace of its own, and the kernel stops every process
@@ -124,13 +111,7 @@ def test_on_the_host_a_process_that_keeps_forking_does_not_outlive_the_step(worl
     out = j.out()
     repo = hopping_repo(j.root, out, [j.root / "runner" / "nothing"])
     with hopper_stopped_afterwards(out, None):
-        api, github = world
-        inputs = {"working-directory": ".", "runner": "host", "provider": "bm25"}
-        argv, env = host_step(inputs, Path(sys.prefix), j.root)
-        run = run_action(
-            repo.path, j.root, inputs=inputs, event=pull_request_event(repo), event_name="pull_request", api=api,
-            github=github, argv=argv, env=env,
-        )  # fmt: skip
+        run = run_on_host(world, j, repo, {"provider": "bm25"})
         ended = time.time()
         time.sleep(1.0)
         assert run.code in (0, 1), run.stdout + run.stderr
