@@ -6,6 +6,8 @@
 #                        mermaid (with jsdom), whose own parser checks the charts in PR comments;
 #   tests/.wheels/       mcp-server-time from PyPI and its dependencies, for the tests whose server
 #                        setup installs it into the server's own environment (uv, offline);
+#   tests/.excel/       excel-mcp-server from PyPI in its own virtualenv: a real 46-tool server, the
+#                        scale a real surface has (lint, the comment and the console at 40+ tools);
 #   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
 #                        the HTML report's tests drive through Python's playwright (playwright's
 #                        own browser download is not used);
@@ -29,6 +31,10 @@ if [ ! -f "$here/.npm-warm" ]; then
 fi
 if ! ls "$here/.wheels"/mcp_server_time-*.whl >/dev/null 2>&1; then
     python -m pip download --quiet --dest "$here/.wheels" -r "$here/servers-requirements.txt"
+fi
+if [ ! -x "$here/.excel/bin/excel-mcp-server" ]; then
+    python3 -m venv "$here/.excel"
+    "$here/.excel/bin/python" -m pip install --quiet --disable-pip-version-check excel-mcp-server==2.2.2
 fi
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()

@@ -105,9 +105,12 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert f"::add-mask::{KEY}" in run.stdout and f"::add-mask::{TOKEN}" in run.stdout
     assert (repo.path / "evals" / "out" / "junit.xml").exists()
     assert "::group::toolselect: evaluating the head and the base" in run.stdout
-    # lint findings: a short section in the comment, annotations at their file
-    # (one finding per code and tool, or per code and file: one fix, said once)
-    assert "<summary>Lint: 4 warnings</summary>" in body and "`coverage-few-cases`" in body
+    # lint findings: in the comment only what the PR brought (here: about get_forecast, whose description it
+    # changed); the three that were there before are the summary's. Annotations at their file (one finding per
+    # code and tool, or per code and file: one fix, said once)
+    assert "<summary>Lint: 1 warning new or on changed tools</summary>" in body
+    assert "3 more were there before" in body and "`param-no-description`" in body
+    assert "`coverage-few-cases`" not in body and "`coverage-few-cases`" in run.summary
     assert (
         "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::2 tools have fewer than 3 cases: "
         "get_weather (2), search_web (1)" in run.stdout

@@ -166,11 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
         "lint",
         help="check the tool surface and the golden set before any model is asked",
         usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… "
-        "[--client NAME]… [--strict]",
+        "[--client NAME]… [--strict] [--all]",
     )
     add_flags(lint, with_flags(("surface", "client")))
     _url(lint)
     lint.add_argument("--strict", action="store_true", help="warnings fail too")
+    lint.add_argument(
+        "--all", action="store_true", help="show every finding (default: 3 of each code, the rest counted)"
+    )
     lint.add_argument("--json", type=Path, metavar="PATH", help="write the findings as JSON")
     lint.add_argument("--markdown", type=Path, metavar="PATH", help="write the findings as Markdown")
     lint.add_argument("--annotate", action="store_true", help="also print GitHub workflow annotations (file:line)")

@@ -107,9 +107,10 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint.client import lint_client
-    from ..lint.golden import lint_golden
+    from ..lint.golden import lint_golden, replies_unread
     from ..lint.surface import lint_surface
     from ..pipeline.prepare import load_surface, surface_place
+    from ..providers.registry import PROVIDERS
     from ..render.common import lint_summary
     from ..render.console import ConsoleView
     from ..render.markdown import esc, lint_list
@@ -128,6 +129,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if surface is None:
         return EXIT_INTERRUPTED
     findings = lint_surface(surface, *surface_place(settings, surface)) + (lint_golden(cases, surface) if cases else [])
+    for provider in dict.fromkeys(m.provider for m in settings.models):  # what eval adds for its providers
+        findings += replies_unread(cases, provider, PROVIDERS[provider].api)
     view = ConsoleView()
     counted = f"{len(cases)} case" + ("" if len(cases) == 1 else "s")
     view.console.print(f"tool surface: {tools_count(len(surface.tools))} from {surface.origin}; {counted}")
@@ -139,7 +142,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         view.console.print(f"client {escape_markup(summary(presented))}")  # what the client does to the surface
         shown.append(client_out(presented))
     if findings:
-        view.print_lint(findings, title="Lint")
+        view.print_lint(findings, per_code=None if args.all else 3, every="every finding: toolselect lint --all")
     else:
         view.console.print("Lint: no findings")
     out = [FindingOut(**vars(f)).model_dump() for f in findings]
@@ -161,7 +164,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
                 f"### Lint: {lint_summary(findings) or 'no findings'}",
                 "",
                 *([*clients, ""] if clients else []),
-                *lint_list(findings, limit=len(findings) or 1),
+                *lint_list(findings, per_code=None),
             ]
         )
         args.markdown.write_text(body + "\n", encoding="utf-8")

@@ -58,7 +58,7 @@ def annotate_findings(
     limit: int | None = None,
 ) -> None:
     """Lint findings at their file and line; `notes`: info findings too (as notices)."""
-    from ..render.common import sorted_findings
+    from ..render.findings import sorted_findings
 
     shown = [f for f in sorted_findings(findings) if notes or f.severity != "info"]
     for f in shown[:limit]:

@@ -462,6 +462,27 @@ class BoundaryIndex:
         return any(name == other and score > 0 for score, name in top)
 
 
+def replies_unread(cases: Sequence[Case], provider: str, writes: bool) -> list[Finding]:
+    """Cases that expect a kind of reply, on a provider that writes none (bm25, a `command` picker)."""
+    asking = [c for c in cases if c.expect_reply is not None]
+    if not asking or writes:
+        return []
+    first = asking[0]
+    return [
+        Finding(
+            "reply-not-read",
+            "warning",
+            f"{len(asking)} case{'s' * (len(asking) != 1)} expect a kind of reply (expect_reply), but {provider} "
+            "writes no reply: without a call they pass, whatever the kind",
+            "run them on a model that writes (anthropic, openai, openai-responses)",
+            "golden",
+            case=first.name,
+            file=first.source.file,
+            line=first.source.line,
+        )
+    ]
+
+
 def check_cases(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     """All findings; raise ConfigErrors when the golden set has errors (cases that can't pass)."""
     findings = lint_golden(cases, surface)

@@ -18,7 +18,7 @@ from ..golden import Case
 from ..golden import Source as CaseSource
 from ..lint.client import lint_client
 from ..lint.finding import Finding
-from ..lint.golden import check_cases, check_tool_names
+from ..lint.golden import check_cases, check_tool_names, replies_unread
 from ..lint.surface import lint_surface
 from ..pick import ALONGSIDE, Pick
 from ..prices import CACHE_MIN_TOKENS
@@ -155,7 +155,7 @@ async def prepare(
         place = surface_place(settings, surface)
         findings = lint_surface(surface, *place)
         findings += check_cases(cases, surface)  # impossible cases stop here
-        findings += _replies_unread(cases, provider, settings.provider)
+        findings += replies_unread(cases, settings.provider, provider.produces_replies)
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
         offered, client = offer(surface, settings.system), None
         if settings.client is not None:  # the surface as this client presents it
@@ -210,27 +210,6 @@ def endpoint_key(settings: Settings) -> tuple[str, ...]:
     URL. OpenAI's two APIs share one; bm25 and the command provider answer locally, each its own."""
     info = PROVIDERS[settings.provider]
     return (*(info.keys or (settings.provider,)), settings.base_url or "")
-
-
-def _replies_unread(cases: Sequence[Case], provider: Provider, name: str) -> list[Finding]:
-    """Cases that expect a kind of reply, on a provider that writes none (bm25, a `command` picker)."""
-    asking = [c for c in cases if c.expect_reply is not None]
-    if not asking or provider.produces_replies:
-        return []
-    first = asking[0]
-    return [
-        Finding(
-            "reply-not-read",
-            "warning",
-            f"{len(asking)} case{'s' * (len(asking) != 1)} expect a kind of reply (expect_reply), but {name} writes "
-            "no reply: without a call they pass, whatever the kind",
-            "run them on a model that writes (anthropic, openai, openai-responses)",
-            "golden",
-            case=first.name,
-            file=first.source.file,
-            line=first.source.line,
-        )
-    ]
 
 
 async def prepare_models(

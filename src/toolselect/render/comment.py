@@ -35,6 +35,7 @@ from .common import (
 )
 from .effect import descriptions_only
 from .escape import code, esc, fence
+from .findings import news
 from .markdown import cases_table, confusion_table, flaky_list, lint_list, position_rows
 
 COMMENT_LIMIT = 60_000
@@ -310,10 +311,10 @@ def render_comment(
         if moved:
             sections.append(Section("Portability", "\n".join(portability_lines(moved)), 93, folded=False))
         for i, m in enumerate(outcome.models):
-            sections += model_sections(m, label=m.label, rank=i, stress=stress)
+            sections += model_sections(m, label=m.label, rank=i, stress=stress, whole=comment_id is None)
     else:
         top += [*metrics_delta_table(outcome.head, outcome.diff), ""]
-        sections += model_sections(outcome.models[0], stress=stress)
+        sections += model_sections(outcome.models[0], stress=stress, whole=comment_id is None)
     if outcome.suggestions:  # actionable: first of the sections, and among the last cut
         from .suggest import suggestions_markdown
 
@@ -373,11 +374,14 @@ def _count(delta: int) -> str:
     return f"+{delta}" if delta > 0 else f"−{-delta}"
 
 
-def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: Section | None = None) -> list[Section]:
+def model_sections(
+    m: ModelOutcome, *, label: str = "", rank: int = 0, stress: Section | None = None, whole: bool = False
+) -> list[Section]:
     """One model's part of the comment: what changed against its base (or its misses), its matrix,
     flaky cases and cases. With a `label` (several models) each section says which model it is
     about, and later models' sections are cut first. What is the same for every model — the tool
-    surface's changes and findings, the `stress` test (the first model's) — comes with the first."""
+    surface's changes and findings, the `stress` test (the first model's) — comes with the first.
+    `whole` (the job summary): every lint finding, not only what a pull request brought."""
     head, base, diff = m.head, m.base, m.diff
     sections: list[Section] = []
 
@@ -467,7 +471,7 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
     if clients := client_lines(head, diff):
         add("As the client presents it", "\n".join(f"- {esc(line)}" for line in clients), 65)
     if head.lint and rank == 0:
-        sections.append(Section(f"Lint: {lint_summary(head.lint)}", "\n".join(lint_list(head.lint, limit=15)), 40))
+        sections += _lint(head, None if whole else base, diff)
     matrix = confusion_table(head, base if diff is not None else None)
     if matrix:
         title = "Confusion matrix (head; Δ vs base in brackets)" if diff is not None else "Confusion matrix"
@@ -478,6 +482,20 @@ def model_sections(m: ModelOutcome, *, label: str = "", rank: int = 0, stress: S
         lo = "\n".join(f"- {code(x.name)}: {esc(x.reason)}" for x in head.surface.left_out)
         sections.append(Section(f"Left out of the tool surface ({len(head.surface.left_out)})", lo, 40))
     return sections
+
+
+def _lint(head: Report, base: Report | None, diff: Diff | None) -> list[Section]:
+    """The lint findings; on a pull request only those it brought (new against the base, or about a tool
+    it changed): the rest were there before and are the job summary's."""
+    if base is None or diff is None:
+        return [Section(f"Lint: {lint_summary(head.lint)}", "\n".join(lint_list(head.lint)), 40)]
+    brought = news(head.lint, base.lint, (t.name for t in diff.tools))
+    if not brought:
+        return []
+    before = len(head.lint) - len(brought)
+    said = f"Only what this pull request brought; {before} more were there before (`toolselect lint` lists them)."
+    title = f"Lint: {lint_summary(brought)} new or on changed tools"
+    return [Section(title, (said + "\n\n" if before else "") + "\n".join(lint_list(brought)), 40)]
 
 
 def _fit(top: list[str], sections: list[Section], end: list[str], limit: int, summary_hint: bool) -> str:

@@ -161,9 +161,6 @@ def accuracy_line(report: Report) -> str:
     return "nothing for the gate to judge: no sample was evaluated"
 
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-
 def metric_text(m: Metric | None, report: Report, key: str) -> str:
     """A rate as shown: '72.2%', 'n/a', or 'not measured' for argument metrics of a tools-only provider."""
     if m is not None and m.value is None and key in ARG_METRICS and not report.run.args_measured:
@@ -198,10 +195,6 @@ def lint_summary(findings: Sequence[Finding | FindingOut]) -> str:
         counts[f.severity] += 1
     words = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("note", "notes")}
     return ", ".join(f"{n} {words[k][n != 1]}" for k, n in counts.items() if n)
-
-
-def sorted_findings(findings: Sequence[Finding | FindingOut]) -> list[Finding | FindingOut]:
-    return sorted(findings, key=lambda f: (SEVERITY_ORDER[f.severity], f.scope != "surface", f.code))
 
 
 DIMENSION_LABELS = {

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from ..report.schema import FindingOut, Report, right_cell, shown_metric
-from ..stress import StressReport, sparkline
+from ..stress import StressReport
 from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
@@ -32,9 +32,10 @@ from .common import (
     metric_text,
     pct,
     replies_line,
-    sorted_findings,
     tools_count,
 )
+from .console_stress import print_stress
+from .findings import finding_groups, more_text, tally
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -51,6 +52,7 @@ STYLE = {
     "ERROR": "bold magenta",
     "NOT-EVALUATED": "dim",
 }
+EVERY_FINDING = "every finding: toolselect lint --all (or --json FILE)"
 MAX_ROWS_ALL = 40  # beyond this many cases, list only the ones that need attention
 MAX_MATRIX = 14  # beyond this many labels, show the hot cells only
 
@@ -192,7 +194,7 @@ class ConsoleView:
                 self.print_dimensions(report)
                 self.print_notes(report, m.diff)
         if not self.quiet:
-            self.print_lint(outcome.head.lint, limit=10)
+            self.print_lint(outcome.head.lint, per_code=1, every=EVERY_FINDING)
             self.print_models(outcome)
         for m in outcome.models:
             mark = "[green]✓[/]" if m.verdict.passed else "[red]✗[/]"
@@ -230,7 +232,7 @@ class ConsoleView:
             self.print_metrics(report)
             self.print_dimensions(report)
             self.print_notes(report)
-            self.print_lint(report.lint, limit=10)
+            self.print_lint(report.lint, per_code=1, every=EVERY_FINDING)
 
     def print_notes(self, report: Report, diff: Diff | None = None) -> None:
         """What the client did to the surface (evals.clients), then the report's warnings."""
@@ -351,63 +353,7 @@ class ConsoleView:
         self.console.print(f"failure codes: {escape(codes_text(report.failure_codes or {}))}")
 
     def print_stress(self, report: StressReport) -> None:
-        """The curve (a table and a sparkline), the cliff, the culprits, the collisions."""
-        table = Table(title="Accuracy as the tool list grows", title_justify="left")
-        for col in ("distractors", "tools", "accuracy", "95% CI", "no call", "tokens/request", "samples"):
-            table.add_column(col, justify="right")
-        for p in report.points:
-            acc, ci = p.accuracy, p.accuracy.ci
-            tokens = "" if p.tokens_per_request is None else f"{p.tokens_per_request:,.0f}"
-            cliff = report.cliff is not None and p.size == report.cliff.size
-            table.add_row(
-                str(p.size) + (" [bold red]← cliff[/]" if cliff else ""),
-                str(p.tools),
-                pct(acc.value),
-                f"{ci[0] * 100:.1f}–{ci[1] * 100:.1f}%" if ci else "",
-                pct(p.no_call_rate.value),
-                ("≈" if p.tokens_estimated and tokens else "") + tokens,
-                str(p.samples),
-            )
-        self.console.print(table)
-        line = sparkline([p.accuracy.value for p in report.points])
-        self.console.print(f"accuracy {line}  ({', '.join(str(p.size) for p in report.points)} distractors)")
-        c = report.cliff
-        if c is not None:
-            self.console.print(
-                f"[bold red]cliff[/] at {c.size} distractors: {c.delta_pt:+.1f} pt per case against your tools alone "
-                f"({c.worsened} cases worse, {c.improved} better; sign test p = {c.p_value:.2g})"
-            )
-        else:
-            self.console.print("[green]no cliff[/]: accuracy is never significantly below your tools alone")
-        if report.culprits:
-            culprits = Table(title="Culprits: distractors picked instead of your tools", title_justify="left")
-            for col in ("distractor", "server", "instead of", "times", "at sizes"):
-                culprits.add_column(col, justify="right" if col == "times" else "left")
-            for k in report.culprits[:15]:
-                culprits.add_row(
-                    escape(k.distractor), escape(k.server), escape(k.instead_of), str(k.count),
-                    ", ".join(map(str, k.sizes)),
-                )  # fmt: skip
-            self.console.print(culprits)
-        if report.retrieval is not None:
-            rv = report.retrieval
-            recall = " · ".join(f"@{k} {pct(r.value, 0)}" for k, r in rv.recall.items())
-            self.console.print(
-                f"[bold]retrieval[/] ({escape(rv.retriever)}, over all {rv.pool_tools} tools): recall {recall}; "
-                f"selection with the top {rv.top_k} offered {pct(rv.accuracy_top_k.value)} "
-                f"({rv.accuracy_top_k.numerator}/{rv.accuracy_top_k.denominator}) vs "
-                f"{pct(rv.accuracy_all.value)} ({rv.accuracy_all.numerator}/{rv.accuracy_all.denominator}) with all"
-            )
-        if report.collisions:
-            shown = ", ".join(
-                f"{escape(c.tool)} ({escape(c.server)}) → {escape(c.offered_as)}" for c in report.collisions[:8]
-            )
-            more = f" and {len(report.collisions) - 8} more" if len(report.collisions) > 8 else ""
-            self.console.print(f"[yellow]name collisions[/], prefixed as clients do: {shown}{more}")
-        for warning in report.warnings:
-            self.console.print(f"[yellow]warning:[/] {escape(warning)}")
-        r = report.run
-        self.console.print(f"[dim]{r.api_calls} API calls, {r.cache_hits} cache hits, {r.duration_s:.1f} s[/]")
+        print_stress(self.console, report)
 
     def print_outcome(self, outcome: Outcome) -> None:
         """The comparison, then the verdict (`toolselect diff`)."""
@@ -501,20 +447,28 @@ class ConsoleView:
             self.console.print(f"  - {escape(reason)}")
 
     def print_lint(
-        self, findings: Sequence[Finding | FindingOut], limit: int | None = None, title: str = "Lint"
+        self, findings: Sequence[Finding | FindingOut], per_code: int | None = 3, title: str = "Lint", every: str = ""
     ) -> None:
+        """The golden set's findings, then the surface's: `per_code` of each code in full (None: all), the
+        rest counted; then one line that tallies every code, and `every`: where the whole list is."""
         if not findings:
             return
-        shown = sorted_findings(findings)
         self.console.print(f"[bold]{title}[/]: {lint_summary(findings)}")
         colour = {"error": "red", "warning": "yellow", "info": "cyan"}
-        for f in shown[:limit]:
-            place = f"{f.file}:{f.line} " if f.file and f.line else (f"{f.file} " if f.file else "")
-            self.console.print(
-                f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] "
-                f"{escape(place)}{escape(f.message)}"
-            )
-            if f.fix:
-                self.console.print(f"           [dim]fix: {escape(f.fix)}[/]")
-        if limit is not None and len(shown) > limit:
-            self.console.print(f"  [dim]… {len(shown) - limit} more (toolselect lint shows them all)[/]")
+        groups = finding_groups(findings, per_code)
+        for group in groups:
+            self.console.print(f"[bold]{group.title}[/] ({group.total})")
+            for f in group.shown:
+                place = f"{f.file}:{f.line} " if f.file and f.line else (f"{f.file} " if f.file else "")
+                self.console.print(
+                    f"  [{colour[f.severity]}]{f.severity:<7}[/] [dim]{escape(f.code)}[/] "
+                    f"{escape(place)}{escape(f.message)}"
+                )
+                if f.fix:
+                    self.console.print(f"           [dim]fix: {escape(f.fix)}[/]")
+            if group.more:
+                self.console.print(f"  [dim]{escape(more_text(group.more))}[/]")
+        if any(g.more for g in groups) or len({f.code for f in findings}) > 1:
+            self.console.print(f"[bold]By code[/]: {escape(tally(findings))}")
+        if every and any(g.more for g in groups):
+            self.console.print(f"[dim]{escape(every)}[/]")

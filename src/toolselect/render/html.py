@@ -39,8 +39,8 @@ from .common import (
     lint_summary,
     metric_text,
     pct,
-    sorted_findings,
 )
+from .findings import sorted_findings
 from .html_changes import cases_said, changes
 from .html_matrix import matrix_and_cases
 from .html_text import block, case_name, code, delta_span, esc, esc_lines, mini_badge, signed, ul, verdict_badge

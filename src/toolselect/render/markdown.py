@@ -31,9 +31,9 @@ from .common import (
     metric_text,
     pct,
     replies_line,
-    sorted_findings,
 )
 from .escape import code, esc
+from .findings import finding_groups, more_text, tally
 
 if TYPE_CHECKING:
     from ..outcome import Outcome
@@ -126,17 +126,27 @@ def cases_table(rows: list[CaseRow]) -> list[str]:
     return out
 
 
-def lint_list(findings: Sequence[Finding | FindingOut], limit: int = 15) -> list[str]:
-    """The findings as a list: severity, where, what, and the fix."""
-    out = []
+def lint_list(findings: Sequence[Finding | FindingOut], per_code: int | None = 2) -> list[str]:
+    """The findings, the golden set's then the surface's: severity, where, what, and the fix; at most
+    `per_code` of each code (None: all), the rest counted, and a line that tallies every code."""
+    out: list[str] = []
     icon = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
-    for f in sorted_findings(findings)[:limit]:
-        place = f" ({esc(f.file)}:{f.line})" if f.file and f.line else ""
-        fix = f" — {esc(f.fix)}" if f.fix else ""
-        out.append(f"- {icon[f.severity]} {code(f.code)}{place}: {esc(f.message)}{fix}")
-    if len(findings) > limit:
-        out.append(f"- … {len(findings) - limit} more (`toolselect lint` lists them all)")
-    return out
+    groups = finding_groups(findings, per_code)
+    for group in groups:
+        out += [f"**{group.title}** ({group.total})", ""]
+        for f in group.shown:
+            place = f" ({esc(f.file)}:{f.line})" if f.file and f.line else ""
+            fix = f" — {esc(f.fix)}" if f.fix else ""
+            out.append(f"- {icon[f.severity]} {code(f.code)}{place}: {esc(f.message)}{fix}")
+        if group.more:
+            out.append(f"- {esc(more_text(group.more))}")
+        out.append("")
+    if any(g.more for g in groups) or len({f.code for f in findings}) > 1:
+        out.append(
+            f"By code: {esc(tally(findings))}"
+            + (" (`toolselect lint --all` lists them all)" if any(g.more for g in groups) else "")
+        )
+    return out[:-1] if out and out[-1] == "" else out
 
 
 def dimensions_table(report: Report) -> list[str]:
