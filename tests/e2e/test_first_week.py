@@ -3,13 +3,14 @@ drafted by `init`, and the views that must lead with what matters at that scale.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE, TESTS, toolselect
+from tests.conftest import DATA, EXAMPLE, TESTS, toolselect
 
 EXCEL = TESTS / ".excel" / "bin" / "excel-mcp-server"
 
@@ -65,3 +66,52 @@ def test_lint_says_what_eval_would_about_replies_it_cannot_read(tmp_path: Path):
     assert "reply-not-read" in lint.out and "bm25 writes no reply" in flat(lint.out)
     ran = toolselect("eval", "--json", "r.json", cwd=tmp_path)
     assert "reply-not-read" in {f["code"] for f in ran.json(tmp_path / "r.json")["lint"]}
+
+
+@pytest.fixture
+def excel_eval(tmp_path: Path, excel_tools: Path) -> Path:
+    shutil.copy(excel_tools, tmp_path / "tools.json")
+    shutil.copy(DATA / "excel-golden.yaml", tmp_path / "golden.yaml")
+    (tmp_path / "toolselect.yaml").write_text("evals:\n  provider: bm25\n  golden: golden.yaml\n")
+    return tmp_path
+
+
+def test_at_46_tools_the_confusions_are_what_is_shown(excel_eval: Path):
+    run = toolselect("eval", "--tools", "tools.json", "--json", "head.json", "--markdown", "r.md", cwd=excel_eval)
+    assert run.code == 1, run.err
+    # the console lists ten confusions, biggest first, and says how many more there are
+    listed = run.out[run.out.index("Confusions (wanted → got):") :].split("\n\n")[0].splitlines()
+    assert len([x for x in listed[1:] if "wanted " in x]) == 10
+    hot = {(e, p) for e, row in run.json(excel_eval / "head.json")["confusion"].items() for p in row if e != p}
+    assert f"… {len(hot) - 10} more" in run.out
+    # a no-call case that wants a question, on bm25 (which writes none): a pass, and no confusion anywhere
+    report = run.json(excel_eval / "head.json")
+    assert next(c for c in report["cases"] if c["name"] == "ambiguous")["passed"] == 1
+    assert not [x for x in listed if "(none" in x] and "(none: clarify)" not in report["confusion"]
+    # the Markdown matrix: only rows and columns that hold a confusion, and how many were left out
+    md = (excel_eval / "r.md").read_text()
+    matrix = md[md.index("### Confusion matrix") :].split("\n\n")[2].splitlines()
+    rows = {line.split("|")[1].strip(" `") for line in matrix[2:]}
+    assert rows == {e for e, _ in hot}
+    assert len(matrix[0].split("|")) - 3 < len(report["surface"]["tools"]) / 2
+    assert re.search(r"_\d+ rows? and \d+ columns? with only right answers \(and nothing changed\) left out\._", md)
+
+
+def test_the_comment_matrix_at_46_tools_shows_what_moved(excel_eval: Path):
+    """A PR that rewrites one description: the matrix keeps the rows and columns that moved."""
+    first = toolselect("eval", "--tools", "tools.json", "--json", "base.json", cwd=excel_eval)
+    assert first.code == 1, first.err
+    tools = json.loads((excel_eval / "tools.json").read_text())
+    listed = tools["tools"] if isinstance(tools, dict) else tools
+    vba = next(t for t in listed if t["name"] == "read_vba")
+    vba["description"] = "Macros: what the macros in a workbook do, module by module."
+    (excel_eval / "tools.json").write_text(json.dumps(tools))
+    second = toolselect("eval", "--tools", "tools.json", "--json", "head.json", cwd=excel_eval)
+    diff = toolselect("diff", "base.json", "head.json", "--markdown", "d.md", cwd=excel_eval)
+    assert diff.code in (0, 1), diff.err + second.err
+    md = (excel_eval / "d.md").read_text()
+    assert "Confusion matrix (head; Δ vs base in brackets)" in md
+    section = md[md.index("Confusion matrix (head") :].split("</details>")[0]
+    assert "with only right answers (and nothing changed) left out" in section
+    moved = next(line for line in section.splitlines() if line.startswith("| `read_range` |"))
+    assert "**1** (+1)" in moved and "· (−1)" in moved  # read_range's one right answer went elsewhere

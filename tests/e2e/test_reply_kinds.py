@@ -86,9 +86,11 @@ def test_every_reply_kind_is_read_scored_shown_and_gated(tmp_path, provider):
     markdown = (tmp_path / "r.md").read_text()
     assert "| PASS | book-flight | (none: unable) | (none: unable) |  |" in markdown
     assert "| SEL-MISSED | now-oslo | get\\_weather | (none: unable) |" in markdown
+    # the matrix: the rows and columns of its confusions (the right replies are counted, not drawn)
     assert (
-        "| expected ＼ picked | `get_weather` | `(none: answer)` | `(none: clarify)` | `(none: empty)` | "
-        "`(none: unable)` |"
+        "| expected ＼ picked | `(none: empty)` | `(none: unable)` |\n|---|---:|---:|\n"
+        "| `get_weather` | · | **1** |\n| `(none)` | **1** | · |\n\n"
+        "_3 rows and 3 columns with only right answers (and nothing changed) left out._"
         in markdown
         and "clarification rate (cases that expect a question)" in markdown
     )

@@ -54,6 +54,7 @@ STYLE = {
 }
 EVERY_FINDING = "every finding: toolselect lint --all (or --json FILE)"
 MAX_ROWS_ALL = 40  # beyond this many cases, list only the ones that need attention
+MAX_CONFUSIONS = 10  # the confusions listed, biggest first
 MAX_MATRIX = 14  # beyond this many labels, show the hot cells only
 
 
@@ -291,8 +292,14 @@ class ConsoleView:
         hot = hot_cells(report.confusion)
         if hot:
             self.console.print("[bold]Confusions[/] (wanted → got):")
-            for expected, picked, n in hot[:10]:
+            for expected, picked, n in hot[:MAX_CONFUSIONS]:
                 self.console.print(f"  [red]{n:>3}[/]  wanted {escape(expected)}, got {escape(picked)}")
+            if len(hot) > MAX_CONFUSIONS:
+                rest = sum(n for _, _, n in hot[MAX_CONFUSIONS:])
+                more = len(hot) - MAX_CONFUSIONS
+                self.console.print(
+                    f"  [dim]… {more} more ({rest} samples): the HTML report and --json hold them all[/]"
+                )
 
     def print_metrics(self, report: Report) -> None:
         table = Table(title="Metrics", title_justify="left")

@@ -80,7 +80,9 @@ def flaky_list(report: Report, limit: int = 50) -> list[str]:
 
 
 def confusion_table(report: Report, base: Report | None = None) -> list[str]:
-    """Rows expected, columns picked; confusions in bold; with a base, each changed cell's Δ."""
+    """Rows expected, columns picked; confusions in bold; with a base, each changed cell's Δ. Only the
+    rows and columns that hold a confusion or a changed cell (with each kept row's right answers), and
+    a line saying how many were left out: at 46 tools the rest is a wall of right answers."""
     rows, cols = labels(report)
     if base is not None:
         b_rows, b_cols = labels(base)
@@ -88,22 +90,52 @@ def confusion_table(report: Report, base: Report | None = None) -> list[str]:
         cols = cols + [c for c in b_cols if c not in cols]
     if not rows:
         return []
-    out = ["| expected ＼ picked | " + " | ".join(code(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
-    for row in rows:
-        cells = []
-        for col in cols:
-            now = report.confusion.get(row, {}).get(col, 0)
+
+    def count(side: Report | None, row: str, col: str) -> int:
+        return side.confusion.get(row, {}).get(col, 0) if side is not None else 0
+
+    def telling(row: str, col: str) -> bool:  # a confusion, or a cell that moved
+        now = count(report, row, col)
+        return (bool(now) and not right_cell(row, col)) or (base is not None and now != count(base, row, col))
+
+    cells = [(r, c) for r in rows for c in cols if telling(r, c)]
+    kept_rows = [r for r in rows if any(r == x for x, _ in cells)]
+    kept_cols = [
+        c
+        for c in cols
+        if any(c == y for _, y in cells) or any(right_cell(r, c) and count(report, r, c) for r in kept_rows)
+    ]
+    if not kept_rows:
+        return []
+    out = [
+        "| expected ＼ picked | " + " | ".join(code(c) for c in kept_cols) + " |",
+        "|---|" + "---:|" * len(kept_cols),
+    ]
+    for row in kept_rows:
+        texts = []
+        for col in kept_cols:
+            now = count(report, row, col)
             text = "·" if not now else (f"{now}" if right_cell(row, col) else f"**{now}**")
-            before = base.confusion.get(row, {}).get(col, 0) if base is not None else now
+            before = count(base, row, col) if base is not None else now
             if now != before:
                 text += f" ({'+' if now > before else '−'}{abs(now - before)})"
-            cells.append(text)
-        out.append(f"| {code(row)} | " + " | ".join(cells) + " |")
+            texts.append(text)
+        out.append(f"| {code(row)} | " + " | ".join(texts) + " |")
+    left_rows, left_cols = len(rows) - len(kept_rows), len(cols) - len(kept_cols)
+    if left_rows or left_cols:
+        out += ["", f"_{_left_out(left_rows, left_cols)} with only right answers (and nothing changed) left out._"]
     return out
 
 
+def _left_out(rows: int, cols: int) -> str:
+    said = [f"{n} {word}{'s' * (n != 1)}" for n, word in ((rows, "row"), (cols, "column")) if n]
+    return " and ".join(said)
+
+
 def hot_list(report: Report, limit: int = 10) -> list[str]:
-    return [f"- {n} × wanted {code(e)}, got {code(p)}" for e, p, n in hot_cells(report.confusion)[:limit]]
+    hot = hot_cells(report.confusion)
+    more = [f"- … {len(hot) - limit} more (the HTML report and the JSON hold them all)"] if len(hot) > limit else []
+    return [f"- {n} × wanted {code(e)}, got {code(p)}" for e, p, n in hot[:limit]] + more
 
 
 def per_tool_table(report: Report) -> list[str]:

@@ -18,6 +18,7 @@ from ..trajectory import Scores
 from .schema import (
     CLIENT_FAILED,
     ERROR,
+    NONE,
     PENDING,
     UNKNOWN,
     CaseOut,
@@ -74,10 +75,13 @@ def clustered(m: Metric, results: Sequence[Result], hit: Callable[[Result], bool
 
 
 def row_label(result: Result) -> str:
-    """The confusion row: the expected tool (for a list, the picked one when it is listed)."""
+    """The confusion row: the expected tool (for a list, the picked one when it is listed); for a case
+    that wants no call, the kind of reply it wants — when a reply was read: a provider that writes none
+    (bm25, a `command` picker) answers `(none)`, and that is no confusion."""
     expected = result.case.expected
     if not expected:
-        return none_of(result.case.expect_reply)
+        unread = result.pick.tool is None and result.reply is None
+        return NONE if unread else none_of(result.case.expect_reply)
     return result.pick.tool if result.pick.tool in expected else expected[0]
 
 
