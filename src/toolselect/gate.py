@@ -155,7 +155,12 @@ def head_reasons(
         )
     asked = metrics.get("clarify_rate")
     if gate.min_clarify is not None:
-        if asked is None or asked.value is None:
+        if asked is not None and asked.value is None and asked.denominator:
+            reasons.append(
+                "min_clarify is set, but the clarification rate is not measured: the provider writes no reply "
+                "(run it on a model that writes: anthropic, openai, openai-responses)"
+            )
+        elif asked is None or asked.value is None:
             reasons.append("min_clarify is set, but no counted case expects a question (expect_reply: clarify)")
         elif asked.numerator < gate.min_clarify * asked.denominator - 1e-9:
             reasons.append(

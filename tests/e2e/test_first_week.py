@@ -115,3 +115,19 @@ def test_the_comment_matrix_at_46_tools_shows_what_moved(excel_eval: Path):
     assert "with only right answers (and nothing changed) left out" in section
     moved = next(line for line in section.splitlines() if line.startswith("| `read_range` |"))
     assert "**1** (+1)" in moved and "· (−1)" in moved  # read_range's one right answer went elsewhere
+
+
+def test_a_provider_that_writes_no_reply_measures_no_kind_of_reply(excel_eval: Path):
+    """bm25 never writes: 'asked the user' would be every silence. The rate is not measured, as
+    argument accuracy is not, and min_clarify says why it can't be judged."""
+    run = toolselect("eval", "--tools", "tools.json", "--json", "r.json", "--markdown", "r.md", cwd=excel_eval)
+    out = flat(run.out)
+    assert "clarification rate (cases that expect a question) │ not measured" in out
+    assert "argument accuracy │ not measured" in out
+    assert "replies without a call: not measured (bm25 writes no reply)" in out
+    report = run.json(excel_eval / "r.json")
+    assert report["metrics"]["clarify_rate"]["value"] is None and report["run"]["replies_read"] is False
+    md = (excel_eval / "r.md").read_text()
+    assert "| clarification rate (cases that expect a question) | not measured |" in md
+    gated = toolselect("eval", "--tools", "tools.json", "--min-clarify", "0.5", "--min-accuracy", "0", cwd=excel_eval)
+    assert gated.code == 1 and "the clarification rate is not measured: the provider writes no reply" in flat(gated.out)

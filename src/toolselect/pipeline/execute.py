@@ -86,6 +86,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         duration_s=round(time.perf_counter() - clock, 3),
         args_measured=provider.produces_args,
+        replies_read=provider.produces_replies,
         config=settings.config_file,
         system=settings.system,
         temperature=settings.temperature,

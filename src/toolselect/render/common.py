@@ -165,6 +165,8 @@ def metric_text(m: Metric | None, report: Report, key: str) -> str:
     """A rate as shown: '72.2%', 'n/a', or 'not measured' for argument metrics of a tools-only provider."""
     if m is not None and m.value is None and key in ARG_METRICS and not report.run.args_measured:
         return "not measured"
+    if m is not None and m.value is None and key == "clarify_rate" and not report.run.replies_read:
+        return "not measured"
     return pct(m)
 
 
@@ -349,7 +351,11 @@ def right_text(expected: str, picked: str, quote: Callable[[str], str]) -> str:
 
 def replies_line(report: Report) -> str | None:
     """`replies without a call: 2 clarify · 1 unable · 1 answer · 1 empty` (counted samples, from the
-    matrix's columns); None when no kind was read."""
+    matrix's columns), or that the kinds were not measured (a provider that writes no reply); None
+    when there is nothing to say."""
+    if not report.run.replies_read:
+        silent = sum(row.get(NONE, 0) for row in report.confusion.values())
+        return f"replies without a call: not measured ({report.run.provider} writes no reply)" if silent else None
     counts = {k: sum(row.get(none_of(k), 0) for row in report.confusion.values()) for k in REPLY_KINDS}
     if not any(counts.values()):
         return None

@@ -102,7 +102,7 @@ def counted(result: Result) -> bool:
     return result.evaluated and result.case.status != PENDING
 
 
-def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str, Metric]:
+def compute_metrics(results: Sequence[Result], args_measured: bool, replies_read: bool = True) -> dict[str, Metric]:
     rs = [r for r in results if counted(r)]
     decided = [r for r in rs if r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED)]
     expect_none = [r for r in decided if not r.case.expected]
@@ -122,7 +122,8 @@ def compute_metrics(results: Sequence[Result], args_measured: bool) -> dict[str,
         "over_trigger_rate": metric(sum(r.pick.tool is not None for r in expect_none), len(expect_none)),
         "under_trigger_rate": metric(sum(r.pick.tool is None for r in expect_tool), len(expect_tool)),
         "error_rate": metric(sum(r.outcome is SampleOutcome.ERROR for r in rs), len(rs)),
-        "clarify_rate": metric(sum(r.passed for r in ambiguous), len(ambiguous)),  # asked, where it should
+        # asked, where it should; not measured when no reply is read (a silent picker "asks" nothing)
+        "clarify_rate": metric(sum(r.passed for r in ambiguous), len(ambiguous), replies_read),
     }
 
 
@@ -372,7 +373,7 @@ def build_report(
     by_case: dict[str, list[Result]] = defaultdict(list)
     for r in results:
         by_case[r.case.name].append(r)
-    metrics = compute_metrics(results, run.args_measured)
+    metrics = compute_metrics(results, run.args_measured, run.replies_read)
     confusion = confusion_matrix(results, surface)
     expected_tools = {t for c in cases for t in c.expected}
     per_tool = tool_stats(confusion, sorted(set(surface.names) | expected_tools))

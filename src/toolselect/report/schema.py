@@ -286,6 +286,7 @@ class RunOut(Record):
     finished_at: str
     duration_s: float
     args_measured: bool
+    replies_read: bool = True  # the provider writes replies (bm25 and `command` pickers don't): kinds are read
     config: str | None = None
     system: str | None = None
     temperature: float | None = None
