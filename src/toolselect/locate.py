@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,11 +152,17 @@ NOT_SOURCE = {".git", "node_modules", ".venv", "venv", "__pycache__", ".toolsele
 MAX_SOURCE_FILES, MAX_SOURCE_BYTES = 5000, 1 << 20
 
 
-def source_lines(folder: Path, names: Sequence[str]) -> dict[str, tuple[str, int]]:
-    """Where each tool is declared in a server's sources (not its build output, dependencies or
-    tests, when a source has it): the first line naming it as a string or a function — `"get_weather"`,
-    `def get_weather(`, `function get_weather(`. For findings to point at; a name found nowhere is left out."""
+def source_lines(folder: Path, tools: Mapping[str, str]) -> dict[str, tuple[str, int]]:
+    """Where each tool (name → description) is declared in a server's sources — not its build output,
+    dependencies or tests, when a source has it. In a layered server a tool's name is also a helper's
+    (`operations/sheets.py: def create_sheet`), so the place is, best first: the line holding the start
+    of the tool's description (near a line naming the tool, when it is in several places); the
+    tool's function under a decorator (`@mcp.tool()` / `def create_sheet(`) or its name as a string
+    (`server.tool("create_sheet", …)`); a plain `def` or `function` of that name. For findings to
+    point at; a name found nowhere is left out."""
     import os
+
+    from .sourcelines import words
 
     files: list[Path] = []
     for here, dirs, found in os.walk(folder):
@@ -165,22 +171,79 @@ def source_lines(folder: Path, names: Sequence[str]) -> dict[str, tuple[str, int
         if len(files) > MAX_SOURCE_FILES:
             return {}
     files.sort(key=lambda p: ("test" in p.name.lower() or "test" in p.parent.name.lower(), len(p.parts), str(p)))
-    wanted = {name: re.compile(rf"""["'`]{re.escape(name)}["'`]|\b(?:def|function)\s+{re.escape(name)}\s*\(""")
-              for name in names}  # fmt: skip
-    out: dict[str, tuple[str, int]] = {}
-    for path in files:
-        if len(out) == len(wanted):
-            break
+    found_at: dict[str, tuple[int, int, str, int]] = {}  # name → (rank, file order, path, line): the best so far
+    starts = {name: words(description)[:DESCRIPTION_WORDS] for name, description in tools.items()}
+    for order, path in enumerate(files):
         try:
             if path.stat().st_size > MAX_SOURCE_BYTES:
                 continue
-            lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+            text = path.read_text(encoding="utf-8-sig", errors="replace")
         except OSError:
             continue
-        for name, pattern in wanted.items():
-            if name in out:
+        lines = [line.removesuffix("\r") for line in text.split("\n")]  # only newlines end a line
+        per_line = [words(line) for line in lines]
+        for name in tools:
+            best = found_at.get(name)
+            if best is not None and best[0] == 0:
                 continue
-            number = next((i for i, line in enumerate(lines, start=1) if pattern.search(line)), None)
-            if number is not None:
-                out[name] = (display_path(path), number)
+            place = _declared(name, lines, per_line, starts[name])
+            if place is not None and (best is None or (place[0], order) < best[:2]):
+                found_at[name] = (place[0], order, display_path(path), place[1])
+    return {name: (shown, line) for name, (_, _, shown, line) in found_at.items()}
+
+
+DESCRIPTION_WORDS = 6  # the first words of a description that find the line it starts on
+NEAR = 30  # lines: a description this close after a line naming its tool is that tool's
+
+
+def _declared(
+    name: str, lines: Sequence[str], per_line: Sequence[list[str]], start: list[str]
+) -> tuple[int, int] | None:
+    """(rank, line) of the best place in one file: 0 the description's first line (near the name, or
+    the only one), 1 a decorated function or the name as a string, 2 a plain function; None: none."""
+    quoted = re.compile(rf"""["'`]{re.escape(name)}["'`]""")
+    defined = re.compile(rf"""\b(?:def|function)\s+{re.escape(name)}\s*\(""")
+    named: list[tuple[int, int]] = []  # (rank, line) of lines that name the tool
+    for i, line in enumerate(lines):
+        if quoted.search(line):
+            named.append((1, i))
+        elif defined.search(line):
+            named.append((1 if _decorated(lines, i) else 2, i))
+    described = _description_lines(per_line, start) if len(start) >= 2 else []
+    near = [d for d in described if any(rank == 1 and 0 <= d - n <= NEAR for rank, n in named)]
+    if near or (len(described) == 1 and named):
+        return 0, (near or described)[0] + 1
+    if named:
+        rank, i = min(named)
+        return rank, i + 1
+    return None
+
+
+def _decorated(lines: Sequence[str], i: int) -> bool:
+    """A decorator sits right above line `i` (on the lines up to it with no blank between)."""
+    for j in range(i - 1, max(-1, i - 9), -1):
+        if not lines[j].strip():
+            return False
+        if lines[j].lstrip().startswith("@"):
+            return True
+    return False
+
+
+def _description_lines(per_line: Sequence[list[str]], start: list[str]) -> list[int]:
+    """The lines where a description's first words begin (read on into the next two lines: a string cut
+    after a few words still matches)."""
+    out = []
+    first = start[0]
+    for i, here in enumerate(per_line):
+        if first not in here:
+            continue
+        ahead = [
+            *here,
+            *(per_line[i + 1] if i + 1 < len(per_line) else []),
+            *(per_line[i + 2] if i + 2 < len(per_line) else []),
+        ]
+        for k, w in enumerate(here):
+            if w == first and ahead[k : k + len(start)] == start:
+                out.append(i)
+                break
     return out

@@ -131,3 +131,29 @@ def test_a_provider_that_writes_no_reply_measures_no_kind_of_reply(excel_eval: P
     assert "| clarification rate (cases that expect a question) | not measured |" in md
     gated = toolselect("eval", "--tools", "tools.json", "--min-clarify", "0.5", "--min-accuracy", "0", cwd=excel_eval)
     assert gated.code == 1 and "the clarification rate is not measured: the provider writes no reply" in flat(gated.out)
+
+
+def test_findings_point_at_the_tools_own_lines_in_a_layered_server(tmp_path: Path):
+    """excel-mcp-server declares `create_sheet` in server/sheet_tools.py (decorated, with its docstring)
+    over a same-named helper in operations/sheets.py: a finding points at the description, never at
+    the helper; lint, --annotate and lint --client say the same place."""
+    package = next((TESTS / ".excel" / "lib").glob("python3*/site-packages/excel_mcp"))
+    shutil.copytree(package, tmp_path / "excel_mcp", ignore=shutil.ignore_patterns("__pycache__"))
+    python = TESTS / ".excel" / "bin" / "python"
+    (tmp_path / "toolselect.yaml").write_text(f'server:\n  command: ["{python}", "-m", "excel_mcp", "stdio"]\n')
+    run = toolselect("lint", "--json", "lint.json", "--annotate", cwd=tmp_path)
+    findings = [f for f in run.json(tmp_path / "lint.json")["findings"] if f["tool"]]
+    assert len({f["tool"] for f in findings}) > 40
+    for f in findings:
+        assert f["file"].startswith("excel_mcp/server/"), f
+        line = (tmp_path / f["file"]).read_text().split("\n")[f["line"] - 1]
+        assert '"""' in line or f'"{f["tool"]}"' in line or f"def {f['tool']}(" in line, (f, line)
+    sheet = next(f for f in findings if f["tool"] == "create_sheet")
+    said = (tmp_path / sheet["file"]).read_text().split("\n")[sheet["line"] - 1].strip()
+    assert said == '"""Add an empty worksheet."""'
+    # the annotations say the same places
+    assert f"::warning file={sheet['file']},line={sheet['line']},title=toolselect lint {sheet['code']}::" in run.out
+    # and so does lint as a client presents the surface
+    client = toolselect("lint", "--client", "claude-code", "--json", "c.json", cwd=tmp_path)
+    same = {(f["code"], f["tool"]): (f["file"], f["line"]) for f in client.json(tmp_path / "c.json")["findings"]}
+    assert same[(sheet["code"], "create_sheet")] == (sheet["file"], sheet["line"])

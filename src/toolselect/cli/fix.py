@@ -42,7 +42,7 @@ def _patch(settings: Settings, fixes: Fixes, patch: Path | None, apply: bool) ->
     for fix in fixes.fixes:
         if fix.accepted is None:
             continue
-        path = description_source(settings, fix.tool)
+        path = description_source(settings, fix.tool, fix.current)
         if path is None:
             print(f"  {fix.tool}: its description's source was not found: no patch")
             continue

@@ -258,7 +258,7 @@ def _paired(before: Report, after: Report) -> list[Paired]:
     return out
 
 
-def description_source(settings: Settings, tool: str) -> Path | None:
+def description_source(settings: Settings, tool: str, description: str = "") -> Path | None:
     """The file that holds a tool's description: the frozen tools file, or the server's source."""
     if settings.tools_file is not None:
         return settings.tools_file
@@ -266,6 +266,6 @@ def description_source(settings: Settings, tool: str) -> Path | None:
     if server is not None and server.command and server.cwd is not None:
         from ..locate import source_lines
 
-        found = source_lines(server.cwd, [tool]).get(tool)
+        found = source_lines(server.cwd, {tool: description}).get(tool)
         return server.cwd / found[0] if found else None
     return None

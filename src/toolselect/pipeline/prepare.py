@@ -80,7 +80,7 @@ def surface_place(settings: Settings, surface: Surface) -> tuple[str | None, int
     if server is not None and server.command and server.cwd is not None and server.cwd.is_dir():
         from ..locate import source_lines
 
-        places = source_lines(server.cwd, [t.name for t in surface.tools])
+        places = source_lines(server.cwd, {t.name: t.description for t in surface.tools})
     return (*settings.place("server"), places)
 
 

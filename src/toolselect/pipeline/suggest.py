@@ -78,7 +78,7 @@ def _placed(
     )
     if accepted is None:
         return said
-    source = description_source(settings, fix.tool)
+    source = description_source(settings, fix.tool, fix.current)
     if source is None:
         return unplaced(said, f"the source of {fix.tool}'s description was not found")
     full = Path(source).absolute()
