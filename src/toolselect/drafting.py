@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .lint.finding import confusable_pairs
+from .lint.finding import BOUNDARY_PAIRS, confusable_pairs
 from .surface import Surface
 
 NEGATIVES = (
@@ -165,7 +165,7 @@ def _braced(text: str) -> list[str]:
     return out
 
 
-async def draft(provider: Any, surface: Surface, throttle: Any) -> Drafts:
+async def draft(provider: Any, surface: Surface, throttle: Any, boundaries: int = BOUNDARY_PAIRS) -> Drafts:
     """Ask the model for prompts — one request per tool, per confusable pair, and one for the
     negatives — through `throttle` (its concurrency and pace, as `eval`), the provider's retries and the
     answer cache. Each answer is read leniently; a prompt that could not be drafted stays TODO, with why."""
@@ -174,7 +174,7 @@ async def draft(provider: Any, surface: Surface, throttle: Any) -> Drafts:
     from .providers import SampleError
 
     tools = list(surface.tools)
-    pairs = [(a, b) for _, a, b in confusable_pairs(surface)]
+    pairs = [(a, b) for _, a, b in confusable_pairs(surface)[:boundaries]]
     by_name = {t.name: t for t in tools}
     requests = [(tool_request(t.name, t.description, t.input_schema), TOOL_SCHEMA) for t in tools]
     requests += [

@@ -14,7 +14,7 @@ from typing import Any
 
 from .builds import Setup
 from .drafting import NEGATIVES, Drafts
-from .lint.finding import confusable_pairs
+from .lint.finding import BOUNDARY_PAIRS, confusable_pairs
 from .surface import Surface
 
 RECIPE = """\
@@ -90,7 +90,7 @@ def _args_hint(schema: Any) -> str | None:
     return "{" + ", ".join(parts) + "}"
 
 
-def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
+def render_golden(surface: Surface, drafts: Drafts | None = None, boundaries: int = BOUNDARY_PAIRS) -> str:
     drafts = drafts or Drafts()
     out = [RECIPE.format(origin=_c(surface.origin))]
     for tool in surface.tools:
@@ -109,7 +109,7 @@ def render_golden(surface: Surface, drafts: Drafts | None = None) -> str:
             if kind == "arguments" and hint:
                 out.append(f"  # expect_args: {_c(hint)}")
         out.append("")
-    for score, a, b in confusable_pairs(surface):
+    for score, a, b in confusable_pairs(surface)[:boundaries]:  # the most confusable pairs
         written = drafts.pairs.get((a, b), {})
         right = written["tool"] if written.get("tool") in (a, b) else a
         out.append(f"# --- the boundary between {_c(a)} and {_c(b)} (likely confusable, similarity {score:.2f})")

@@ -21,6 +21,8 @@ from .errors import ConfigError, did_you_mean
 from .providers.registry import PROVIDERS
 from .taxonomy import DIMENSIONS
 
+INIT_BOUNDARIES = 10  # init's --boundaries: boundary cases for this many of the most confusable pairs (lint's too)
+
 Kind = Literal["float", "int", "bool", "text", "floors", "files", "sizes", "models", "any"]
 # Which commands take an option's flag (cli.py) and where the docs list it.
 Group = Literal["surface", "run", "gate", "compare", "base", "report", "stress", "action", "client", "fix"]

@@ -157,3 +157,31 @@ def test_findings_point_at_the_tools_own_lines_in_a_layered_server(tmp_path: Pat
     client = toolselect("lint", "--client", "claude-code", "--json", "c.json", cwd=tmp_path)
     same = {(f["code"], f["tool"]): (f["file"], f["line"]) for f in client.json(tmp_path / "c.json")["findings"]}
     assert same[(sheet["code"], "create_sheet")] == (sheet["file"], sheet["line"])
+
+
+def test_init_drafts_boundary_cases_for_the_most_confusable_pairs_only(tmp_path: Path, excel_tools: Path):
+    shutil.copy(excel_tools, tmp_path / "tools.json")
+    run = toolselect("init", "--tools", "tools.json", cwd=tmp_path)
+    golden = (tmp_path / "golden.yaml").read_text()
+    assert golden.count('- name: "boundary-') == 10
+    assert "43 likely-confusable pairs: boundary cases for the 10 most confusable (--boundaries N for more" in run.out
+    # the ten drafted are the ten lint wants covered: once they are written, no coverage-boundary is left
+    lint = toolselect("lint", "--json", "l.json", cwd=tmp_path)
+    wanted = [f for f in lint.json(tmp_path / "l.json")["findings"] if f["code"] == "coverage-boundary"]
+    assert len(wanted) == 10 and all(f"boundary-{f['tool']}-" in golden for f in wanted)
+    again = toolselect("init", "--tools", "tools.json", "--force", "--boundaries", "3", cwd=tmp_path)
+    assert again.code == 0 and (tmp_path / "golden.yaml").read_text().count('- name: "boundary-') == 3
+    bad = toolselect("init", "--tools", "tools.json", "--force", "--boundaries", "-1", cwd=tmp_path)
+    assert bad.code == 2 and "--boundaries: must be 0 or more, not -1" in bad.err
+
+
+def test_a_share_below_its_target_is_printed_as_measured(tmp_path: Path, excel_tools: Path):
+    """5 no-tool cases of 34 is 14.7%: below the 15% aimed at, and never printed as '15%'."""
+    shutil.copy(excel_tools, tmp_path / "tools.json")
+    lines = [
+        json.dumps({"question": f"Show me the cells of block {i} on the Data sheet", "expected_tool": "read_range"})
+        for i in range(29)
+    ] + [json.dumps({"question": f"Tell me joke number {i}", "expected_tool": None}) for i in range(5)]
+    (tmp_path / "golden.jsonl").write_text("\n".join(lines) + "\n")
+    run = toolselect("lint", "--tools", "tools.json", "--golden", "golden.jsonl", cwd=tmp_path)
+    assert "5 of 34 cases (14.7%) expect no tool; aim for at least 15%" in flat(run.out)

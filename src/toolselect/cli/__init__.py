@@ -35,11 +35,23 @@ def _url(p: argparse.ArgumentParser) -> None:  # a flag of the CLI only: no conf
     p.add_argument("--url", help="an MCP server over streamable HTTP (or SSE when the path ends in /sse)")
 
 
+def _at_least_zero(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
     from pathlib import Path
 
-    from ..options import add_flags, option, with_flags
+    from ..options import INIT_BOUNDARIES, add_flags, option, with_flags
 
     parser = argparse.ArgumentParser(
         prog="toolselect",
@@ -184,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write a starter toolselect.yaml and golden set for a server (asks per tool, likely confusions, "
         "no-tool cases)",
         usage="toolselect init [--tools FILE | --url URL | -- SERVER CMD…] [-o DIR] [--force] "
-        "[--draft --provider P --model M [--concurrency N] [--no-cache] [--strict]] [--trajectory]",
+        "[--boundaries N] [--draft --provider P --model M [--concurrency N] [--no-cache] [--strict]] [--trajectory]",
     )
     add_flags(init, [option("tools_file"), option("provider"), option("model"), option("base_url")])
     _url(init)
@@ -205,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write trajectories.yaml: an 18-case trajectory suite for the surface (alone beside an existing "
         "config)",
+    )
+    init.add_argument(
+        "--boundaries",
+        type=_at_least_zero,
+        default=INIT_BOUNDARIES,
+        metavar="N",
+        help=f"boundary cases for the N most confusable pairs of tools (default {INIT_BOUNDARIES})",
     )
     init.set_defaults(func=_later("surface", "cmd_init"))
 

@@ -181,6 +181,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from ..builds import setup_for
     from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, ConfigError
     from ..init import render_config, render_golden, render_trajectories
+    from ..lint.finding import confusable_pairs
     from ..pipeline.prepare import load_surface
     from ..urls import public_url
 
@@ -224,7 +225,7 @@ def cmd_init(args: argparse.Namespace) -> int:
             f"needs_review; add it to evals.golden in {targets[0]} (golden: [golden.yaml, trajectories.yaml])"
         )
         return 0
-    golden = render_golden(surface, drafts)
+    golden = render_golden(surface, drafts, args.boundaries)
     listed = "[golden.yaml, trajectories.yaml]" if args.trajectory else "golden.yaml"
     setup = setup_for(out) if args.server_command else None
     chosen = {"provider": args.provider, "model": args.model, "base_url": args.base_url}
@@ -238,6 +239,12 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(
         f"wrote {targets[0]} and {targets[1]}: {cases} cases for {len(surface.tools)} tools, all status: needs_review"
     )
+    pairs = len(confusable_pairs(surface))
+    if pairs > args.boundaries:
+        print(
+            f"{pairs} likely-confusable pairs: boundary cases for the {args.boundaries} most confusable "
+            "(--boundaries N for more; lint lists every pair as `confusable`)"
+        )
     if setup is not None:
         print(f"server.setup: {setup.command} ({setup.why}): each side's checkout builds its own server")
     if args.provider in API_PROVIDERS and args.model:
@@ -294,7 +301,7 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
     provider.connect()
     finished = False
     try:
-        drafted = await draft(provider, surface, throttle)
+        drafted = await draft(provider, surface, throttle, args.boundaries)
         finished = True
         return drafted
     finally:

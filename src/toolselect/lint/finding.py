@@ -9,6 +9,7 @@ from typing import Literal
 
 from ..errors import where
 from ..lexical import similar_pairs
+from ..options import INIT_BOUNDARIES
 from ..surface import Surface
 
 Severity = Literal["error", "warning", "info"]
@@ -21,6 +22,9 @@ CONFUSABLE = 0.30  # TF-IDF cosine at or above which two tools are "likely confu
 
 
 MIN_CASES_PER_TOOL = 3
+
+
+BOUNDARY_PAIRS = INIT_BOUNDARIES  # the most confusable pairs init drafts a boundary case for, and lint wants covered
 
 
 MIN_NEGATIVE_SHARE = 0.15

@@ -18,7 +18,15 @@ from ..errors import ConfigErrors, did_you_mean
 from ..golden import Case, placeholder
 from ..lexical import BM25, tokenize, tool_text
 from ..surface import Surface, Tool
-from .finding import MIN_CASES_PER_TOOL, MIN_NEGATIVE_SHARE, Finding, Severity, confusable_pairs, declared_keys
+from .finding import (
+    BOUNDARY_PAIRS,
+    MIN_CASES_PER_TOOL,
+    MIN_NEGATIVE_SHARE,
+    Finding,
+    Severity,
+    confusable_pairs,
+    declared_keys,
+)
 
 
 def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
@@ -406,7 +414,7 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                 Finding(
                     "coverage-negatives",
                     "warning",
-                    f"{negatives} of {len(reviewed)} cases ({share:.0%}) expect no tool; aim for at least "
+                    f"{negatives} of {len(reviewed)} cases ({share * 100:.1f}%) expect no tool; aim for at least "
                     f"{MIN_NEGATIVE_SHARE:.0%}",
                     "add prompts no tool should answer: small talk, general knowledge, follow-ups answered from "
                     "context",
@@ -414,7 +422,7 @@ def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                 )
             )
     boundary = BoundaryIndex(surface)
-    for score, a, b in confusable_pairs(surface):
+    for score, a, b in confusable_pairs(surface)[:BOUNDARY_PAIRS]:  # the rest: the surface's `confusable`
         if not any(boundary.on(case, a, b) for case in reviewed):
             out.append(
                 Finding(
