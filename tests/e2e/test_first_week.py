@@ -185,3 +185,30 @@ def test_a_share_below_its_target_is_printed_as_measured(tmp_path: Path, excel_t
     (tmp_path / "golden.jsonl").write_text("\n".join(lines) + "\n")
     run = toolselect("lint", "--tools", "tools.json", "--golden", "golden.jsonl", cwd=tmp_path)
     assert "5 of 34 cases (14.7%) expect no tool; aim for at least 15%" in flat(run.out)
+
+
+def test_lint_counts_every_call_a_trajectory_expects(tmp_path: Path):
+    """get_forecast is only ever the second call: it is covered all the same."""
+    for name in ("server.py", "requirements.txt"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    config = (EXAMPLE / "toolselect.yaml").read_text().split("evals:")[0]
+    chains = "".join(
+        f"""
+- name: chain-{city}
+  prompt: Any storm warnings for {city}? If not, the 3 day forecast there.
+  expect_calls:
+    - {{tool: get_weather_alerts, args: {{region: {city}}}}}
+    - {{tool: get_forecast, args: {{city: {city}, days: 3}}}}
+  mocks:
+    get_weather_alerts: {{result: "No active alerts"}}
+"""
+        for city in ("Bergen", "Oslo", "Lima")
+    )
+    (tmp_path / "chains.yaml").write_text(chains)
+    (tmp_path / "toolselect.yaml").write_text(config + "evals:\n  provider: bm25\n  golden: chains.yaml\n")
+    run = toolselect("lint", "--json", "l.json", cwd=tmp_path)
+    findings = run.json(tmp_path / "l.json")["findings"]
+    coverage = {f["code"]: f["message"] for f in findings if f["code"] in ("coverage-no-case", "coverage-few-cases")}
+    assert coverage == {
+        "coverage-no-case": "no case expects get_weather, get_air_quality, convert_temperature, search_web"
+    }

@@ -364,11 +364,17 @@ def _missing_from_prompt(case: Case, tool: Tool | None) -> list[tuple[str, Any]]
     return out
 
 
+def _exercised(case: Case) -> list[str]:
+    """The tools a case expects, each once: the listed ones, and every call a trajectory expects."""
+    calls = [c.tool for c in case.script.expect.calls] if case.script is not None else []
+    return list(dict.fromkeys([*case.expected, *calls]))
+
+
 def _coverage(cases: Sequence[Case], surface: Surface) -> list[Finding]:
     out: list[Finding] = []
     reviewed = [c for c in cases if c.status != "needs_review"]  # what the gate will count
-    counts = Counter(t for c in reviewed for t in c.expected)
-    waiting = Counter(t for c in cases if c.status == "needs_review" for t in c.expected)
+    counts = Counter(t for c in reviewed for t in _exercised(c))
+    waiting = Counter(t for c in cases if c.status == "needs_review" for t in _exercised(c))
     uncovered = [t.name for t in surface.tools if not counts.get(t.name)]
     few = [(t.name, counts[t.name]) for t in surface.tools if 0 < counts.get(t.name, 0) < MIN_CASES_PER_TOOL]
     if uncovered:
