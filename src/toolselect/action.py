@@ -282,20 +282,23 @@ def evaluate_event(
     )
     write_text(out_dir / "meta.json", meta.model_dump_json(indent=2) + "\n")
     where = repo_path(workdir, workspace)
-    annotate_cases(outcome.head, wf, where)
-    annotate_findings(outcome.head.lint, wf, where, notes=False, limit=30)
     pruned = prune_after_run(settings.cache_dir, outcome.head.run.cache_mode)
     writes = outcome.head.run.cache_writes + (outcome.base.run.cache_writes if outcome.base else 0)
 
     comment_url = review_url = ""
-    if plan.pr is not None and plan.comment != "off":
-        create = plan.comment == "always" or bool(outcome.diff and outcome.diff.has_changes)
-        comment_url = post(inputs, env, wf, plan.pr, written.comment, create=create)
-    head_sha = _head_sha(event)
-    if plan.pr is not None and head_sha:
-        review_url = review_lines(inputs, env, wf, plan.pr, head_sha, outcome, comment_url or run_url(env), plan.review)
-    for notice in plan.notices:
-        wf.annotate("notice", notice, title="toolselect")
+    with wf.annotations():  # GitHub's 10 per level: the run's own first, then failing cases, then lint
+        annotate_cases(outcome.head, wf, where, passed=outcome.verdict.passed)
+        annotate_findings(outcome.head.lint, wf, where, notes=False)
+        if plan.pr is not None and plan.comment != "off":
+            create = plan.comment == "always" or bool(outcome.diff and outcome.diff.has_changes)
+            comment_url = post(inputs, env, wf, plan.pr, written.comment, create=create)
+        head_sha = _head_sha(event)
+        if plan.pr is not None and head_sha:
+            review_url = review_lines(
+                inputs, env, wf, plan.pr, head_sha, outcome, comment_url or run_url(env), plan.review
+            )
+        for notice in plan.notices:
+            wf.annotate("notice", notice, title="toolselect")
     wf.set_outputs(step_outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
 
     code = exit_code(outcome)

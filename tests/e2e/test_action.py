@@ -105,6 +105,8 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     assert f"::add-mask::{KEY}" in run.stdout and f"::add-mask::{TOKEN}" in run.stdout
     assert (repo.path / "evals" / "out" / "junit.xml").exists()
     assert "::group::toolselect: evaluating the head and the base" in run.stdout
+    # the runner's log is no terminal: plain progress lines, the last one at the end of each side's samples
+    assert re.findall(r"^asked (\d+)/(\d+) · \d+ s$", run.stdout, re.M)[-1] == ("8", "8")
     # lint findings: in the comment only what the PR brought (here: about get_forecast, whose description it
     # changed); the three that were there before are the summary's. Annotations at their file (one finding per
     # code and tool, or per code and file: one fix, said once)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, EXAMPLE, TESTS, toolselect
+from tests.e2e.harness import commit_repo, run_action
 
 EXCEL = TESTS / ".excel" / "bin" / "excel-mcp-server"
 
@@ -54,6 +55,10 @@ def test_lint_at_46_tools_leads_with_the_golden_set_and_counts_the_rest(excel_pr
     # --all: every finding
     every = toolselect("lint", "--all", cwd=excel_project).out
     assert every.count("param-no-description tools.json:") == 46 and "more param-no-description" not in every
+    # as annotations: within GitHub's ten per level, and where the rest are
+    said = annotations(toolselect("lint", "--annotate", cwd=excel_project).out)
+    warnings = [m for level, m in said if level == "warning"]
+    assert len(warnings) == 10 and re.fullmatch(r"\d+ more warnings: see `toolselect lint`", warnings[-1])
 
 
 def test_lint_says_what_eval_would_about_replies_it_cannot_read(tmp_path: Path):
@@ -212,3 +217,55 @@ def test_lint_counts_every_call_a_trajectory_expects(tmp_path: Path):
     assert coverage == {
         "coverage-no-case": "no case expects get_weather, get_air_quality, convert_temperature, search_web"
     }
+
+
+def test_a_log_shows_progress_and_a_dry_run_the_setup_a_real_run_does(tmp_path: Path):
+    """Piped (as in CI): no bar is drawn, so plain lines say how far the run is, a tenth at a time."""
+    for side in ("dry", "real"):
+        for name in ("server.py", "golden.jsonl", "requirements.txt", "toolselect.yaml", "trajectories.yaml"):
+            (tmp_path / side).mkdir(exist_ok=True)
+            shutil.copy(EXAMPLE / name, tmp_path / side / name)
+    dry = toolselect("eval", "--dry-run", cwd=tmp_path / "dry")
+    real = toolselect("eval", "--repeat", "5", cwd=tmp_path / "real")
+    progress = re.findall(r"^asked (\d+)/210 · \d+ s$", real.out, re.M)
+    assert [int(n) for n in progress] == [21 * i for i in range(1, 11)]
+    # the setup's progress, as the real run says it (both checkouts are fresh: the setup runs)
+    assert "server setup: python -c 'import mcp'" in flat(dry.out) and "server setup done in" in flat(dry.out)
+    assert "server setup: python -c 'import mcp'" in flat(real.out) and "server setup done in" in flat(real.out)
+    assert flat(dry.out).index("server setup done in") < flat(dry.out).index("total: ")
+
+
+def annotations(stdout: str) -> list[tuple[str, str]]:
+    """The annotations as the runner reads them: (level, message), in order."""
+    return re.findall(r"^::(error|warning|notice)[^:]*::(.*)$", stdout, re.M)
+
+
+@pytest.mark.parametrize("floor", ["0", "0.9"])
+def test_annotations_keep_githubs_ten_per_level_and_the_passing_gate_has_no_error(
+    world, tmp_path: Path, excel_tools: Path, floor: str
+):
+    """20 failing cases and ~140 lint warnings on 46 tools: at most 10 of each level (GitHub drops the
+    rest without a word), failing cases before lint, a line that says how many more the summary has;
+    a gate that passes says its misses as warnings, never errors."""
+    api, github = world
+    config = f"tools_file: tools.json\nevals:\n  provider: bm25\n  min_accuracy: {floor}\n  golden: golden.yaml\n"
+    files = {
+        "evals/tools.json": excel_tools.read_text(),
+        "evals/golden.yaml": (DATA / "excel-golden.yaml").read_text(),
+        "evals/toolselect.yaml": config,
+    }
+    repo = commit_repo(tmp_path, files, {"evals/README.md": "the golden set\n"})
+    event = {"ref": "refs/heads/main", "after": repo.head}
+    run = run_action(repo.path, tmp_path, inputs={}, event=event, event_name="push", api=api, github=github)
+    said = annotations(run.stdout)
+    errors = [m for level, m in said if level == "error"]
+    warnings = [m for level, m in said if level == "warning"]
+    if floor == "0":  # the gate passed
+        assert run.code == 0 and errors == []
+        assert len(warnings) == 10 and warnings[0].startswith("case '")  # a miss, not a lint finding, first
+    else:
+        assert run.code == 1 and len(errors) == 10 and errors[0].startswith("case '")
+        assert re.fullmatch(r"\d+ more errors: see the job summary", errors[-1])
+        assert len(warnings) == 10  # lint's
+    assert re.fullmatch(r"\d+ more warnings: see the job summary", warnings[-1])
+    assert "All cases" in run.summary and "`param-no-description`" in run.summary

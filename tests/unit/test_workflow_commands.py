@@ -119,3 +119,22 @@ def test_outputs_and_the_summary_go_only_into_the_files_the_step_began_with(tmp_
     assert elsewhere.read_text() == "" and summary.read_text() == ""
     assert "::error title=toolselect%3A job summary not written::" in out.getvalue()
     assert "is not the file the step began with" in out.getvalue()
+
+
+def test_annotations_stay_within_ten_per_level_most_important_first():
+    out = io.StringIO()
+    wf = Workflow({}, out)
+    wf.annotate("warning", "said before")  # written at once, and counted
+    with wf.annotations():
+        for i in range(15):
+            wf.annotate("warning", f"lint {i}", rank=2)
+        wf.annotate("warning", "the comment was not posted")  # the run's own: first
+        for i in range(3):
+            wf.annotate("error", f"case {i}", rank=1)
+    lines = out.getvalue().splitlines()
+    warnings = [x.split("::")[-1] for x in lines if x.startswith("::warning")]
+    assert warnings == ["said before", "the comment was not posted", *[f"lint {i}" for i in range(7)],
+                        "8 more warnings: see the job summary"]  # fmt: skip
+    assert [x.split("::")[-1] for x in lines if x.startswith("::error")] == ["case 0", "case 1", "case 2"]
+    wf.annotate("warning", "one too many")  # past GitHub's limit: not written (it would be dropped unsaid)
+    assert "one too many" not in out.getvalue()

@@ -103,7 +103,8 @@ def _dry_run(loaded: Loaded, settings: Settings, against: Against | None) -> int
     """`eval --dry-run`: what the run would ask and cost; nothing is sent to a model."""
     from ..budget import check_budget, describe
 
-    plans = run_async(plan_eval(loaded, settings, os.environ, against=against))
+    view = ConsoleView()
+    plans = run_async(plan_eval(loaded, settings, os.environ, against=against, say=view.note))
     if plans is None:
         return EXIT_INTERRUPTED
     sides = [("head", plans.head), ("base", plans.base)] if against else [("run", plans.head)]

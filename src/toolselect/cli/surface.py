@@ -172,7 +172,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         from ..github.annotations import annotate_findings
         from ..github.commands import Workflow
 
-        annotate_findings(findings, Workflow(os.environ))
+        wf = Workflow(os.environ)
+        with wf.annotations(rest="`toolselect lint`"):
+            annotate_findings(findings, wf)
     failing = [f for f in findings if f.severity == "error" or (args.strict and f.severity == "warning")]
     return EXIT_USAGE if failing else EXIT_PASSED
 

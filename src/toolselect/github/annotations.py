@@ -27,17 +27,19 @@ def repo_path(workdir: Path, workspace: Path) -> Callable[[str | None], str | No
     return convert
 
 
-def annotate_cases(head: Report, wf: Workflow, where: Callable[[str | None], str | None], limit: int = 50) -> None:
-    """One `::error` per failing reviewed case, at its golden file line."""
-    shown = 0
+def annotate_cases(
+    head: Report, wf: Workflow, where: Callable[[str | None], str | None], *, passed: bool = False
+) -> None:
+    """One annotation per failing reviewed case, at its golden file line: an `error` when the gate
+    failed, a `warning` when it passed (a miss the gate allows is no error). Cases that failed every
+    sample first."""
+    failing = []
     for case in head.cases:
         outcome, sample = case_headline(case)
         if outcome in ("PASS", "NOT-EVALUATED") or case.status == "needs_review":
             continue
-        if shown == limit:
-            wf.annotate("warning", f"more failing cases than {limit}: see the job summary", title="toolselect")
-            break
-        shown += 1
+        failing.append((case.passed / case.evaluated if case.evaluated else 0.0, case, outcome, sample))
+    for _, case, outcome, sample in sorted(failing, key=lambda f: f[0]):
         rate = f" ({case.passed}/{case.evaluated} samples passed)" if len(case.samples) > 1 else ""
         if case.split == "holdout":
             message = f"a holdout case failed: {outcome}{rate}"
@@ -45,7 +47,12 @@ def annotate_cases(head: Report, wf: Workflow, where: Callable[[str | None], str
             why = sample.reasons[0] if sample and sample.reasons else f"picked {pick_name(sample)}"
             message = f"case '{case.name}': {why}{rate}"
         wf.annotate(
-            "error", message, file=where(case.source.file), line=case.source.line, title=f"toolselect {outcome}"
+            "warning" if passed else "error",
+            message,
+            file=where(case.source.file),
+            line=case.source.line,
+            title=f"toolselect {outcome}",
+            rank=1,
         )
 
 
@@ -55,12 +62,14 @@ def annotate_findings(
     where: Callable[[str | None], str | None] = lambda file: file,
     *,
     notes: bool = True,
-    limit: int | None = None,
 ) -> None:
-    """Lint findings at their file and line; `notes`: info findings too (as notices)."""
+    """Lint findings at their file and line; `notes`: info findings too (as notices). After the run's
+    own annotations and the failing cases (`Workflow.annotations` keeps GitHub's limit)."""
     from ..render.findings import sorted_findings
 
     shown = [f for f in sorted_findings(findings) if notes or f.severity != "info"]
-    for f in shown[:limit]:
+    for f in shown:
         message = f.message + (f" — fix: {f.fix}" if f.fix else "")
-        wf.annotate(LEVELS[f.severity], message, file=where(f.file), line=f.line, title=f"toolselect lint {f.code}")
+        wf.annotate(
+            LEVELS[f.severity], message, file=where(f.file), line=f.line, title=f"toolselect lint {f.code}", rank=2
+        )

@@ -13,6 +13,7 @@ import secrets
 import stat
 import sys
 import uuid
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -21,6 +22,8 @@ from typing import TextIO
 from ..errors import InfraError
 
 SUMMARY_BYTES = 1024 * 1024  # GitHub rejects a step summary over 1 MiB
+MAX_PER_LEVEL = 10  # annotations GitHub shows per level (error, warning, notice) per step; it drops the rest silently
+LEVEL_NOUNS = {"error": "errors", "warning": "warnings", "notice": "notices"}
 
 
 def escape_data(text: str) -> str:
@@ -38,6 +41,8 @@ class Workflow:
         self.environ = environ
         self.out = out or sys.stdout
         self.token: str | None = None  # while set, the runner executes only toolselect's own commands
+        self.shown: Counter[str] = Counter()  # annotations written, per level
+        self.held: list[tuple[int, int, str, str, dict[str, object]]] | None = None  # see `annotations`
         remember(environ)  # the files toolselect appends to, as the step began: before any program of the PR ran
 
     def stop_commands(self) -> None:
@@ -73,10 +78,40 @@ class Workflow:
         line: int | None = None,
         end_line: int | None = None,
         title: str | None = None,
+        rank: int = 0,
     ) -> None:
-        """`error`, `warning` or `notice`, at a file and line (to `end_line`) when given."""
+        """`error`, `warning` or `notice`, at a file and line (to `end_line`) when given. `rank`: while
+        `annotations` holds them, the lower the more important (0: about the run itself)."""
         end = end_line if end_line is not None and line is not None and end_line > line else None
-        self._command(level, message, file=file, line=line, endLine=end, title=title)
+        props: dict[str, object] = {"file": file, "line": line, "endLine": end, "title": title}
+        if self.held is not None:
+            self.held.append((rank, len(self.held), level, message, props))
+        elif self.shown[level] < MAX_PER_LEVEL:  # past it GitHub drops them: said by `annotations`, never lost there
+            self.shown[level] += 1
+            self._command(level, message, **props)
+
+    @contextmanager
+    def annotations(self, rest: str = "the job summary") -> Iterator[None]:
+        """Hold the annotations made meanwhile, then write them within GitHub's limit — at most 10 per
+        level per step, the most important (lowest rank) first — and, when there are more, one line
+        at that level saying how many more there are in `rest`."""
+        self.held = []
+        try:
+            yield
+        finally:
+            held, self.held = self.held, None
+            for level in LEVEL_NOUNS:
+                mine = sorted(h for h in held if h[2] == level)
+                room = MAX_PER_LEVEL - self.shown[level]
+                if len(mine) > room:
+                    room -= 1
+                for _, _, _, message, props in mine[: max(room, 0)]:
+                    self.shown[level] += 1
+                    self._command(level, message, **props)
+                if len(mine) > max(room, 0):
+                    more = len(mine) - max(room, 0)
+                    self.shown[level] += 1
+                    self._command(level, f"{more} more {LEVEL_NOUNS[level]}: see {rest}", title="toolselect")
 
     def mask(self, secret: str) -> None:
         if secret:

@@ -19,6 +19,7 @@ from ..outcome import Comparison
 from ..pick import Pick
 from ..shards import Unit
 from ..surface import Surface
+from ..surface.launch import Say
 from ..sweep import sweep
 from .batch import batch_sides
 from .execute import execute
@@ -101,10 +102,17 @@ async def run_eval(
 
 
 async def plan_eval(
-    loaded: Loaded, settings: Settings, environ: Mapping[str, str], *, against: Against | None = None
+    loaded: Loaded,
+    settings: Settings,
+    environ: Mapping[str, str],
+    *,
+    against: Against | None = None,
+    say: Say = lambda _: None,
 ) -> Plans:
-    """What `run_eval` would ask and cost; nothing is sent to a model and no key is needed."""
-    async with sides(loaded, settings, environ, against, connect=False) as both:
+    """What `run_eval` would ask and cost; nothing is sent to a model and no key is needed. `say`: the
+    setup's progress, as a real run says it (the server's setup starting and done, on each side)."""
+    says = (say, lambda text: say(f"base: {text}"))
+    async with sides(loaded, settings, environ, against, connect=False, says=says) as both:
         for side in (*both.heads, *both.bases):
             await side.aclose()
         base = combined([p.budget for p in both.bases]) if both.bases else None

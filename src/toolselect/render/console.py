@@ -36,6 +36,7 @@ from .common import (
 )
 from .console_stress import print_stress
 from .findings import finding_groups, more_text, tally
+from .ticker import Ticker
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -80,6 +81,7 @@ class ConsoleView:
         self.started = False
         self.batches: Progress | None = None  # --batch: a bar per model while its batches run
         self.batch_tasks: dict[str, TaskID] = {}
+        self.ticker: Ticker | None = None  # no terminal (a CI log): plain progress lines instead of a bar
 
     def hooks(self) -> Hooks:
         from ..pipeline.prepare import Hooks
@@ -121,9 +123,19 @@ class ConsoleView:
         if self.progress is not None:
             self.progress.stop()
             self.progress = None
+        if self.ticker is not None:
+            self.ticker.stop()
+            self.ticker = None
 
     def start(self, settings: Settings, surface: Surface, cases: list[Case], samples: int) -> None:
         model = f" {settings.model}" if settings.model else ""
+        if self.ticker is not None:  # another model of the run, in a log: one count for all
+            self.ticker.grow(samples)
+            self.console.print(
+                f"and model [bold]{escape(settings.labels[0])}[/] · provider [cyan]{escape(settings.provider)}"
+                f"{escape(model)}[/]"
+            )
+            return
         if self.progress is not None and self.task is not None:  # another model of the run: one bar for all
             self.progress.update(self.task, total=(self.progress.tasks[0].total or 0) + samples)
             self.progress.console.print(
@@ -152,6 +164,9 @@ class ConsoleView:
         )
         for lo in surface.left_out:
             self.console.print(f"  [yellow]left out[/] {escape(lo.name)}: {escape(lo.reason)}")
+        if not self.console.is_terminal:
+            self.ticker = Ticker(lambda line: self.console.print(escape(line)), samples)
+            return
         self.progress = Progress(
             TextColumn("asking"),
             BarColumn(),
@@ -164,6 +179,8 @@ class ConsoleView:
         self.task = self.progress.add_task("samples", total=samples)
 
     def advance(self, job: Any, pick: Any) -> None:
+        if self.ticker is not None:
+            self.ticker.advance(error=getattr(pick, "error", None) is not None)
         if self.progress is not None and self.task is not None:
             self.progress.advance(self.task)
 
