@@ -127,6 +127,30 @@ class Confinement:
         # `env` is that program, and finds theirs with nothing but their own rights
         return [self.setpriv, *user, "--no-new-privs", "--pdeathsig=KILL", "--", ENV, "--", *argv]
 
+    def user(self) -> str:
+        """Who the PR's programs run as, in words."""
+        if self.owner is None:
+            return f"uid {os.getuid()} (toolselect's own user)" if hasattr(os, "getuid") else "toolselect's own user"
+        if self.owner == NOBODY:
+            return "nobody (uid 65534: the checkout is root's, and they never run as root)"
+        return f"uid {self.owner[0]} (the checkout's owner)"
+
+    def cannot_write(self, folder: Path) -> Path | None:
+        """The folder (this one, or the first that exists above it) the PR's programs could not create
+        files in; None when they can."""
+        here = folder
+        while not here.exists() and here.parent != here:
+            here = here.parent
+        if self.owner is None:  # as itself, with all its groups
+            return None if os.access(here, os.W_OK | os.X_OK) else here
+        try:
+            st = here.stat()
+        except OSError:
+            return here
+        uid, gid = self.owner  # setpriv clears the supplementary groups
+        need = 0o300 if st.st_uid == uid else 0o030 if st.st_gid == gid else 0o003
+        return None if st.st_mode & need == need else here
+
 
 def unstartable(program: str, env: Mapping[str, str], cwd: Path) -> str | None:
     """Why `program` can't be started as a process started in `cwd` with `env` would find it (None:

@@ -55,6 +55,31 @@ def hold(paths: Sequence[Path]) -> Held:
     return held
 
 
+def lend(workspace: Path, owner: Owner) -> Held:
+    """As root: what of the checkout is root's (a container job's checkout, a runner running as root)
+    to `owner`, the user the PR's programs run as, before any starts — its setup builds in its folder,
+    as it would in the runner user's own checkout. Not its git data (held), never through a link.
+    `release()` gives each entry back to root."""
+    held = Held([])
+    if not hasattr(os, "geteuid") or os.geteuid() != 0 or not workspace.is_dir() or workspace.is_symlink():
+        return held
+
+    def one(path: str) -> None:
+        with suppress(OSError):
+            st = os.lstat(path)
+            if st.st_uid == 0:
+                os.chown(path, owner[0], owner[1], follow_symlinks=False)
+                held.entries.append((path, st.st_uid, st.st_gid, st.st_mode))
+
+    one(str(workspace))
+    for folder, dirs, files in os.walk(workspace):  # never follows a link
+        if Path(folder) == workspace:
+            dirs[:] = [d for d in dirs if d != ".git"]
+        for name in (*dirs, *files):
+            one(os.path.join(folder, name))
+    return held
+
+
 def give(paths: Sequence[Path], owner: Owner) -> None:
     """As root: `paths` and everything under them (never through a link) to `owner`."""
     for top in paths:
@@ -81,7 +106,7 @@ def containment(env: dict[str, str], workspace: Path, say: Callable[[str], None]
     given back as it was. If one still runs, nothing is (`Survived`: the run fails)."""
     global _survived
     owner = owner_of_checkout(env)
-    held, theirs = Held([]), None
+    held, lent, theirs, keeps = Held([]), Held([]), None, True
     if owner is not None:
         files = {Path(env[name]).parent for name in FILE_COMMANDS if env.get(name)}
         home = Path(env["HOME"]) if env.get("HOME") else None
@@ -90,6 +115,8 @@ def containment(env: dict[str, str], workspace: Path, say: Callable[[str], None]
         os.chown(theirs, *owner)
         env[PR_HOME] = str(theirs)
         held = hold([workspace / ".git", *sorted(files), *homes])
+        keeps = _owner_of(workspace) == owner[0]  # the checkout's owner keeps what it is lent; nobody does not
+        lent = lend(workspace, owner)  # what of the checkout is root's: theirs to build in while they run
     if why := unguaranteed(env):
         say(
             f"toolselect: {why}; a process of the pull request that keeps forking could outrun the sweep "
@@ -106,8 +133,17 @@ def containment(env: dict[str, str], workspace: Path, say: Callable[[str], None]
             _survived = True
             raise
         held.release()
+        if not keeps:
+            lent.release()  # lent to nobody (the checkout is root's): root's again
         if theirs is not None:
             shutil.rmtree(theirs, ignore_errors=True)
+
+
+def _owner_of(path: Path) -> int | None:
+    try:
+        return path.stat().st_uid
+    except OSError:
+        return None
 
 
 def all_stopped() -> bool:

@@ -13,6 +13,7 @@ import pytest
 from tests.container.step import (
     BASE,
     BUDGET,
+    RUNNER_UID,
     Layer,
     container_step,
     example_checkout,
@@ -31,20 +32,29 @@ def job(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_a_push_on_the_bundled_example_as_shipped(image: str, job: Path):
+@pytest.mark.parametrize("checkout", ["the runner's", "a container job's"])
+def test_a_push_on_the_bundled_example_as_shipped(image: str, job: Path, checkout: str):
     """The example exactly as the repository ships it, evaluated offline (bm25) in the image: its
     setup installs the server's MCP SDK (the image's python has none), the run passes, the outputs
-    and the summary arrive, and the runner's user still owns every file of its checkout."""
+    and the summary arrive, and the runner's user still owns every file of its checkout. A container
+    job checks out as root into the runner's folder: the setup builds all the same on the first run
+    (toolselect hands the checkout over before any program of the PR starts)."""
     workspace = job / "workspace"
     workspace.mkdir()
     sha = example_checkout(workspace)
-    give(workspace)
+    (give if checkout == "the runner's" else give_folder_only)(workspace)
     step = container_step(image, job, "push", {"ref": "refs/heads/main", "after": sha}, {"working-directory": "."})
     assert step.code == 0, step.log[-6000:]
     assert "server setup done" in step.log
     assert step.outputs["passed"] == "true" and step.outputs["accuracy"] == "0.7381", step.outputs
     assert "toolselect passed: accuracy 73.8%" in step.summary
     assert root_owned(workspace) == []
+
+
+def give_folder_only(workspace: Path) -> None:
+    """The runner made the folder; a container job's checkout (as root) filled it."""
+    os.chown(workspace, RUNNER_UID, RUNNER_UID)
+    assert len(root_owned(workspace)) > 5
 
 
 def test_the_image_stays_within_its_size_budget(image: str):

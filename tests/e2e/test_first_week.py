@@ -56,7 +56,7 @@ def test_lint_at_46_tools_leads_with_the_golden_set_and_counts_the_rest(excel_pr
     every = toolselect("lint", "--all", cwd=excel_project).out
     assert every.count("param-no-description tools.json:") == 46 and "more param-no-description" not in every
     # as annotations: within GitHub's ten per level, and where the rest are
-    said = annotations(toolselect("lint", "--annotate", cwd=excel_project).out)
+    said = annotations_of(toolselect("lint", "--annotate", cwd=excel_project).out)
     warnings = [m for level, m in said if level == "warning"]
     assert len(warnings) == 10 and re.fullmatch(r"\d+ more warnings: see `toolselect lint`", warnings[-1])
 
@@ -235,7 +235,7 @@ def test_a_log_shows_progress_and_a_dry_run_the_setup_a_real_run_does(tmp_path: 
     assert flat(dry.out).index("server setup done in") < flat(dry.out).index("total: ")
 
 
-def annotations(stdout: str) -> list[tuple[str, str]]:
+def annotations_of(stdout: str) -> list[tuple[str, str]]:
     """The annotations as the runner reads them: (level, message), in order."""
     return re.findall(r"^::(error|warning|notice)[^:]*::(.*)$", stdout, re.M)
 
@@ -257,7 +257,7 @@ def test_annotations_keep_githubs_ten_per_level_and_the_passing_gate_has_no_erro
     repo = commit_repo(tmp_path, files, {"evals/README.md": "the golden set\n"})
     event = {"ref": "refs/heads/main", "after": repo.head}
     run = run_action(repo.path, tmp_path, inputs={}, event=event, event_name="push", api=api, github=github)
-    said = annotations(run.stdout)
+    said = annotations_of(run.stdout)
     errors = [m for level, m in said if level == "error"]
     warnings = [m for level, m in said if level == "warning"]
     if floor == "0":  # the gate passed

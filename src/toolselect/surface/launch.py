@@ -26,7 +26,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from ..config import PORT, ServerSpec
-from ..contain import IN_IMAGE, Confinement, child_environment, confinement, unstartable
+from ..contain import IN_IMAGE, NOBODY, Confinement, child_environment, confinement, unstartable
 from ..errors import InfraError, MissingProgram
 from ..sweep import reap_group, sweep
 from .mcp import list_tools
@@ -138,10 +138,45 @@ def _swept(environ: Mapping[str, str], say: Say, who: str) -> None:
         say(f"{who} left {stopped} process{'es' if stopped > 1 else ''} running in the background: stopped")
 
 
+def _owner(path: Path) -> str:
+    try:
+        return str(path.stat().st_uid)
+    except OSError:
+        return "?"
+
+
+def _mode(path: Path) -> str:
+    try:
+        return oct(path.stat().st_mode & 0o777)[2:]
+    except OSError:
+        return "?"
+
+
+def _unwritable_hint(confined: Confinement) -> str:
+    if not confined.action:
+        return "make the folder writable for that user, or build the server yourself and pass --no-setup"
+    if confined.owner == NOBODY:
+        return (
+            "the checkout is root's and the pull request's programs never run as root: run the job (or the "
+            "self-hosted runner) as an unprivileged user, or give the checkout to one before toolselect"
+        )
+    uid = confined.owner[0] if confined.owner else os.getuid()
+    return (
+        "make the checkout that user's: run actions/checkout as it, or add a step before toolselect: "
+        f'`sudo chown -R {uid} "$GITHUB_WORKSPACE"` (toolselect in its image hands a root-owned checkout over itself)'
+    )
+
+
 async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinement) -> None:
     """One setup command through /bin/sh in the server's folder; its output is kept apart and shown
     (the last lines) when it fails or runs out of time."""
     folder = spec.cwd or Path.cwd()
+    if (locked := confined.cannot_write(folder)) is not None:
+        raise InfraError(
+            f"{spec.place}server setup `{command}` would run as {confined.user()}, which cannot write {locked} "
+            f"(owned by uid {_owner(locked)}, mode {_mode(locked)}): a setup builds in its folder",
+            hint=_unwritable_hint(confined),
+        )
     say(f"server setup: {command}")
     clock = time.monotonic()
     with tempfile.TemporaryFile() as output:
