@@ -277,9 +277,11 @@ def test_ci_logs_get_a_wide_console(tmp_path, ci):
     line = "get_weather and get_forecast are likely confusable (similarity"
     lint = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": "", **ci})
     declared = next(
-        i for i, x in enumerate((EXAMPLE / "server.py").read_text().splitlines(), 1) if "def get_weather(" in x
+        i
+        for i, x in enumerate((EXAMPLE / "server.py").read_text().splitlines(), 1)
+        if "Current weather conditions" in x
     )
-    assert any(line in row and f"server.py:{declared}" in row for row in lint.out.splitlines())  # where it is declared
+    assert any(line in row and f"server.py:{declared}" in row for row in lint.out.splitlines())  # its description
     narrow = toolselect("lint", cwd=EXAMPLE, env={"COLUMNS": ""})
     assert not any(line in row for row in narrow.out.splitlines())  # 80 columns: wrapped
     assert max(map(len, narrow.out.splitlines())) <= 80

@@ -153,7 +153,7 @@ def test_init_knows_a_typescript_server_is_built_and_setup_skips_while_nothing_c
     linted = toolselect("lint", "--no-setup", "--json", "lint.json", cwd=repo.path, env=env)
     findings = json.loads((repo.path / "lint.json").read_text())["findings"]
     [undescribed] = [f for f in findings if f["code"] == "param-no-description" and f["tool"] == "get_weather"]
-    declared = tools_ts(HEAD_FORECAST).splitlines().index('    name: "get_weather",') + 1
+    declared = tools_ts(HEAD_FORECAST).splitlines().index('    name: "get_weather",') + 2  # its description
     assert (undescribed["file"], undescribed["line"]) == ("src/tools.ts", declared), linted.out  # not build/
 
     subprocess.run(["git", "add", "-A"], cwd=repo.path, check=True)
