@@ -55,29 +55,31 @@ def hold(paths: Sequence[Path]) -> Held:
     return held
 
 
-def lend(workspace: Path, owner: Owner) -> Held:
+def lend(workspace: Path, owner: Owner, held: Held) -> Held:
     """As root: what of the checkout is root's (a container job's checkout, a runner running as root)
     to `owner`, the user the PR's programs run as, before any starts — its setup builds in its folder,
-    as it would in the runner user's own checkout. Not its git data (held), never through a link.
-    `release()` gives each entry back to root."""
-    held = Held([])
+    as it would in the runner user's own checkout. Not its git data, nothing `held` holds, never
+    through a link. `release()` gives each entry back to root."""
+    kept = {path for path, *_ in held.entries}
+    lent = Held([])
     if not hasattr(os, "geteuid") or os.geteuid() != 0 or not workspace.is_dir() or workspace.is_symlink():
-        return held
+        return lent
 
     def one(path: str) -> None:
         with suppress(OSError):
             st = os.lstat(path)
-            if st.st_uid == 0:
+            if st.st_uid == 0 and path not in kept:
                 os.chown(path, owner[0], owner[1], follow_symlinks=False)
-                held.entries.append((path, st.st_uid, st.st_gid, st.st_mode))
+                lent.entries.append((path, st.st_uid, st.st_gid, st.st_mode))
 
     one(str(workspace))
     for folder, dirs, files in os.walk(workspace):  # never follows a link
-        if Path(folder) == workspace:
-            dirs[:] = [d for d in dirs if d != ".git"]
+        dirs[:] = [
+            d for d in dirs if os.path.join(folder, d) not in kept and (d != ".git" or Path(folder) != workspace)
+        ]
         for name in (*dirs, *files):
             one(os.path.join(folder, name))
-    return held
+    return lent
 
 
 def give(paths: Sequence[Path], owner: Owner) -> None:
@@ -116,7 +118,7 @@ def containment(env: dict[str, str], workspace: Path, say: Callable[[str], None]
         env[PR_HOME] = str(theirs)
         held = hold([workspace / ".git", *sorted(files), *homes])
         keeps = _owner_of(workspace) == owner[0]  # the checkout's owner keeps what it is lent; nobody does not
-        lent = lend(workspace, owner)  # what of the checkout is root's: theirs to build in while they run
+        lent = lend(workspace, owner, held)  # what of the checkout is root's: theirs to build in while they run
     if why := unguaranteed(env):
         say(
             f"toolselect: {why}; a process of the pull request that keeps forking could outrun the sweep "

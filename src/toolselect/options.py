@@ -255,7 +255,11 @@ OPTIONS: tuple[Option, ...] = (
            "run", ge=0, le=2, metavar="T", input=None),
     Option("seed", "sampling seed, sent where the API has it; also seeds the tool-order shuffle", "int", "run",
            metavar="N", input=None),
-    Option("max_tokens", "the Anthropic answer budget", "int", "run", default=4096, ge=1, flag=None, input=None),
+    Option("max_tokens",
+           "the most tokens a model may answer with, sent to every provider (Anthropic max_tokens, OpenAI "
+           "max_completion_tokens — max_tokens at a compatible server — and the Responses API's max_output_tokens): "
+           "only the first call is scored, so a rambling model stops early",
+           "int", "run", default=4096, ge=16, metavar="N"),
     Option("timeout_s",
            "per-request timeout in seconds (a stalled answer is cut off and retried); per run of the program for "
            "provider command",

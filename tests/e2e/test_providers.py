@@ -88,6 +88,25 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
     assert sent["seed"] == (7 if provider == "openai" else None)
     if provider == "openai-responses":
         assert sent["store"] is False
+    # every provider caps the answer (only the first call is scored), in its own API's field
+    field = {"anthropic": "max_tokens", "openai": "max_tokens", "openai-responses": "max_output_tokens"}[provider]
+    assert sent["body"][field] == 4096 and "max_completion_tokens" not in sent["body"]  # a compatible server's
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses"])
+def test_a_server_on_this_machine_needs_no_key_and_the_cap_is_a_flag(provider, model_api, tmp_path):
+    """llama.cpp, Ollama or vLLM on 127.0.0.1: no OPENAI_API_KEY to invent; --max-tokens caps a model that rambles."""
+    api = model_api({"answers": {"weather in Paris": {"tool": "get_weather", "args": {"city": "Paris"}}}})
+    write_cases(tmp_path, [("weather in Paris", "get_weather", {"city": "Paris"})])
+    result = run_eval(tmp_path, provider, api, "--max-tokens", "256", env={"HOME": str(tmp_path)})
+    assert result.code == 0, result.err + result.out
+    field = "max_tokens" if provider == "openai" else "max_output_tokens"
+    assert api.log[0]["body"][field] == 256
+    far = toolselect(
+        "eval", "--provider", provider, "--model", "m", "--base-url", "http://models.internal:8080/v1",
+        cwd=tmp_path, env={"HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert far.code == 3 and "no OpenAI API key: set OPENAI_API_KEY" in far.out + far.err
 
 
 def test_legacy_function_call_is_a_pick(model_api, tmp_path):
@@ -192,7 +211,8 @@ def test_unknown_model_is_fatal_with_concurrency(model_api, tmp_path):
     assert result.err == ""
 
 
-@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_API_KEY"), ("openai", "OPENAI_API_KEY")])
+# (OpenAI's: only an endpoint off this machine needs a key; test_a_server_on_this_machine_needs_no_key…)
+@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_API_KEY")])
 def test_missing_key_stops_before_any_request(provider, variable, model_api, tmp_path):
     api = model_api({})
     write_cases(tmp_path, [("q", "get_weather", None)])

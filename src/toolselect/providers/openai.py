@@ -30,9 +30,16 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 NO_KEY = (
-    "no OpenAI API key: set OPENAI_API_KEY (for a local OpenAI-compatible server that needs none, any "
-    "value works), or run offline with --provider bm25"
+    "no OpenAI API key: set OPENAI_API_KEY (for an OpenAI-compatible server on this machine none is needed; "
+    "elsewhere, for one that needs none, any value works), or run offline with --provider bm25"
 )
+LOCAL_KEY = "no-key"  # what the SDK sends to a server on 127.0.0.1 when no key is set: it needs one to send
+
+
+def on_this_machine(endpoint: str) -> bool:
+    """An endpoint on the loopback interface (llama.cpp, Ollama or vLLM on 127.0.0.1): it needs no key."""
+    host = urlsplit(endpoint).hostname or ""
+    return host == "localhost" or host.startswith("127.") or host == "::1"
 
 
 class _OpenAIBase(SdkProvider):
@@ -47,7 +54,7 @@ class _OpenAIBase(SdkProvider):
         self._cache_keys = {}
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "tool_choice": "auto"}
+        return {**super().identity(), "tool_choice": "auto", "max_tokens": self.settings.max_tokens}
 
     def cache_key(self, request: Request) -> dict[str, str]:
         """OpenAI's own endpoint routes requests sharing a `prompt_cache_key` to the same cache: one key
@@ -67,7 +74,7 @@ class _OpenAIBase(SdkProvider):
 
         try:
             self.client = openai.AsyncOpenAI(
-                api_key=self.key("OPENAI_API_KEY"),
+                api_key=self.key("OPENAI_API_KEY") or (LOCAL_KEY if on_this_machine(self.endpoint) else None),
                 base_url=self.endpoint,
                 max_retries=self.settings.max_retries,
                 timeout=timeout(self.settings),
@@ -304,6 +311,9 @@ class ChatProvider(_OpenAIBase):
                 for i, stub in zip(ids, turn.stubs, strict=True)
             ]
         out: dict[str, Any] = {"model": self.model, "messages": messages}
+        # the answer's cap: OpenAI's own field (reasoning models refuse the old one); compatible servers
+        # (llama.cpp, vLLM, Ollama) read `max_tokens`
+        out["max_completion_tokens" if is_openai(self.endpoint) else "max_tokens"] = s.max_tokens
         if s.temperature is not None:
             out["temperature"] = s.temperature
         if s.seed is not None:
@@ -390,7 +400,12 @@ class ResponsesProvider(_OpenAIBase):
 
     def body(self, request: Request) -> dict[str, Any]:
         s = self.settings
-        out: dict[str, Any] = {"model": self.model, "input": responses_input(request), "store": False}
+        out: dict[str, Any] = {
+            "model": self.model,
+            "input": responses_input(request),
+            "store": False,
+            "max_output_tokens": s.max_tokens,
+        }
         if request.system:
             out["instructions"] = request.system
         if s.temperature is not None:
