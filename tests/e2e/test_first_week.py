@@ -164,8 +164,8 @@ def test_findings_point_at_the_tools_own_lines_in_a_layered_server(tmp_path: Pat
         assert same and all((f["file"], f["line"]) == (file, int(line)) for f in same), (file, line, message)
     # and so does lint as a client presents the surface
     client = toolselect("lint", "--client", "claude-code", "--json", "c.json", cwd=tmp_path)
-    same = {(f["code"], f["tool"]): (f["file"], f["line"]) for f in client.json(tmp_path / "c.json")["findings"]}
-    assert same[(sheet["code"], "create_sheet")] == (sheet["file"], sheet["line"])
+    places = {(f["code"], f["tool"]): (f["file"], f["line"]) for f in client.json(tmp_path / "c.json")["findings"]}
+    assert places[(sheet["code"], "create_sheet")] == (sheet["file"], sheet["line"])
 
 
 def test_init_drafts_boundary_cases_for_the_most_confusable_pairs_only(tmp_path: Path, excel_tools: Path):
@@ -273,3 +273,22 @@ def test_annotations_keep_githubs_ten_per_level_and_the_passing_gate_has_no_erro
         assert len(warnings) == 10  # lint's
     assert re.fullmatch(r"\d+ more warnings: see the job summary", warnings[-1])
     assert "All cases" in run.summary and "`param-no-description`" in run.summary
+
+
+def test_a_client_that_hides_tools_behind_search_needs_a_model(excel_eval: Path):
+    """bm25 can't call Claude Code's tool search: instead of 0% recall and built-ins 'stealing' picks by
+    shared words, eval refuses and says why; lint --client still checks the presentation offline."""
+    run = toolselect("eval", "--tools", "tools.json", "--client", "claude-code", "--json", "r.json", cwd=excel_eval)
+    assert run.code == 2 and not (excel_eval / "r.json").exists()
+    said = flat(run.err)
+    assert "the client claude-code hides your tools behind its tool search" in said
+    assert "bm25 answers one request with one pick" in said and "toolselect lint --client NAME" in said
+    (excel_eval / "toolselect.yaml").write_text(
+        "evals:\n  provider: command\n  command: [python3, pick.py]\n  golden: golden.yaml\n  clients: [claude-code]\n"
+    )
+    configured = toolselect("eval", "--tools", "tools.json", cwd=excel_eval)
+    assert configured.code == 2 and "and command answers one request with one pick" in flat(configured.err)
+    assert toolselect(
+        "eval", "--tools", "tools.json", "--provider", "bm25", "--client", "raw", cwd=excel_eval
+    ).code in (0, 1)
+    assert toolselect("lint", "--tools", "tools.json", "--client", "claude-code", cwd=excel_eval).code == 0

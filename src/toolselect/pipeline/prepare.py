@@ -13,7 +13,7 @@ from ..ask import Job, Offer, offer, plan
 from ..budget import Budget, estimate, prefix_tokens
 from ..clients import Presented, present
 from ..config import Settings
-from ..errors import ToolselectError
+from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
 from ..lint.client import lint_client
@@ -180,6 +180,30 @@ async def prepare(
     return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge, client=client)
 
 
+def client_without_a_model(settings: Settings) -> str | None:
+    """Why a model of the run can't be asked as its client presents the surface: a client that hides
+    tools behind a search or brings tools of its own needs a model that searches and weighs them; bm25
+    and a `command` picker answer one request with one pick. Measured anyway, recall would read 0% and
+    the client's tools would "steal" picks by shared words — blaming the descriptions for nothing."""
+    for spec in settings.models:
+        profile = spec.client
+        if profile is None or PROVIDERS[spec.provider].api:
+            continue
+        hides = profile.deferred.mode != "none"
+        if hides or profile.builtins:
+            what = (
+                "hides your tools behind its tool search"
+                if hides
+                else f"brings {len(profile.builtins)} tools of its own"
+            )
+            return (
+                f"the client {profile.name} {what}: measuring it takes a model that searches and chooses "
+                f"(anthropic, openai, openai-responses), and {spec.provider} answers one request with one pick "
+                f"(recall would read 0% and the client's tools would take picks by shared words)"
+            )
+    return None
+
+
 def client_record(presented: Presented, offered: Offer) -> ClientOut:
     """What the client did to the surface, for the report."""
     p = presented.profile
@@ -227,6 +251,11 @@ async def prepare_models(
     """Every model of the run prepared (`prepare`) on one side's `cases`: the tool surface listed once
     (or `surface`, frozen), one throttle per endpoint. With `settings.shard`, each model asks only the
     units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
+    unasked = client_without_a_model(settings)
+    if unasked is not None:
+        raise ConfigError(
+            unasked, hint="toolselect lint --client NAME checks how a client presents the surface, offline"
+        )
     throttles: dict[tuple[str, ...], Throttle] = {}
     preps: list[Prepared] = []
     beside: list[Neighbour] = []
