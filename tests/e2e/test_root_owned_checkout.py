@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from tests.conftest import FAKES, ROOT
 from tests.e2e.contained import PID1, PYTHON, job
 from tests.e2e.harness import TOOLS, commit_repo, pull_request_event, register_pull, run_action
 from toolselect.config import ServerSpec
-from toolselect.contain import NOBODY, Confinement
+from toolselect.contain import NOBODY, Confinement, set_stretch
 from toolselect.errors import InfraError
 from toolselect.surface.launch import run_setup
 
@@ -71,20 +72,28 @@ def test_a_root_owned_checkout_builds_on_the_first_run(world, tmp_path: Path, wh
 
 
 def test_a_setup_that_cannot_write_its_folder_says_who_what_and_how(tmp_path: Path):
+    """Where the checkout can't be handed over (toolselect not root), a setup that fails in a folder its
+    user can't write says so: who ran it, the folder, its owner and mode, and the chown that fixes it."""
     folder = tmp_path / "server"
     folder.mkdir()
     folder.chmod(0o755)  # root's (the tests run as root), as a root-owned checkout is
-    as_runner = Confinement((1001, 1001), "/usr/bin/setpriv", action=True)
-    spec = ServerSpec(command=("python", "server.py"), cwd=folder, place="toolselect.yaml:2: ")
-    with pytest.raises(InfraError) as raised:
-        asyncio.run(run_setup("npm run build", spec, lambda _: None, as_runner))
+    as_runner = Confinement((65534, 65534), shutil.which("setpriv"), action=True)
+    set_stretch("within")
+    try:
+        spec = ServerSpec(command=("python", "server.py"), cwd=folder, place="toolselect.yaml:2: ")
+        with pytest.raises(InfraError) as raised:
+            asyncio.run(run_setup("mkdir -p build", spec, lambda _: None, as_runner))
+    finally:
+        set_stretch("before")
     said = raised.value.message + " " + (raised.value.hint or "")
-    assert said.startswith(
-        f"toolselect.yaml:2: server setup `npm run build` would run as uid 1001 (the checkout's owner), which "
-        f"cannot write {folder} (owned by uid 0, mode 755)"
+    assert said.startswith("toolselect.yaml:2: server setup `mkdir -p build` failed: exit code 1")
+    assert (
+        f"it ran as nobody (uid 65534: the checkout is root's, and they never run as root), which cannot write "
+        f"{folder} (owned by uid 0, mode 755)" in said
     )
-    assert 'sudo chown -R 1001 "$GITHUB_WORKSPACE"' in said
-    assert as_runner.cannot_write(folder / "build" / "dist") == folder  # the first folder that exists
+    assert "run the job (or the self-hosted runner) as an unprivileged user" in said
+    as_runner_1001 = Confinement((1001, 1001), "/usr/bin/setpriv", action=True)
+    assert as_runner_1001.cannot_write(folder / "build" / "dist") == folder  # the first folder that exists
     folder.chmod(0o777)
-    assert as_runner.cannot_write(folder) is None
+    assert as_runner_1001.cannot_write(folder) is None
     assert Confinement(None, None).cannot_write(folder) is None  # as itself (root here)

@@ -171,12 +171,6 @@ async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinem
     """One setup command through /bin/sh in the server's folder; its output is kept apart and shown
     (the last lines) when it fails or runs out of time."""
     folder = spec.cwd or Path.cwd()
-    if (locked := confined.cannot_write(folder)) is not None:
-        raise InfraError(
-            f"{spec.place}server setup `{command}` would run as {confined.user()}, which cannot write {locked} "
-            f"(owned by uid {_owner(locked)}, mode {_mode(locked)}): a setup builds in its folder",
-            hint=_unwritable_hint(confined),
-        )
     say(f"server setup: {command}")
     clock = time.monotonic()
     with tempfile.TemporaryFile() as output:
@@ -193,9 +187,17 @@ async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinem
             )
         if code != 0:
             error = MissingProgram if code == 127 else InfraError  # the shell's "command not found"
+            locked = confined.cannot_write(folder)  # the likely why: a checkout its user can't write
             raise error(
                 f"{spec.place}server setup `{command}` failed: exit code {code} after {took:.1f} s (in {folder})"
-                + _shown(output)
+                + (
+                    f"; it ran as {confined.user()}, which cannot write {locked} (owned by uid {_owner(locked)}, "
+                    f"mode {_mode(locked)})"
+                    if locked is not None
+                    else ""
+                )
+                + _shown(output),
+                hint=_unwritable_hint(confined) if locked is not None else None,
             )
     say(f"server setup done in {took:.1f} s: {command}")
 
