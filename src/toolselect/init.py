@@ -53,7 +53,7 @@ OFFLINE_MODEL = """\
 """
 
 
-def _q(text: str) -> str:
+def yaml_string(text: str) -> str:
     """A JSON string is a valid YAML scalar; YAML's own line breaks (NEL, LS, PS) escaped too, or a
     reader would fold them."""
     quoted = json.dumps(text, ensure_ascii=False)
@@ -61,11 +61,11 @@ def _q(text: str) -> str:
 
 
 def _one_line(text: str, limit: int = 90) -> str:
-    text = _c(text)
+    text = comment_text(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _c(text: object) -> str:
+def comment_text(text: object) -> str:
     """Text from the surface (a name, an enum value, the server's origin) as it may stand in a YAML
     comment: one line, printable. A line break in it would end the comment and start YAML of its own
     (an extra case, `status: reviewed`)."""
@@ -92,7 +92,7 @@ def _args_hint(schema: Any) -> str | None:
 
 def render_golden(surface: Surface, drafts: Drafts | None = None, boundaries: int = BOUNDARY_PAIRS) -> str:
     drafts = drafts or Drafts()
-    out = [RECIPE.format(origin=_c(surface.origin))]
+    out = [RECIPE.format(origin=comment_text(surface.origin))]
     for tool in surface.tools:
         written = drafts.tools.get(tool.name, {})
         out.append(f"# --- {_one_line(tool.name)}: {_one_line(tool.description) or '(no description)'}")
@@ -102,22 +102,23 @@ def render_golden(surface: Surface, drafts: Drafts | None = None, boundaries: in
             ("paraphrase", f"TODO: what {tool.name} is for, in a user's own words (not the description's)"),
             ("arguments", f"TODO: a request that spells out the arguments {tool.name} needs"),
         ):
-            out.append(f"- name: {_q(f'{tool.name}-{kind}')}" + _by(drafts, written.get(kind)))
-            out.append(f"  prompt: {_q(written.get(kind) or placeholder)}")
-            out.append(f"  expect_tool: {_q(tool.name)}")
+            out.append(f"- name: {yaml_string(f'{tool.name}-{kind}')}" + _by(drafts, written.get(kind)))
+            out.append(f"  prompt: {yaml_string(written.get(kind) or placeholder)}")
+            out.append(f"  expect_tool: {yaml_string(tool.name)}")
             out.append("  status: needs_review")
             if kind == "arguments" and hint:
-                out.append(f"  # expect_args: {_c(hint)}")
+                out.append(f"  # expect_args: {comment_text(hint)}")
         out.append("")
     for score, a, b in confusable_pairs(surface)[:boundaries]:  # the most confusable pairs
         written = drafts.pairs.get((a, b), {})
         right = written["tool"] if written.get("tool") in (a, b) else a
-        out.append(f"# --- the boundary between {_c(a)} and {_c(b)} (likely confusable, similarity {score:.2f})")
-        out.append(f"- name: {_q(f'boundary-{a}-{b}')}" + _by(drafts, written.get("prompt")))
-        out.append(
-            f"  prompt: {_q(written.get('prompt') or f'TODO: a request that could go either way between {a} and {b}')}"
-        )
-        out.append(f"  expect_tool: {_q(right)}  # TODO: the right one, or [{_q(a)}, {_q(b)}] when both are fine")
+        pair = f"{comment_text(a)} and {comment_text(b)}"
+        out.append(f"# --- the boundary between {pair} (likely confusable, similarity {score:.2f})")
+        out.append(f"- name: {yaml_string(f'boundary-{a}-{b}')}" + _by(drafts, written.get("prompt")))
+        todo = f"TODO: a request that could go either way between {a} and {b}"
+        out.append(f"  prompt: {yaml_string(written.get('prompt') or todo)}")
+        both = f"[{yaml_string(a)}, {yaml_string(b)}]"
+        out.append(f"  expect_tool: {yaml_string(right)}  # TODO: the right one, or {both} when both are fine")
         out.append("  status: needs_review")
         out.append("  tags: [confusable]")
         out.append("")
@@ -125,16 +126,16 @@ def render_golden(surface: Surface, drafts: Drafts | None = None, boundaries: in
     for i, (kind, placeholder) in enumerate(NEGATIVES, 1):
         prompt = drafts.negatives[i - 1] if i <= len(drafts.negatives) else placeholder
         drafted = i <= len(drafts.negatives)
-        by = f"; drafted by {_c(drafts.by)}" if drafted and drafts.by else ""
+        by = f"; drafted by {comment_text(drafts.by)}" if drafted and drafts.by else ""
         out.append(f"- name: no-tool-{i}  # {kind}{by}")
-        out.append(f"  prompt: {_q(prompt)}")
+        out.append(f"  prompt: {yaml_string(prompt)}")
         out.append("  expect_tool: null")
         out.append("  status: needs_review")
     return "\n".join(out) + "\n"
 
 
 def _by(drafts: Drafts, prompt: str | None) -> str:
-    return f"  # drafted by {_c(drafts.by)}" if prompt and drafts.by else ""
+    return f"  # drafted by {comment_text(drafts.by)}" if prompt and drafts.by else ""
 
 
 def render_config(
@@ -149,10 +150,10 @@ def render_config(
     """The config `init` writes: the surface (with the setup its project needs, when a server is
     built or has dependencies to install), and the model that drafted the prompts — or bm25."""
     if setup is not None and source.startswith("server:"):
-        source += f"\n  setup: {_q(setup.command)}   # {setup.why}: run before the server starts, on each side"
+        source += f"\n  setup: {yaml_string(setup.command)}   # {setup.why}: run before the server starts, on each side"
     if provider and model:
-        chosen = f"  provider: {provider}\n  model: {_q(model)}\n" + (
-            f"  base_url: {_q(base_url)}\n" if base_url else ""
+        chosen = f"  provider: {provider}\n  model: {yaml_string(model)}\n" + (
+            f"  base_url: {yaml_string(base_url)}\n" if base_url else ""
         )
     else:
         chosen = OFFLINE_MODEL
@@ -212,14 +213,14 @@ def _mock_result(tool: Any) -> str:
     """A stubbed result for a tool: shaped like its outputSchema when it has one, else a text."""
     if tool.output_schema:
         return json.dumps(example_value(tool.output_schema), ensure_ascii=False)
-    return _q(f"TODO: what {tool.name} returns")
+    return yaml_string(f"TODO: what {tool.name} returns")
 
 
 def render_trajectories(surface: Surface) -> str:
     """The 18-case trajectory suite as a skeleton: no tool needed, single obvious tool, two plausible
     tools, multi-tool chain, first call errors, ambiguous request — 3 of each, for this surface."""
     tools = list(surface.tools)
-    out = [TRAJECTORY_RECIPE.format(origin=_c(surface.origin))]
+    out = [TRAJECTORY_RECIPE.format(origin=comment_text(surface.origin))]
     if not tools:
         return "\n".join(out) + "[]\n"
     pairs = [(a, b) for _, a, b in confusable_pairs(surface)]
@@ -229,20 +230,20 @@ def render_trajectories(surface: Surface) -> str:
         return tools[i % len(tools)]
 
     def case(name: str, prompt: str, lines: list[str]) -> None:
-        out.append(f"- name: {_q(name)}")
-        out.append(f"  prompt: {_q(prompt)}")
+        out.append(f"- name: {yaml_string(name)}")
+        out.append(f"  prompt: {yaml_string(prompt)}")
         out.extend(f"  {line}" for line in lines)
         out.append("  status: needs_review")
         out.append("")
 
     def args_comment(tool: Any) -> list[str]:
         hint = _args_hint(tool.input_schema)
-        return [f"  # args: {_c(hint)}"] if hint else []
+        return [f"  # args: {comment_text(hint)}"] if hint else []
 
     def mocks(*chosen: Any) -> list[str]:
         lines = ["mocks:"]
         for t in {t.name: t for t in chosen}.values():
-            lines.append(f"  {_q(t.name)}: {{result: {_mock_result(t)}}}")
+            lines.append(f"  {yaml_string(t.name)}: {{result: {_mock_result(t)}}}")
         return lines
 
     out.append("# --- no tool needed: restraint's baseline (the request is answerable without a tool)")
@@ -262,7 +263,7 @@ def render_trajectories(surface: Surface) -> str:
         case(
             f"traj-single-{t.name}-{i + 1}",
             f"TODO: a request only {t.name} can serve ({i + 1})",
-            ["expect_calls:", f"  - tool: {_q(t.name)}", *args_comment(t), *mocks(t)],
+            ["expect_calls:", f"  - tool: {yaml_string(t.name)}", *args_comment(t), *mocks(t)],
         )
 
     out.append("# --- two plausible tools: selection discrimination (the likely-confusable pairs first)")
@@ -273,8 +274,11 @@ def render_trajectories(surface: Surface) -> str:
             f"traj-plausible-{a}-{b}-{i + 1}",
             f"TODO: a request {a} and {b} could both seem to serve, where {a} is right ({i + 1})",
             [
-                f"expect_calls: [{{tool: {_q(a)}}}]",
-                f"# acceptable: [{_q(b)}]   # if {_c(b)} would also work, only not as well (scored SEL-SUBOPTIMAL)",
+                f"expect_calls: [{{tool: {yaml_string(a)}}}]",
+                (
+                    f"# acceptable: [{yaml_string(b)}]   # if {comment_text(b)} would also work, only not as well "
+                    "(scored SEL-SUBOPTIMAL)"
+                ),
                 *mocks(by_name[a], by_name[b]),
             ],
         )
@@ -287,8 +291,8 @@ def render_trajectories(surface: Surface) -> str:
             f"TODO: a request that needs {a.name}, then {b.name} with what it returned ({i + 1})",
             [
                 "expect_calls:",
-                f"  - tool: {_q(a.name)}",
-                f"  - tool: {_q(b.name)}",
+                f"  - tool: {yaml_string(a.name)}",
+                f"  - tool: {yaml_string(b.name)}",
                 "sequence: strict   # in_order: other calls allowed between; unordered: any order",
                 *mocks(a, b),
             ],
@@ -301,10 +305,13 @@ def render_trajectories(surface: Surface) -> str:
             f"traj-error-{t.name}-{i + 1}",
             f"TODO: a request for {t.name} whose first call fails ({i + 1})",
             [
-                f"expect_calls: [{{tool: {_q(t.name)}}}]",
+                f"expect_calls: [{{tool: {yaml_string(t.name)}}}]",
                 "sequence: in_order   # one retry is fine; the same failing call made more than once again is REC-LOOP",
                 "mocks:   # it keeps failing (the last mock repeats): try another way, or tell the user",
-                f'  {_q(t.name)}: {{error: "503 Service Unavailable"}}   # TODO: an error your server really returns',
+                (
+                    f'  {yaml_string(t.name)}: {{error: "503 Service Unavailable"}}   '
+                    "# TODO: an error your server really returns"
+                ),
                 "final:   # the answer must tell the user what failed (else REC-SILENT)",
                 '  regex: "(?i)error|unavailable|failed|could ?n.t|unable"',
             ],
