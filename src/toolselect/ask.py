@@ -22,11 +22,15 @@ from .errors import InfraError
 from .golden import Case, placeholder
 from .pick import Pick, alongside, built_in, failed, skipped
 from .providers import Provider, Request, SampleError, WireTool
+from .scoring import missing_tools, score_sample
 from .surface import SAFE_NAME, Surface, safe_name
+from .taxonomy import SampleOutcome
 from .throttle import Throttle
 
 STOPPED = "the run stopped before this sample was asked"
 PLACEHOLDER = "the prompt is still a TODO placeholder: never sent to a paid model (write the prompt)"
+NOT_ON_SURFACE = "the case expects a tool the surface does not have: not asked"
+MAX_FAIL = "--max-fail"  # how a sample not asked after --max-fail's cases failed is marked (the gate counts them)
 
 
 @dataclass(frozen=True)
@@ -182,18 +186,28 @@ async def ask_all(
     on_done: Callable[[Job, Pick], None] | None = None,
     preset: Mapping[tuple[str, int], Pick] | None = None,
     warm: bool = False,
+    max_fail: int | None = None,
 ) -> Asked:
     """Ask every job; `throttle.size` workers pull jobs in order, and the throttle bounds how many requests
     are in flight (its pacer, how fast they start). `preset`: picks already known by (case, sample),
     not asked (a merge: the samples a shard recorded as provider errors). `warm`: warm, then fan out —
     the first uncached request of each tool order goes alone and the others of that order wait for its
     answer (a prompt-cache entry exists only once the first response is back: requests sent together
-    all miss it). `offer`: the tools as sent (a client's, or the raw list) and the system prompt."""
+    all miss it). `offer`: the tools as sent (a client's, or the raw list) and the system prompt.
+    `max_fail`: once this many cases failed, the rest are not asked (NOT-EVALUATED, marked MAX_FAIL)."""
     offered = Offered(offer)
     picks: list[Pick | None] = [None] * len(jobs)
     pending = ((i, jobs[i]) for i in (warm_first(jobs) if warm else range(len(jobs))))
     fatal: list[InfraError] = []
     warmed: dict[tuple[int, ...] | None, asyncio.Event] = {}
+    failing: set[str] = set()  # the cases a sample of which failed (for max_fail)
+
+    def failed_case(job: Job, pick: Pick) -> bool:
+        outcome = score_sample(
+            job.case, pick, surface, job.sample,
+            args_measured=provider.produces_args, reads_replies=provider.produces_replies,
+        ).outcome  # fmt: skip
+        return outcome not in (SampleOutcome.PASS, SampleOutcome.NOT_EVALUATED)
 
     async def one(request: Request) -> Pick:
         try:
@@ -236,10 +250,14 @@ async def ask_all(
                 pick = known
             elif offer.refused:
                 pick = Pick(unsent=offer.refused)  # the client fails every request: none is sent
+            elif missing_tools(job.case, surface):
+                pick = skipped(NOT_ON_SURFACE)  # scored TOOL-MISSING: no answer could pass it
             elif provider.cacheable and placeholder(job.case):
                 pick = skipped(PLACEHOLDER)
             elif fatal:
                 pick = skipped(STOPPED)
+            elif max_fail is not None and len(failing) >= max_fail:
+                pick = skipped(f"{MAX_FAIL} {max_fail}: {len(failing)} cases failed first, so it was not asked")
             else:
                 gate, wait = gates(job)
                 if wait is not None:
@@ -251,6 +269,8 @@ async def ask_all(
                     if gate is not None:
                         gate.set()  # answered or failed: the others go
             picks[index] = pick
+            if max_fail is not None and not pick.skipped and failed_case(job, pick):
+                failing.add(job.case.name)
             if on_done:
                 on_done(job, pick)
 

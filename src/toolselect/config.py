@@ -332,6 +332,10 @@ class Settings:
     cache_dir: Path
     gate: Gate
     notes: tuple[str, ...] = ()
+    select: str | None = None  # -k: the cases a run asks (selecting.py)
+    failed_last: tuple[str, ...] | None = None  # --last-failed: the names the last run failed (None: every case)
+    max_fail: int | None = None  # stop asking once this many cases failed
+    strict: bool = False  # a case expecting a tool the surface lacks is a config error (else: TOOL-MISSING)
     origins: Mapping[str, tuple[str, int | None]] = field(default_factory=dict, repr=False)  # key → (file, line)
     given: Mapping[str, str] = field(default_factory=dict, repr=False)  # key → the flag, input or variable that set it
     models: tuple[ModelSpec, ...] = ()  # every model of the run, in order (one: this one)
@@ -636,8 +640,20 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             f"{at('evals', 'cache')}a shard's answers are how its part is merged: --shard needs the answer cache "
             "(evals.cache: true)"
         )
+    failed_last: tuple[str, ...] | None = None
+    if values.get("last_failed"):
+        from .selecting import read_last_failed
+
+        recorded = read_last_failed(Path(values["cache_dir"]))
+        notes.append(
+            f"--last-failed: the {len(recorded)} case(s) the last run failed"
+            if recorded
+            else "--last-failed: no failures recorded by an earlier run: every case"
+        )
+        failed_last = tuple(recorded) if recorded else None
     return _build(
         values,
+        failed_last=failed_last,
         base_dir=base,
         config_file=shown,
         server=server,
@@ -922,6 +938,9 @@ def _build(values: Mapping[str, Any], **structure: Any) -> Settings:
         max_requests=values["max_requests"],
         max_cost=values["max_cost"],
         forbid_extra_args=values["forbid_extra_args"],
+        strict=values["strict"],
+        select=values.get("select") or None,
+        max_fail=values.get("max_fail"),
         cache_dir=Path(values["cache_dir"]),
         gate=structure["models"][0].gate if structure.get("models") else Gate.from_values(values),
         shard=parse_shard(values["shard"]) if values.get("shard") else None,
@@ -1060,4 +1079,16 @@ def load_cases(loaded: Loaded, settings: Settings) -> list[Case]:
             "no cases: add evals.cases to the config, or golden files (evals.golden or --golden)",
             hint="`toolselect init` writes a starter golden set",
         )
+    if settings.select or settings.failed_last is not None:
+        from .selecting import select
+
+        chosen = select(cases, settings.select, settings.failed_last)
+        if not chosen:
+            raise ConfigError(
+                f"-k {settings.select!r} matches none of the {len(cases)} cases"
+                if settings.select
+                else "--last-failed: none of the cases the last run failed is in the golden set now",
+                hint="-k matches words in a case's name, tags or prompt (and, or, not)",
+            )
+        cases = chosen
     return cases  # names, tools and arguments are checked against the surface by lint

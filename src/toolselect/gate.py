@@ -125,6 +125,8 @@ def head_reasons(
     unevaluated: int = 0,
     dimensions: Mapping[str, DimensionOut] | None = None,
     client_limits: Sequence[str] = (),
+    missing: Sequence[str] = (),
+    cut_short: int = 0,
 ) -> list[str]:
     """The head's own gate: nothing stopped the run, errors within max_error_rate, something was
     evaluated, accuracy ≥ min_accuracy, over-triggering within max_over_trigger, each tool's recall
@@ -183,6 +185,10 @@ def head_reasons(
             reasons.append(f"min_dimension names {name}, but no counted trajectory sample is scored on it")
         elif d.mean < floor - 1e-12:
             reasons.append(f"{name} scores {d.mean:.2f} on average (n = {d.n}), below its floor {floor:g} (0–3)")
+    if cut_short:  # --max-fail stopped the asking: a partial run is no pass
+        reasons.append(f"--max-fail stopped the run: {cut_short} samples were not asked")
+    if missing:  # cases that expect a tool the surface does not have: whatever the rates say, the suite broke
+        reasons.append(missing_reason(missing))
     if gate.fail_on_client_limits and client_limits:
         more = f" (and {len(client_limits) - 1} more client limits)" if len(client_limits) > 1 else ""
         reasons.append(f"{client_limits[0]}{more}: fail-on-client-limits")
@@ -236,6 +242,41 @@ def comparison_reasons(diff: Diff | None, gate: Gate) -> tuple[list[str], list[s
     return reasons, notes
 
 
+def missing_reason(missing: Sequence[str]) -> str:
+    """'2 cases expect get_forecast, which the tool surface does not have (removed or renamed?): a, b'."""
+    by_tool: dict[str, list[str]] = {}
+    for line in missing:
+        tool, _, case = line.partition("\t")
+        by_tool.setdefault(tool, []).append(case)
+    parts = []
+    for tool, cases in by_tool.items():
+        shown = ", ".join(cases[:5]) + (f" and {len(cases) - 5} more" if len(cases) > 5 else "")
+        parts.append(f"{len(cases)} case{'s' * (len(cases) != 1)} expect{'s' * (len(cases) == 1)} {tool} ({shown})")
+    return "; ".join(parts) + ", which the tool surface does not have (removed or renamed?): TOOL-MISSING"
+
+
+def tools_missing(report: Report) -> list[str]:
+    """'tool<TAB>case' for each reviewed case scored TOOL-MISSING (the tools from its reason)."""
+    out = []
+    for c in report.cases:
+        sample = next((s for s in c.samples if s.outcome == "TOOL-MISSING"), None)
+        if sample is None or c.status == "needs_review":
+            continue
+        said = sample.reasons[0] if sample.reasons else ""
+        tools = said.removeprefix("expects ").split(", which")[0] or "?"
+        out.append(f"{tools}\t{c.name if c.split != 'holdout' else 'a holdout case'}")
+    return out
+
+
+def cut_short(report: Report) -> int:
+    """Samples --max-fail kept from being asked (NOT-EVALUATED, their reason says so)."""
+    return sum(
+        s.outcome == "NOT-EVALUATED" and bool(s.reasons) and s.reasons[0].startswith("--max-fail ")
+        for c in report.cases
+        for s in c.samples
+    )
+
+
 def unevaluated(report: Report) -> int:
     """Samples of reviewed cases that were never asked (NOT-EVALUATED)."""
     return sum(s.outcome == "NOT-EVALUATED" for c in report.cases if c.status != "needs_review" for s in c.samples)
@@ -253,7 +294,15 @@ def judged(report: Report, gate: Gate) -> Report:
     or inputs may change the options). Every verdict and every view reads this record."""
     limits = [f.message for f in report.lint if f.code in CLIENT_LIMITS and f.severity == "error"]
     reasons = head_reasons(
-        report.metrics, report.per_tool, gate, report.gate.stopped, unevaluated(report), report.dimensions, limits
+        report.metrics,
+        report.per_tool,
+        gate,
+        report.gate.stopped,
+        unevaluated(report),
+        report.dimensions,
+        limits,
+        tools_missing(report),
+        cut_short(report),
     )
     record = report.gate.model_copy(update={**gate.values(), "passed": not reasons, "reasons": reasons})
     return report.model_copy(update={"passed": not reasons, "gate": record})

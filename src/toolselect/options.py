@@ -313,6 +313,20 @@ OPTIONS: tuple[Option, ...] = (
            "answer), and for trajectory cases without final checks whether the answer after a tool error tells the "
            "user (REC-SILENT); it runs on the run's provider and endpoint, through the answer cache",
            "text", "run", metavar="MODEL", shown_default="none"),
+    Option("select",
+           "only the cases this matches: words found in a case's name, tags or prompt, joined with and, or, not "
+           "(pytest's -k), e.g. -k 'forecast and not holdout'",
+           "text", "run", config=None, input=None, short="-k", metavar="EXPRESSION"),
+    Option("last_failed",
+           "only the cases the last run on this answer cache failed (every case when none is recorded)",
+           "bool", "run", default=False, config=None, input=None),
+    Option("max_fail",
+           "stop asking once this many cases failed (pytest's --maxfail): the rest are NOT-EVALUATED, the run fails",
+           "int", "run", ge=1, config=None, input=None, metavar="N"),
+    Option("strict",
+           "a case that expects a tool the surface does not have stops the run (exit 2), as a config error; "
+           "without it that case fails as TOOL-MISSING and the others run",
+           "bool", "run", default=False, input=None),
     Option("forbid_extra_args",
            "any argument a case's expect_args doesn't list fails the case (BFCL's rule); cases can override", "bool",
            "run", default=False, flag=None, input=None),

@@ -55,6 +55,17 @@ class Result:
         return self.outcome is not SampleOutcome.NOT_EVALUATED
 
 
+def missing_tools(case: Case, surface: Surface) -> tuple[str, ...]:
+    """The tools a case needs that the surface does not have (removed, renamed): every one it lists
+    when none of them is there, or any call a trajectory expects. Empty: the case can pass."""
+    listed = set(surface.all_names)
+    if case.script is not None:
+        return tuple(dict.fromkeys(c.tool for c in case.script.expect.calls if c.tool not in listed))
+    if case.expected and not listed.intersection(case.expected):
+        return case.expected
+    return ()
+
+
 def score_sample(
     case: Case,
     pick: Pick,
@@ -70,6 +81,9 @@ def score_sample(
     `surfaced` is a judge's verdict on a trajectory's final answer after an error (None: no judge);
     `reply`: the judge's reading of a reply without a call (None: the rules of replies.py read it);
     `reads_replies`: the provider is a model that writes (a local picker's silence is no reply)."""
+    if gone := missing_tools(case, surface):  # never asked: no answer can pass it
+        why = f"expects {' or '.join(gone)}, which the tool surface does not have (removed or renamed?)"
+        return Result(case, sample, pick, SampleOutcome.TOOL_MISSING, (why,), tool_ok=False)
     if pick.skipped:
         return Result(case, sample, pick, SampleOutcome.NOT_EVALUATED, (pick.skipped,))
     if pick.error:

@@ -43,6 +43,7 @@ class SampleOutcome(StrEnum):
     FINAL_MISMATCH = "FINAL-MISMATCH"  # the final answer fails the case's `final` checks
     MAX_TURNS = "MAX-TURNS"  # still calling tools at max_turns: no final answer
     CLIENT_FAILED = "CLIENT-FAILED"  # the client can't present the surface (a name over its limit): nothing sent
+    TOOL_MISSING = "TOOL-MISSING"  # the case expects a tool the surface does not have (removed, renamed): not asked
     ERROR = "ERROR"  # the provider failed for this sample
     NOT_EVALUATED = "NOT-EVALUATED"  # never asked (cache-only miss, the run stopped first, a TODO prompt)
 
@@ -72,6 +73,7 @@ OUTCOME_MEANING = {
     SampleOutcome.FINAL_MISMATCH: "the final answer fails the case's final checks",
     SampleOutcome.MAX_TURNS: "still calling tools at max_turns, with no final answer",
     SampleOutcome.CLIENT_FAILED: "the client can't present the surface (a name over its limit, too many tools)",
+    SampleOutcome.TOOL_MISSING: "the case expects a tool the surface does not have (removed or renamed?): not asked",
     SampleOutcome.ERROR: "the provider failed for this sample",
     SampleOutcome.NOT_EVALUATED: "not asked (not in the cache with --cache-only, the run stopped, or a TODO prompt)",
 }

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import DATA, EXAMPLE, TESTS, toolselect
-from tests.e2e.harness import commit_repo, run_action
+from tests.e2e.harness import GOLDEN, TOOLS, commit_repo, pull_request_event, register_pull, run_action
 
 EXCEL = TESTS / ".excel" / "bin" / "excel-mcp-server"
 
@@ -292,3 +292,163 @@ def test_a_client_that_hides_tools_behind_search_needs_a_model(excel_eval: Path)
         "eval", "--tools", "tools.json", "--provider", "bm25", "--client", "raw", cwd=excel_eval
     ).code in (0, 1)
     assert toolselect("lint", "--tools", "tools.json", "--client", "claude-code", cwd=excel_eval).code == 0
+
+
+def test_a_pull_request_that_renames_a_tool_names_the_cases_it_left_behind(world, tmp_path: Path):
+    """The PR renames get_forecast: its three cases fail as TOOL-MISSING (never asked), the others run,
+    the comment says which cases expect a tool that is gone, and the gate fails (exit 1). --strict keeps
+    the old refusal (exit 2, before any request)."""
+    api, github = world
+    base_tools = json.dumps({"tools": TOOLS}, indent=1)
+    renamed = [dict(t, name="get_forecast_v2") if t["name"] == "get_forecast" else t for t in TOOLS]
+    config = "tools_file: tools.json\nevals:\n  provider: openai\n  model: fake-model\n  golden: golden.jsonl\n"
+    files = {"evals/tools.json": base_tools, "evals/golden.jsonl": GOLDEN, "evals/toolselect.yaml": config}
+    repo = commit_repo(tmp_path, files, {"evals/tools.json": json.dumps({"tools": renamed}, indent=1)})
+    register_pull(github, repo)
+    run = run_action(
+        repo.path, tmp_path, inputs={"working-directory": "evals", "min-accuracy": "0"},
+        event=pull_request_event(repo), event_name="pull_request", api=api, github=github,
+    )  # fmt: skip
+    assert run.code == 1, run.stdout + run.stderr
+    head = run.report()
+    outcomes = {c["name"]: c["samples"][0]["outcome"] for c in head["cases"]}
+    assert {n for n, o in outcomes.items() if o == "TOOL-MISSING"} == {"fc-dublin", "fc-seattle", "fc-lisbon"}
+    assert outcomes["now-paris"] == "PASS"  # the others ran
+    asked = {entry["body"]["messages"][-1]["content"] for entry in api.log}
+    assert "Will it rain tomorrow in Dublin?" in asked  # by the base, where get_forecast still is
+    [comment] = [c["body"] for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
+    assert (
+        "3 cases expect get\\_forecast (fc-dublin, fc-seattle, fc-lisbon), which the tool surface does not have "
+        "(removed or renamed?): TOOL-MISSING" in comment
+    )
+    # --strict: today's refusal, before any request
+    before = api.requests
+    strict = toolselect(
+        "eval", "--strict", cwd=repo.path / "evals", env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": api.url + "/v1"}
+    )
+    assert strict.code == 2 and "expects tool 'get_forecast', which the tool surface does not have" in flat(strict.err)
+    assert "get_forecast_v2" in strict.err and api.requests == before  # did you mean
+
+
+SUITE = {
+    "version": "1.0",
+    "testCases": [
+        {"id": "rain-paris", "category": "weather", "query": "Is it raining in Paris right now?",
+         "expectedTools": ["get_weather"], "reference": "get_weather with city Paris"},
+        {"id": "week-rome", "category": "forecast", "query": "What's the 5 day forecast for Rome?",
+         "expectedTools": ["get_forecast", "get_weather"]},
+        {"id": "uv-oslo", "category": "uv", "query": "How strong is the UV in Oslo today?",
+         "expectedTools": ["get_uv_index"]},  # a tool this server never had
+        {"id": "hello", "category": "chat", "query": "Thanks, that's all!", "expectedTools": [],
+         "context": [{"role": "user", "content": "What's the weather in Paris?"}]},
+    ],
+}  # fmt: skip
+
+
+def test_a_published_suite_imports_and_runs_with_its_missing_tool_named(tmp_path: Path):
+    for name in ("server.py", "requirements.txt"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    (tmp_path / "test_cases.json").write_text(json.dumps(SUITE))
+    run = toolselect("import", "test_cases.json", cwd=tmp_path)
+    assert run.code == 0, run.err
+    assert "wrote golden.imported.yaml: 4 cases from test_cases.json ({query, expectedTools[]} items)" in run.out
+    golden = (tmp_path / "golden.imported.yaml").read_text()
+    assert (
+        "# from test_cases.json: id rain-paris (category weather)\n# reference: get_weather with city Paris\n" in golden
+    )
+    assert 'expect_tool: ["get_forecast", "get_weather"]  # any of them' in golden
+    assert "# context (not asked: a case is one turn)" in golden
+    config = (EXAMPLE / "toolselect.yaml").read_text().split("evals:")[0]
+    (tmp_path / "toolselect.yaml").write_text(config + "evals:\n  provider: bm25\n  golden: golden.imported.yaml\n")
+    ran = toolselect("eval", "--min-accuracy", "0", "--json", "r.json", cwd=tmp_path)
+    assert ran.code == 1, ran.err  # the missing tool fails the gate, and only its case fails for it
+    outcomes = {c["name"]: c["samples"][0]["outcome"] for c in ran.json(tmp_path / "r.json")["cases"]}
+    assert outcomes["uv-oslo"] == "TOOL-MISSING" and outcomes["rain-paris"] == "PASS" and outcomes["hello"] == "PASS"
+    assert "1 case expects get_uv_index (uv-oslo), which the tool surface does not have" in flat(ran.out)
+
+
+def test_the_golden_set_jsonl_and_promptfoo_tests_import_and_an_unknown_shape_says_what_it_saw(tmp_path: Path):
+    (tmp_path / "g.jsonl").write_text(
+        '{"id": "G01", "question": "Weather in Lima?", "expected_tool": "get_weather", '
+        '"expected_args": {"city": "Lima"}}\n'
+        '{"id": "N01", "question": "What is fog?", "expected_tool": null, "expected_args": {}}\n'
+    )
+    assert toolselect("import", "g.jsonl", "-o", "g.yaml", cwd=tmp_path).code == 0
+    jsonl = (tmp_path / "g.yaml").read_text()
+    assert '# from g.jsonl:1 (id G01)\n- name: "G01"' in jsonl and 'expect_args: {"city": "Lima"}' in jsonl
+    (tmp_path / "promptfooconfig.yaml").write_text(
+        "prompts: ['{{question}}']\ntests:\n"
+        "  - description: both\n    vars: {question: Weather now and the week ahead in Oslo}\n"
+        "    assert: [{type: tool-call-f1, value: [get_weather, get_forecast]}]\n"
+        "  - description: in order\n    vars: {question: Alerts for Bergen, then the forecast}\n"
+        "    assert: [{type: 'trajectory:tool-sequence', value: [get_weather_alerts, get_forecast]}]\n"
+        "  - description: one\n    vars: {question: 'Rain in Paris?'}\n"
+        "    assert: [{type: javascript, value: \"output[0].function.name === 'get_weather'\"}]\n"
+        "  - description: prose\n    vars: {question: hi}\n    assert: [{type: contains, value: hello}]\n"
+    )
+    pf = toolselect("import", "promptfooconfig.yaml", "-o", "pf.yaml", cwd=tmp_path)
+    assert pf.code == 0 and "not imported: promptfooconfig.yaml test 4 (prose)" in pf.out
+    text = (tmp_path / "pf.yaml").read_text()
+    assert "sequence: unordered" in text and "sequence: in_order" in text and 'expect_tool: "get_weather"' in text
+    lint = toolselect("lint", "--tools", str(TESTS / "data" / "lint" / "weather_tools.json"), "--golden", "pf.yaml",
+                      cwd=tmp_path)  # fmt: skip
+    assert "Traceback" not in lint.err and lint.code in (0, 2)  # the imported file reads as a golden file
+    (tmp_path / "other.json").write_text(json.dumps([{"input": "x", "expected_output": "y"}]))
+    bad = toolselect("import", "other.json", cwd=tmp_path)
+    assert (
+        bad.code == 2
+        and "other.json: no suite shape toolselect can import: its items have the fields expected_output, input"
+        in flat(bad.err)
+    )
+    again = toolselect("import", "g.jsonl", "-o", "g.yaml", cwd=tmp_path)
+    assert again.code == 2 and "g.yaml already exists: pass --force" in again.err
+
+
+def weather_copy(tmp_path: Path) -> Path:
+    for name in ("server.py", "golden.jsonl", "requirements.txt", "toolselect.yaml", "trajectories.yaml"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    return tmp_path
+
+
+def test_cases_are_picked_as_pytest_users_pick_them(tmp_path: Path):
+    """-k EXPRESSION (name, tag or prompt), --last-failed, --max-fail N."""
+    folder = weather_copy(tmp_path)
+    picked = toolselect("eval", "-k", "forecast and not holdout", "--json", "k.json", cwd=folder)
+    names = [c["name"] for c in picked.json(folder / "k.json")["cases"]]
+    assert names and all("forecast" in (n + " ".join(c["tags"]) + c["prompt"]).lower()
+                         for n, c in zip(names, picked.json(folder / "k.json")["cases"], strict=True))  # fmt: skip
+    assert len(names) < 42
+    none = toolselect("eval", "-k", "no-such-word", cwd=folder)
+    assert none.code == 2 and "-k 'no-such-word' matches none of the 42 cases" in none.err
+    broken = toolselect("eval", "-k", "forecast and", cwd=folder)
+    assert broken.code == 2 and "a word is missing at the end" in broken.err
+    # the whole run, then only what it failed
+    whole = toolselect("eval", "--json", "all.json", cwd=folder)
+    failed = {
+        c["name"] for c in whole.json(folder / "all.json")["cases"] if c["evaluated"] and c["passed"] < c["evaluated"]
+    }
+    again = toolselect("eval", "--last-failed", "--json", "lf.json", cwd=folder)
+    assert f"--last-failed: the {len(failed)} case(s) the last run failed" in flat(again.out)
+    assert {c["name"] for c in again.json(folder / "lf.json")["cases"]} == failed
+    # --max-fail: the asking stops, the rest is NOT-EVALUATED, and the run fails saying so
+    stopped = toolselect("eval", "--max-fail", "2", "--concurrency", "1", "--json", "mf.json", cwd=folder)
+    report = stopped.json(folder / "mf.json")
+    outcomes = [c["samples"][0]["outcome"] for c in report["cases"]]
+    assert stopped.code == 1 and outcomes.count("NOT-EVALUATED") > 20
+    assert "--max-fail stopped the run:" in flat(stopped.out)
+
+
+def test_the_surface_as_the_model_gets_it(excel_eval: Path):
+    run = toolselect("surface", "--tools", "tools.json", "--json", "s.json", cwd=excel_eval)
+    assert run.code == 0, run.err
+    data = run.json(excel_eval / "s.json")
+    tokens = [t["tokens"] for t in data["tools"]]
+    assert len(tokens) == 46 and tokens == sorted(tokens, reverse=True) and sum(tokens) <= data["tokens"]
+    heaviest = data["tools"][0]["tool"]
+    rows = [line for line in run.out.splitlines() if line.strip().split("  ")[0].replace(",", "").strip().isdigit()]
+    assert heaviest in rows[0] and f"≈ {data['tokens']:,} tokens in every request" in flat(run.out)
+    client = toolselect(
+        "surface", "--tools", "tools.json", "--client", "claude-code", "--json", "c.json", cwd=excel_eval
+    )
+    shown = client.json(excel_eval / "c.json")["tools"]
+    assert "as claude-code presents it" in flat(client.out) and any(t["tool"].startswith("(built-in: ") for t in shown)

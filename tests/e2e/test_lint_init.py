@@ -51,12 +51,19 @@ def test_eval_stops_on_golden_errors_before_any_request(tmp_path):
         f"golden: {json.dumps(str(LINT / 'weak.jsonl'))}\n"
     )
     with FakeModelAPI({}) as api:
-        run = toolselect("eval", cwd=tmp_path, env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": api.url + "/v1"})
+        env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": api.url + "/v1"}
+        run = toolselect("eval", cwd=tmp_path, env=env)
+        strict = toolselect("eval", "--strict", cwd=tmp_path, env=env)
         assert api.requests == 0
     assert run.code == 2
     lines = run.err.splitlines()
-    assert len(lines) == 4 and all(line.startswith("error: ") for line in lines)
+    # a case that expects a tool the surface lacks is no config error (it fails as TOOL-MISSING); with
+    # --strict it is one more
+    assert len(lines) == 3 and all(line.startswith("error: ") for line in lines)
     assert "weak.jsonl:4: case 'bad-value': expected units='kelvin' is not a valid get_weather argument" in run.err
+    assert (
+        strict.code == 2 and len(strict.err.splitlines()) == 4 and "which the tool surface does not have" in strict.err
+    )
 
 
 def test_init_writes_files_eval_accepts_and_refuses_to_overwrite(tmp_path):

@@ -6,7 +6,7 @@ import pytest
 
 from toolselect.errors import ConfigError, ConfigErrors
 from toolselect.golden import load_golden
-from toolselect.lint.golden import check_cases
+from toolselect.lint.stops import check_cases
 from toolselect.surface import build_surface
 
 

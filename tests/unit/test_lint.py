@@ -43,7 +43,7 @@ def test_a_bad_surface_produces_each_surface_finding_once():
     by_code = {f.code: f for f in findings}
     assert by_code["name-unsafe"].message.endswith("it is sent as search_orders")
     assert by_code["param-no-description"].message == "compose_mail: parameter body has no description"
-    assert by_code["name-empty"].message.startswith("tools[0] has no name")
+    assert by_code["name-empty"].message.startswith("tools[0] in bad_tools.json's tools/list has no name")
     assert (
         by_code["required-not-in-properties"].message == "convert_currency: required field(s) to are not in properties"
     )
@@ -203,7 +203,7 @@ def test_a_tool_without_a_name_is_named_by_its_place():
     assert s.nameless == ("tools[1]",)
     [finding] = [f for f in lint_surface(s, "tools.json") if f.code == "name-empty"]
     assert finding.message == (
-        'tools[1] has no name (its description begins "Current weather conditions in a city rig…"): '
+        'tools[1] in t\'s tools/list has no name (its description begins "Current weather conditions in a city rig…"): '
         "it is left out of what the model sees"
     )
 

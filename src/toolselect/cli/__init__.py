@@ -18,7 +18,7 @@ from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, ToolselectError
 if TYPE_CHECKING:
     import argparse
 
-SURFACE_COMMANDS = ("eval", "stress", "snapshot", "lint", "init")
+SURFACE_COMMANDS = ("eval", "stress", "snapshot", "lint", "init", "surface")
 
 
 def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -227,6 +227,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.set_defaults(func=_later("surface", "cmd_init"))
 
+    view = sub.add_parser(
+        "surface",
+        help="the tool surface as the model gets it: every tool and the tokens it adds to each request, "
+        "the heaviest first",
+        usage="toolselect surface [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--client NAME] "
+        "[--json PATH]",
+    )
+    add_flags(view, [*with_flags(("surface",)), option("clients")])
+    _url(view)
+    view.add_argument("--json", type=Path, metavar="PATH", help="write the tools and their tokens as JSON")
+    view.set_defaults(func=_later("surface", "cmd_surface"))
+
+    imp = sub.add_parser(
+        "import",
+        help="turn a published eval suite into a golden file (Apify's {query, expectedTools}, the golden-set "
+        "JSONL, promptfoo tool-call tests)",
+    )
+    imp.add_argument("file", type=Path, metavar="FILE", help="the suite: JSON, JSONL or YAML")
+    imp.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path("golden.imported.yaml"),
+        metavar="PATH",
+        help="the golden file to write",
+    )
+    imp.add_argument("--force", action="store_true", help="overwrite an existing file")
+    imp.set_defaults(func=_later("importing", "cmd_import"))
+
     cache_cmd = sub.add_parser(
         "cache",
         help="answer cache: stats, prune the answers the last run did not use, or merge other caches into it",
@@ -260,7 +289,7 @@ def main(argv: list[str] | None = None, *, own_process: bool | None = None) -> i
         parser.print_help()
         return EXIT_USAGE
     if server_command and args.command not in SURFACE_COMMANDS:
-        parser.error("'-- SERVER COMMAND' only applies to eval, stress, snapshot, lint and init")
+        parser.error("'-- SERVER COMMAND' only applies to eval, stress, snapshot, lint, init and surface")
     given = [x for x in (getattr(args, "tools_file", None), getattr(args, "url", None), server_command) if x]
     if len(given) > 1:
         parser.error("give only one of --tools, --url, or -- SERVER COMMAND")

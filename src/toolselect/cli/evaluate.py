@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import suppress
 from pathlib import Path
 
 from ..config import Loaded, Overrides, Settings
@@ -41,7 +42,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
     outcome = evaluate(run, base_label=base_ref)
     if settings.shard is not None:
         return _shard_done(outcome, settings.shard, args.json, view)
+    _remember_failures(outcome, settings)
     return _finish(outcome, over, args, view)
+
+
+def _remember_failures(outcome: Outcome, settings: Settings) -> None:
+    """For --last-failed: this run's failing cases, and the earlier failures of cases it did not ask."""
+    from ..selecting import read_last_failed, write_last_failed
+
+    asked = {c.name for m in outcome.models for c in m.head.cases if c.evaluated}
+    failing = {c.name for m in outcome.models for c in m.head.cases if c.evaluated and c.passed < c.evaluated}
+    earlier = set(read_last_failed(settings.cache_dir) or ()) - asked
+    with suppress(OSError):  # a cache folder that can't be written loses only this convenience
+        write_last_failed(settings.cache_dir, sorted(failing | earlier))
 
 
 def _finish(outcome: Outcome, over: Overrides, args: argparse.Namespace, view: ConsoleView) -> int:

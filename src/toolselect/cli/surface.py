@@ -107,7 +107,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint.client import lint_client
-    from ..lint.golden import lint_golden, replies_unread
+    from ..lint.golden import lint_golden
+    from ..lint.stops import replies_unread
     from ..lint.surface import lint_surface
     from ..pipeline.prepare import load_surface, surface_place
     from ..providers.registry import PROVIDERS
@@ -376,3 +377,58 @@ def cmd_cache(args: argparse.Namespace) -> int:
     verb = "would remove" if args.dry_run else "removed"
     print(f"{verb} {removed} answers the last run did not use ({freed / 1024:.1f} KiB)")
     return 0
+
+
+def cmd_surface(args: argparse.Namespace) -> int:
+    """The tool surface as the model gets it: each tool (as a client names it, with --client), the
+    tokens it adds to every request, the heaviest first."""
+    import json
+
+    from rich.markup import escape as escape_markup
+
+    from ..ask import offer
+    from ..budget import prefix_tokens
+    from ..clients import present, summary
+    from ..errors import EXIT_INTERRUPTED, EXIT_PASSED
+    from ..pipeline.prepare import load_surface
+    from ..render.console import ConsoleView
+
+    _, settings = _surface_only(args, config_beside=True)
+    surface = run_async(load_surface(settings, os.environ, _say), message=STOPPED)
+    if surface is None:
+        return EXIT_INTERRUPTED
+    view = ConsoleView()
+    profile = settings.client
+    presented = present(profile, settings.server_label, surface.names) if profile else None
+    offered = offer(surface, settings.system, presented)
+    rows = sorted(
+        ((prefix_tokens([t], None), t.name, offered.from_wire(t.name), t.description) for t in offered.tools),
+        key=lambda r: (-r[0], r[1]),
+    )
+    total = prefix_tokens(offered.tools, offered.system)
+    as_whom = f" as {profile.name} presents it" if profile else ""
+    view.console.print(
+        f"tool surface{escape_markup(as_whom)}: {tools_count(len(rows))} from {escape_markup(surface.origin)}, "
+        f"≈ {total:,} tokens in every request (estimated: 4 characters a token)"
+    )
+    if presented is not None:
+        view.console.print(f"client {escape_markup(summary(presented))}")
+    width = max((len(r[1]) for r in rows), default=4)
+    view.console.print(f"[bold]{'tokens':>7}  {'tool':<{width}}  share  description[/]")
+    for tokens, name, behind, description in rows:
+        first = " ".join(description.split())
+        first = first if len(first) <= 90 else first[:89] + "…"
+        mark = f" ({behind})" if behind != name else ""
+        share = f"{tokens / total:.0%}" if total else ""
+        view.console.print(
+            f"{tokens:>7,}  {escape_markup(name):<{width}}  {share:>5}  {escape_markup(first)}{escape_markup(mark)}"
+        )
+    for lo in surface.left_out:
+        view.console.print(f"  [yellow]left out[/] {escape_markup(lo.name)}: {escape_markup(lo.reason)}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        shown = [{"tool": behind, "sent_as": name, "tokens": tokens} for tokens, name, behind, _ in rows]
+        args.json.write_text(
+            json.dumps({"origin": surface.origin, "tokens": total, "tools": shown}, indent=2) + "\n", encoding="utf-8"
+        )
+    return EXIT_PASSED

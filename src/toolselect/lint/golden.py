@@ -1,6 +1,6 @@
 """Findings about the golden set against the surface: cases that can never pass, prompts that give the
 answer away or leave an expected argument out, and how well the set covers each tool, each
-confusable pair and restraint; `check_cases` and `check_tool_names` are what `eval` stops for. Pure."""
+confusable pair and restraint (what `eval` stops for: stops.py). Pure."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import difflib
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from jsonschema.exceptions import best_match
 
-from ..errors import ConfigErrors, did_you_mean
+from ..errors import did_you_mean
 from ..golden import Case, placeholder
 from ..lexical import BM25, tokenize, tool_text
 from ..surface import Surface, Tool
@@ -88,7 +88,7 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                 unnamed = surface.nameless
                 if unnamed:  # a tool without a name can't be matched: say so, it is likely the one
                     verb = "has" if len(unnamed) == 1 else "have"
-                    missing += f" ({', '.join(unnamed)} {verb} no name: is it that one?)"
+                    missing += f" ({', '.join(unnamed)} in {surface.listed_in} {verb} no name: is it that one?)"
                 else:
                     missing += did_you_mean(tool_name, listed)
                 add(
@@ -474,43 +474,3 @@ class BoundaryIndex:
         scores = self.bm25.scores(tokenize(case.prompt))
         top = sorted(zip(scores, self.names, strict=False), reverse=True)[:2]
         return any(name == other and score > 0 for score, name in top)
-
-
-def replies_unread(cases: Sequence[Case], provider: str, writes: bool) -> list[Finding]:
-    """Cases that expect a kind of reply, on a provider that writes none (bm25, a `command` picker)."""
-    asking = [c for c in cases if c.expect_reply is not None]
-    if not asking or writes:
-        return []
-    first = asking[0]
-    return [
-        Finding(
-            "reply-not-read",
-            "warning",
-            f"{len(asking)} case{'s' * (len(asking) != 1)} expect a kind of reply (expect_reply), but {provider} "
-            "writes no reply: without a call they pass, whatever the kind",
-            "run them on a model that writes (anthropic, openai, openai-responses)",
-            "golden",
-            case=first.name,
-            file=first.source.file,
-            line=first.source.line,
-        )
-    ]
-
-
-def check_cases(cases: Sequence[Case], surface: Surface) -> list[Finding]:
-    """All findings; raise ConfigErrors when the golden set has errors (cases that can't pass)."""
-    findings = lint_golden(cases, surface)
-    errors = [f.text() for f in findings if f.severity == "error"]
-    if errors:
-        raise ConfigErrors(errors)
-    return findings
-
-
-def check_tool_names(names: Iterable[str], surface: Surface, where_: str) -> None:
-    """Options that name tools (e.g. min_tool_recall) must name tools the surface has."""
-    listed = set(surface.all_names)
-    unknown = [n for n in names if n not in listed]
-    if unknown:
-        raise ConfigErrors(
-            [f"{where_} names '{n}', which the tool surface does not have{did_you_mean(n, listed)}" for n in unknown]
-        )

@@ -39,7 +39,8 @@ def lint_surface(
             add(
                 "name-empty",
                 "error",
-                f"{nameless(index)} has no name{described(raw)}: it is left out of what the model sees",
+                f"{nameless(index)} in {surface.listed_in} has no name{described(raw)}: it is left out of what the "
+                "model sees",
                 "give every tool a name: cases refer to tools by name",
             )
             continue

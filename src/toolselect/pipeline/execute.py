@@ -37,6 +37,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             on_done=hooks.on_sample,
             preset=prep.preset,
             warm=settings.prompt_cache and provider.cacheable and prep.prefix_cached,
+            max_fail=settings.max_fail,
         )
         if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
             items = [

@@ -18,7 +18,7 @@ from ..golden import Case
 from ..golden import Source as CaseSource
 from ..lint.client import lint_client
 from ..lint.finding import Finding
-from ..lint.golden import check_cases, check_tool_names, replies_unread
+from ..lint.stops import check_cases, check_tool_names, replies_unread
 from ..lint.surface import lint_surface
 from ..pick import ALONGSIDE, Pick
 from ..prices import CACHE_MIN_TOKENS
@@ -154,7 +154,7 @@ async def prepare(
         surface = listed
         place = surface_place(settings, surface)
         findings = lint_surface(surface, *place)
-        findings += check_cases(cases, surface)  # impossible cases stop here
+        findings += check_cases(cases, surface, settings.strict)  # impossible cases stop here
         findings += replies_unread(cases, settings.provider, provider.produces_replies)
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
         offered, client = offer(surface, settings.system), None

@@ -17,7 +17,7 @@ from ..cache import AnswerCache
 from ..config import Loaded, Settings, load_cases
 from ..errors import InfraError, Refused, ToolselectError
 from ..golden import Case
-from ..lint.golden import check_cases
+from ..lint.stops import check_cases
 from ..providers import Spend
 from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
@@ -99,7 +99,7 @@ async def run_stress(
     finished = False
     try:
         user = await load_surface(settings, environ, hooks.on_note)  # tool surface
-        check_cases(cases, user)
+        check_cases(cases, user, settings.strict)
         neighbours, sources = await gather(settings, environ, hooks.on_note)  # distractors
         notes = []
         most = len(neighbours)

@@ -11,7 +11,7 @@ from ..diff import CellDelta, Diff
 from ..lint.finding import Finding
 from ..pick import Usage, is_foreign
 from ..prices import cached_share
-from ..report.build import CLIENT_FAILED, ERROR, UNKNOWN
+from ..report.build import CLIENT_FAILED, ERROR, MISSING, UNKNOWN
 from ..report.schema import (
     NONE,
     REPLIED,
@@ -136,7 +136,7 @@ def labels(report: Report) -> tuple[list[str], list[str]]:
     cols = {c for row in report.confusion.values() for c in row}
 
     def key(label: str) -> tuple[int, int, str]:
-        special = {NONE: 2, UNKNOWN: 3, ERROR: 4, CLIENT_FAILED: 5}
+        special = {NONE: 2, UNKNOWN: 3, ERROR: 4, CLIENT_FAILED: 5, MISSING: 6}
         rank = special.get(label, 2 if label.startswith("(none: ") else 1 if is_foreign(label) else 0)
         return (rank, order.get(label, len(order)), label)
 

@@ -7,7 +7,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from ..pick import is_foreign
-from ..report.build import CLIENT_FAILED, ERROR, UNKNOWN
+from ..report.build import CLIENT_FAILED, ERROR, MISSING, UNKNOWN
 from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected, none_of, right_cell
 from ..taxonomy import SampleOutcome
 from .common import (
@@ -49,6 +49,8 @@ def confusion_cell(case: CaseOut, sample: SampleOut, offered: Collection[str]) -
         column = ERROR
     elif sample.outcome == SampleOutcome.CLIENT_FAILED:
         column = CLIENT_FAILED
+    elif sample.outcome == SampleOutcome.TOOL_MISSING:
+        column = MISSING
     elif picked is None:
         column = none_of(sample.reply.kind if sample.reply else None)
     else:

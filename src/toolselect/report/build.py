@@ -18,6 +18,7 @@ from ..trajectory import Scores
 from .schema import (
     CLIENT_FAILED,
     ERROR,
+    MISSING,
     NONE,
     PENDING,
     UNKNOWN,
@@ -90,6 +91,8 @@ def column_label(result: Result, surface: Surface) -> str:
         return ERROR
     if result.outcome is SampleOutcome.CLIENT_FAILED:
         return CLIENT_FAILED
+    if result.outcome is SampleOutcome.TOOL_MISSING:
+        return MISSING
     if result.pick.tool is None:
         return none_of(result.reply.kind if result.reply else None)
     if is_foreign(result.pick.tool):
@@ -104,7 +107,8 @@ def counted(result: Result) -> bool:
 
 def compute_metrics(results: Sequence[Result], args_measured: bool, replies_read: bool = True) -> dict[str, Metric]:
     rs = [r for r in results if counted(r)]
-    decided = [r for r in rs if r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED)]
+    unasked = (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED, SampleOutcome.TOOL_MISSING)
+    decided = [r for r in rs if r.outcome not in unasked]
     expect_none = [r for r in decided if not r.case.expected]
     expect_tool = [r for r in decided if r.case.expected]
     # a usable reply without a call: a cut, refused or empty one is never restraint (NO-REPLY)
@@ -271,7 +275,7 @@ def search_stats(results: Sequence[Result], k: int) -> SearchStatsOut:
         r
         for r in results
         if counted(r) and r.case.expected and r.case.script is None
-        and r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED)
+        and r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED, SampleOutcome.TOOL_MISSING)
     ]  # fmt: skip
     for r in decided:
         seen = {tool for s in r.pick.searched for tool in s.found}

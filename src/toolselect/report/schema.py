@@ -21,6 +21,7 @@ from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, ReplyKind, Sample
 SCHEMA_VERSION: Literal[1] = 1
 NONE, UNKNOWN, ERROR = "(none)", "(unknown)", "(error)"
 CLIENT_FAILED = "(client failed)"  # the client couldn't present the surface: nothing was sent
+MISSING = "(tool missing)"  # the case expects a tool the surface does not have: nothing was sent
 PENDING = "needs_review"
 
 # The enumerated fields: a report read from disk (a fork PR's artifact is untrusted) holds one of

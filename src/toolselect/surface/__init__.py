@@ -76,6 +76,11 @@ class Surface:
         """The tools listed without a name (`tools[2]`), left out of what the model sees."""
         return tuple(lo.name for lo in self.left_out if lo.reason.startswith(NO_NAME))
 
+    @property
+    def listed_in(self) -> str:
+        """Where its nameless tools are to be found: the tools file, or the server's tools/list."""
+        return self.origin.removeprefix("file: ") if self.origin.startswith("file: ") else f"{self.origin}'s tools/list"
+
     def from_wire(self, wire_name: str) -> str:
         """The MCP name behind a name a provider answered with (unknown names pass through)."""
         for tool in self.tools:
