@@ -45,6 +45,7 @@ from .pipeline.stress import stress_against
 from .policy import Event, Plan, decide, read_event
 from .providers.registry import API_PROVIDERS, PROVIDERS
 from .publish import post, post_artifact, pull_patches, review_lines
+from .render.common import accuracy_line
 from .render.escape import fence
 from .runtime import run_async
 from .sourcelines import FilePatch
@@ -299,6 +300,13 @@ def evaluate_event(
             )
         for notice in plan.notices:
             wf.annotate("notice", notice, title="toolselect")
+        if outcome.head.metrics["accuracy"].denominator == 0:  # a pass that measured nothing is said, not silent
+            wf.annotate(
+                "notice",
+                f"nothing was measured: {accuracy_line(outcome.head)} (write the TODO prompts, then set status: "
+                "reviewed: docs/golden-set.md)",
+                title="toolselect: nothing measured",
+            )
     wf.set_outputs(step_outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
 
     code = exit_code(outcome)

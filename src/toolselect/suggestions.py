@@ -107,6 +107,6 @@ def evidence(s: Suggestion) -> str:
     growth = (j.tokens_after - j.tokens_before) / j.tokens_before if j.tokens_before else 0.0
     return (
         f"held-out accuracy {j.before}/{j.n} → {j.after}/{j.n} ({j.gained:+d} samples, p = {j.p_value:.2g}) · "
-        f"description tokens {j.tokens_before} → {j.tokens_after} ({growth:+.0%}) · best of {s.tried} "
+        f"description tokens {j.tokens_before} → {j.tokens_after} ({growth:+.1%}) · best of {s.tried} "
         f"candidate{'s' * (s.tried != 1)} by {s.rewriter}"
     )

@@ -72,7 +72,7 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
         "(p = 0.5) — max-drop decided"
     )
     assert lines[6] == "- confusions heated: 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2"
-    assert lines[8] == "- tool-list tokens 118 → 109 (-9, -8%)"  # "day by day" and "coming days" gone
+    assert lines[8] == "- tool-list tokens 118 → 109 (-9, -7.6%)"  # "day by day" and "coming days" gone
     assert "- ❌ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
     assert "- 🔺 wanted `get_forecast`, got `get_weather`: 0 → 2" in body
     assert "| fc-dublin | `get_forecast` | `get_forecast` | `get_weather` |" in body

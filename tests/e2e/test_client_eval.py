@@ -7,6 +7,7 @@ free from the answer cache."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,9 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
     with FakeModelAPI(SCRIPT) as api:
         done = run_eval(tmp_path, provider, api)
         assert done.code == 0, done.out + done.err
+        # the console calls a client a client: in the run's header and the table of its rows
+        assert "client raw · provider" in done.out and "and client cursor · provider" in done.out
+        assert re.search(r"┃ client\s+┃ accuracy", done.out)
         log = list(api.log)
         # 4 cases × raw and cursor; Claude Code: Grep at once, a search before each weather pick, a text answer
         assert len(log) == 14

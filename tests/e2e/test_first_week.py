@@ -452,3 +452,23 @@ def test_the_surface_as_the_model_gets_it(excel_eval: Path):
     )
     shown = client.json(excel_eval / "c.json")["tools"]
     assert "as claude-code presents it" in flat(client.out) and any(t["tool"].startswith("(built-in: ") for t in shown)
+
+
+def test_a_golden_set_of_todos_in_the_action_says_nothing_was_measured(world, tmp_path: Path, excel_project: Path):
+    api, github = world
+    files = {f"evals/{p.name}": p.read_text() for p in excel_project.iterdir() if p.suffix in (".json", ".yaml")}
+    (tmp_path / "job").mkdir()
+    repo = commit_repo(tmp_path / "job", files, {"evals/README.md": "drafted by init\n"})
+    event = {"ref": "refs/heads/main", "after": repo.head}
+    run = run_action(
+        repo.path, tmp_path / "job", inputs={"working-directory": "evals"}, event=event, event_name="push",
+        api=api, github=github,
+    )  # fmt: skip
+    assert run.code == 0, run.stdout + run.stderr
+    said = annotations_of(run.stdout)
+    nothing = (
+        "nothing was measured: nothing for the gate to judge yet: 153 cases need review (write the TODO prompts, "
+        "then set status: reviewed: docs/golden-set.md)"
+    )
+    assert ("notice", nothing) in said
+    assert api.requests == 0

@@ -360,3 +360,12 @@ def replies_line(report: Report) -> str | None:
     if not any(counts.values()):
         return None
     return "replies without a call: " + " · ".join(f"{n} {k}" for k, n in counts.items() if n)
+
+
+def column_word(models: Sequence[Any]) -> str:
+    """What a run's rows are: models, clients (one model asked as each client presents the surface),
+    or both (`model@client`)."""
+    clients = [m for m in models if m.head.run.client is not None]
+    if not clients:
+        return "model"
+    return "client" if all("@" not in m.label for m in clients) and len(clients) == len(models) else "model@client"

@@ -22,6 +22,7 @@ from .common import (
     bill,
     case_row,
     codes_text,
+    column_word,
     delta_text,
     dimension_rows,
     frac,
@@ -132,14 +133,16 @@ class ConsoleView:
         if self.ticker is not None:  # another model of the run, in a log: one count for all
             self.ticker.grow(samples)
             self.console.print(
-                f"and model [bold]{escape(settings.labels[0])}[/] · provider [cyan]{escape(settings.provider)}"
+                f"and {'client' if settings.client is not None else 'model'} [bold]{escape(settings.labels[0])}[/] · "
+                f"provider [cyan]{escape(settings.provider)}"
                 f"{escape(model)}[/]"
             )
             return
         if self.progress is not None and self.task is not None:  # another model of the run: one bar for all
             self.progress.update(self.task, total=(self.progress.tasks[0].total or 0) + samples)
             self.progress.console.print(
-                f"and model [bold]{escape(settings.labels[0])}[/] · provider [cyan]{escape(settings.provider)}"
+                f"and {'client' if settings.client is not None else 'model'} [bold]{escape(settings.labels[0])}[/] · "
+                f"provider [cyan]{escape(settings.provider)}"
                 f"{escape(model)}[/]"
             )
             return
@@ -153,7 +156,8 @@ class ConsoleView:
         from .. import __version__
 
         repeat = f" × {settings.repeat} samples" if settings.repeat > 1 else ""
-        label = f"model [bold]{escape(settings.labels[0])}[/] · " if settings.several else ""
+        word = "client" if settings.client is not None else "model"
+        label = f"{word} [bold]{escape(settings.labels[0])}[/] · " if settings.several else ""
         self.console.print(
             f"[bold]toolselect {__version__}[/] · {label}provider [cyan]{escape(settings.provider)}{escape(model)}[/]"
             f" · {len(cases)} cases{repeat} · concurrency {settings.concurrency}"
@@ -222,9 +226,10 @@ class ConsoleView:
         """One row per model: accuracy (base → head and Δ when compared), the other headline metrics."""
         table = Table(title="Models", title_justify="left")
         compared = any(m.diff is not None for m in outcome.models)
-        for col in ("model", "accuracy", *(("base", "Δ", "p") if compared else ()), "tool acc.", "restraint",
+        first = column_word(outcome.models)
+        for col in (first, "accuracy", *(("base", "Δ", "p") if compared else ()), "tool acc.", "restraint",
                     "over-trigger", "errors", "gate"):  # fmt: skip
-            table.add_column(col, justify="left" if col in ("model", "gate") else "right")
+            table.add_column(col, justify="left" if col in (first, "gate") else "right")
 
         for m in outcome.models:
             r = m.head.metrics

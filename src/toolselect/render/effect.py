@@ -31,7 +31,7 @@ def descriptions_only(diff: Diff | None, base: Report | None, head: Report, pair
     before, after = _list_tokens(base), _list_tokens(head)
     shift = delta_text(acc.delta_pt)
     sure = f"{significance_text(diff)} by {esc(diff.paired.test)}"
-    share = f", {(after - before) / before:+.0%}" if before else ""
+    share = f", {(after - before) / before:+.1%}" if before else ""
     return [
         f"**Only tool descriptions changed** ({names}). What they did to selection:",
         "",

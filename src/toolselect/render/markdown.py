@@ -21,6 +21,7 @@ from .common import (
     bill,
     case_row,
     codes_text,
+    column_word,
     delta_text,
     dimension_rows,
     frac,
@@ -213,7 +214,7 @@ def models_table(outcome: Outcome) -> list[str]:
     from ..gate import significance_text
 
     compared = any(m.diff is not None for m in outcome.models)
-    head = ["model", "accuracy", *(["base → head", "Δ", "significance"] if compared else [])]
+    head = [column_word(outcome.models), "accuracy", *(["base → head", "Δ", "significance"] if compared else [])]
     head += ["tool accuracy", "restraint", "over-triggering", "errors", "gate"]
     rule = "|" + "|".join("---" if i == 0 else "---:" for i in range(len(head))) + "|"
     lines = ["| " + " | ".join(head) + " |", rule]
