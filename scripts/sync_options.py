@@ -82,10 +82,33 @@ def input_default(o: Option) -> str:
     return "none"
 
 
+# The inputs as docs/action.md groups them (an input named nowhere here is "Advanced"), and those that
+# ask a paid model more (💲).
+INPUT_SECTIONS = (
+    ("What to run", ("config", "working-directory", "tools-file", "golden", "provider", "model",
+                     "anthropic-api-key", "openai-api-key", "github-token")),
+    ("The gate", ("min-accuracy", "max-over-trigger", "min-clarify", "min-tool-recall", "min-dimension", "max-drop",
+                  "max-steal-rise", "significance", "fail-on-certain-flips", "fail-on-client-limits", "base-failure",
+                  "fail-on-fork")),
+    ("Cost", ("max-cost", "max-requests", "max-tokens", "batch", "concurrency", "max-rpm", "max-tpm", "cache-dir")),
+    ("Comments and reports", ("comment", "review-comments", "comment-id", "suggest", "junit", "report-artifact")),
+)  # fmt: skip
+SPENDS = {"models", "repeat", "judge", "clients", "alongside", "rewriter", "candidates", "stress-test", "suggest"}
+
+
 def inputs_table() -> str:
-    rows = ["| input | default | |", "|---|---|---|"]
-    rows += [f"| `{o.input_name}` | {input_default(o)} | {_cell(o.help)} |" for o in inputs()]
-    return "\n".join(rows)
+    listed = {name for _, names in INPUT_SECTIONS for name in names}
+    by_name = {o.input_name: o for o in inputs()}
+    sections = [*INPUT_SECTIONS, ("Advanced", tuple(n for n in by_name if n not in listed))]
+    out = []
+    for title, names in sections:
+        out += [f"**{title}**", "", "| input | default | |", "|---|---|---|"]
+        for name in names:
+            o = by_name[name]
+            money = " 💲" if name in SPENDS else ""
+            out.append(f"| `{o.input_name}`{money} | {input_default(o)} | {_cell(o.help)} |")
+        out.append("")
+    return "\n".join(out[:-1])
 
 
 def evals_table(toolproof: bool, section: str = "evals") -> str:

@@ -110,8 +110,22 @@ def test_dry_run_says_the_ceiling_and_asks_nothing_and_max_cost_holds_it(tmp_pat
         assert done.code == 0, done.out + done.err
         assert api.log == []
     assert done.out.startswith("fix: at most 115 requests, ≈ $0.0")
-    assert "(16 for the current descriptions, then 33 per tool rewritten" in done.out.splitlines()[0]
+    # the rewriter's own request is priced as its model's (gpt-4.1), apart from the model's 32
+    assert (
+        "(16 for the current descriptions, then per tool rewritten: 1 to the rewriter openai:gpt-4.1 (≈ $0.00"
+        in done.out.splitlines()[0]
+        and "and 32 to test its 3 candidates on 8 tuning and 8 held-out cases)" in done.out.splitlines()[0]
+    )
     assert "dry run: nothing was asked (the rewriter: openai:gpt-4.1)" in done.out
+    assert "warning" not in done.out  # both tools have cases enough on each side of the split
+    # a tool with one case: nothing to learn a rewrite from, or to test it on
+    few = [c for c in golden() if c["expected_tool"] != "get_weather"]
+    few.append({"id": "now-lima", "question": "Is it raining in Lima right now?", "expected_tool": "get_weather"})
+    (tmp_path / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in few))
+    with FakeModelAPI(script([GOOD])) as api:
+        thin = toolselect("fix", "--dry-run", "--base-url", api.url + "/v1", cwd=tmp_path, env={"HOME": str(tmp_path)})
+    assert "fix: warning: get_weather has " in thin.out and "too few to learn a rewrite from and test it" in thin.out
+    repo(tmp_path)
     with FakeModelAPI(script([GOOD])) as api:  # a ceiling over --max-cost: refused before anything is asked
         over = fix(tmp_path, api, "--max-cost", "0.0001")
         assert over.code == 2 and api.log == []

@@ -10,11 +10,12 @@ through the pool and the answer cache, so a re-run is free; the most it can ask 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..acceptance import Judged, Paired, judge, none_passed
+from ..ask import wire_tools
 from ..config import Loaded, Settings, load_cases
 from ..errors import ConfigError
 from ..golden import Case
@@ -104,13 +105,22 @@ async def run_fix(
             hint="add --rewriter anthropic:<model> (or openai:, openai-responses:), or run on an API provider",
         )
     first = await prepare(one, cases, environ, surface=surface, connect=not dry_run)  # what the current surface asks
-    per_tool = 1 + k * len(tuning) * one.repeat + len(held) * one.repeat
-    most = first.budget.requests + (len(tools) or MAX_TARGETS) * per_tool
-    cost = await _cost_ceiling(one, cases, environ, surface, most)
+    per_tool = k * len(tuning) * one.repeat + len(held) * one.repeat  # the model's, per tool rewritten
+    targets_most = len(tools) or MAX_TARGETS
+    most = first.budget.requests + targets_most * (per_tool + 1)
+    cost = await _cost_ceiling(one, cases, environ, surface, most - targets_most)
+    writing = _rewriter_cost(rewriter or one, surface, tools, len(tuning), k, own_price=rewriter is None)
+    if cost is not None:
+        cost = None if writing is None else cost + writing * targets_most
     priced = f", ≈ ${cost:.4f}" if cost is not None else ""
-    said(f"fix: at most {most} requests{priced} ({first.budget.requests} for the current descriptions, "
-         f"then {per_tool} per tool rewritten: {len(tuning)} tuning and {len(held)} held-out cases, "
-         f"{k} candidates)")  # fmt: skip
+    said(
+        f"fix: at most {most} requests{priced} ({first.budget.requests} for the current descriptions, "
+        f"then per tool rewritten: 1 to the rewriter {_label(rewriter or one)}"
+        + (f" (≈ ${writing:.4f})" if writing is not None else " (no price known)")
+        + f" and {per_tool} to test its {k} candidates on {len(tuning)} tuning and {len(held)} held-out cases)"
+    )
+    for line in _too_few(tools or surface.names, tuning, held):
+        said(f"fix: warning: {line}")
     over = _over_budget(settings, one.model, most, cost)
     if over is not None:
         await first.aclose()
@@ -171,6 +181,44 @@ async def _cost_ceiling(
     if budget.cost_usd is None or not budget.requests:
         return None
     return most * budget.cost_usd / budget.requests
+
+
+REWRITER_OUTPUT = 220  # tokens a rewriter answers per candidate (a description and why), estimated
+MIN_TO_LEARN = 2  # tuning cases a tool needs before a rewrite is learned from them
+
+
+def _rewriter_cost(
+    writer: Settings, surface: Surface, tools: Sequence[str], tuning: int, k: int, *, own_price: bool
+) -> float | None:
+    """What one rewriter request costs, estimated: the tool's definition, the failing prompts and the
+    instructions in; k candidates out (None: no price known for the rewriter's model). `own_price`: the
+    rewriter is the run's model, and evals.price prices it."""
+    from ..budget import prefix_tokens
+    from ..prices import price_for
+
+    if not PROVIDERS[writer.provider].api:
+        return 0.0
+    found = price_for(writer.model, writer.price if own_price else None)
+    if found is None:
+        return None
+    heaviest = max((prefix_tokens([t], None) for t in wire_tools(surface) if not tools or t.name in tools), default=0)
+    tokens_in, tokens_out = heaviest + 40 * min(tuning, 20) + 600, REWRITER_OUTPUT * k
+    price = found[0]
+    return (tokens_in * price.input + tokens_out * price.output) / 1_000_000
+
+
+def _too_few(tools: Iterable[str], tuning: Sequence[Case], held: Sequence[Case]) -> list[str]:
+    """The tools with too few cases to learn a rewrite from, or to test one on."""
+    out = []
+    for tool in tools:
+        learn = sum(tool in c.expected for c in tuning)
+        test = sum(tool in c.expected for c in held)
+        if (learn or test) and (learn < MIN_TO_LEARN or test < 1):
+            out.append(
+                f"{tool} has {learn} tuning and {test} held-out case(s): too few to learn a rewrite from and test it "
+                f"(add cases: at least {MIN_TO_LEARN} tuning and 1 held-out, 3–5 per tool)"
+            )
+    return out
 
 
 def _label(settings: Settings) -> str:
