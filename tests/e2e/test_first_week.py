@@ -365,6 +365,10 @@ def test_a_published_suite_imports_and_runs_with_its_missing_tool_named(tmp_path
     outcomes = {c["name"]: c["samples"][0]["outcome"] for c in ran.json(tmp_path / "r.json")["cases"]}
     assert outcomes["uv-oslo"] == "TOOL-MISSING" and outcomes["rain-paris"] == "PASS" and outcomes["hello"] == "PASS"
     assert "1 case expects get_uv_index (uv-oslo), which the tool surface does not have" in flat(ran.out)
+    # its cost is counted without the case that can't be asked
+    priced = toolselect("eval", "--dry-run", "--provider", "openai", "--model", "gpt-4.1", cwd=tmp_path,
+                        env={"OPENAI_API_KEY": "k"})  # fmt: skip
+    assert "total: 3 requests" in priced.out, priced.out + priced.err
 
 
 def test_the_golden_set_jsonl_and_promptfoo_tests_import_and_an_unknown_shape_says_what_it_saw(tmp_path: Path):

@@ -27,6 +27,7 @@ from ..providers.api import deadline
 from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
 from ..report.schema import BatchOut, ClientOut, DroppedOut, PartOut
+from ..scoring import missing_tools
 from ..shards import Unit, fingerprint
 from ..stress import Neighbour
 from ..surface import Surface, build_surface
@@ -166,7 +167,8 @@ async def prepare(
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))
-        budget = estimate(provider, jobs, offered, settings, planned, surface)
+        asked = tuple(j for j in jobs if not missing_tools(j.case, surface))  # TOOL-MISSING: never sent
+        budget = estimate(provider, asked, offered, settings, planned, surface)
         if budget.requests:
             provider.check_writable()
         if connect and (budget.requests or not provider.cacheable):
