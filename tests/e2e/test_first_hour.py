@@ -71,17 +71,17 @@ def test_the_readme_snippet_works_with_the_config_init_writes(tmp_path):
                          github=github)  # fmt: skip
         assert run.code in (0, 1), run.stdout + run.stderr
         assert api.requests > 0 and run.report()["run"]["provider"] == "anthropic"
-        assert run.report()["run"]["model"] == "your-model-name"
+        assert run.report()["run"]["model"] == "claude-haiku-4-5"
 
         inputs.pop("provider")
         unlabelled = run_action(tmp_path, tmp_path / "job", inputs=inputs, event=None, event_name="push", api=api,
                                 github=github)  # fmt: skip
     assert unlabelled.code == 2
     assert (
-        f"model 'your-model-name' is set (input model), but provider 'bm25' (toolselect.yaml:{line}: "
+        f"model 'claude-haiku-4-5' is set (input model), but provider 'bm25' (toolselect.yaml:{line}: "
         "evals.provider) takes no model" in unlabelled.stdout
     )
-    assert "set the input provider: anthropic (or openai, openai-responses) too" in unlabelled.stdout
+    assert "set the input provider: anthropic too" in unlabelled.stdout  # claude-…: the name says which
     del inputs["model"]
     key_only = run_action(tmp_path, tmp_path / "job", inputs=inputs, event=None, event_name="push", api=api,
                           github=github)  # fmt: skip
