@@ -58,7 +58,7 @@ class AnthropicProvider(SdkProvider):
         if client.api_key is None and client.auth_token is None and client.credentials is None:
             raise InfraError(f"no Anthropic API key: set {KEY_VARS}, {OFFLINE}")
         self.reach()
-        self.client = client
+        self.sdk_client = client
 
     def params(self, request: Request) -> dict[str, Any]:
         """The request's whole body, as a synchronous request sends it and a batch carries it."""
@@ -80,7 +80,7 @@ class AnthropicProvider(SdkProvider):
         model, max_tokens, said = body.pop("model"), body.pop("max_tokens"), body.pop("messages")
         started = time.perf_counter()
         try:
-            message = await self.patiently(lambda: self.client.messages.create(
+            message = await self.patiently(lambda: self.sdk_client.messages.create(
                 model=model,
                 max_tokens=max_tokens,
                 messages=said,
@@ -145,7 +145,7 @@ class AnthropicProvider(SdkProvider):
         """A call of the batch API, its errors sorted: no batch API at this endpoint (404, 405, 501 on
         the first call) is BatchRefused; a bad key stops the run; anything else fails this batch."""
         try:
-            return await self.patiently(lambda: call(self.client.messages.batches))
+            return await self.patiently(lambda: call(self.sdk_client.messages.batches))
         except Exception as exc:  # noqa: BLE001
             raise batch_error(self, exc, submit) from None
 

@@ -33,7 +33,8 @@ T = TypeVar("T")
 
 
 class SdkProvider(Provider):
-    """Settings, the run's throttle, the environment its key is read from, one lazily built SDK client."""
+    """Settings, the run's throttle, the environment its key is read from, one lazily built SDK client
+    (`sdk_client`: in toolselect "client" means a client profile, such as claude-code)."""
 
     sdk = ""  # the SDK's module, imported early by preload()
     endpoint_variable = ""  # where the SDK reads an endpoint from the environment
@@ -47,7 +48,7 @@ class SdkProvider(Provider):
         self.settings = settings
         self.throttle = throttle
         self.environ = environ
-        self.client: Any = None
+        self.sdk_client: Any = None
         endpoint = settings.base_url or environ.get(self.endpoint_variable) or self.default_endpoint
         self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
         self.shown_endpoint = public_url(self.endpoint)  # in messages: no user info, query or path token
@@ -71,12 +72,12 @@ class SdkProvider(Provider):
         importlib.import_module(self.sdk)
 
     def ensure_connected(self) -> None:
-        if self.client is None:
+        if self.sdk_client is None:
             self.connect()
 
     async def aclose(self) -> None:
-        if self.client is not None:
-            await self.client.close()
+        if self.sdk_client is not None:
+            await self.sdk_client.close()
 
     def reach(self) -> None:
         """Before the first request: an endpoint that refuses connections, or a host name that does
@@ -115,8 +116,8 @@ class SdkProvider(Provider):
         retries (`probe`), so a server that refuses the format (with a 500, as some do) is not asked
         five times; a probe that fails otherwise is asked again with them."""
         if mode == "text" or self._format_known or not probe:
-            return self.client
-        return self.client.with_options(max_retries=0)
+            return self.sdk_client
+        return self.sdk_client.with_options(max_retries=0)
 
     def http_client(self, client_class: Any) -> Any:
         """The run's one HTTP client: a connection pool sized to `concurrency`, and a hook on every answer

@@ -73,7 +73,7 @@ class _OpenAIBase(SdkProvider):
         import openai
 
         try:
-            self.client = openai.AsyncOpenAI(
+            self.sdk_client = openai.AsyncOpenAI(
                 api_key=self.key("OPENAI_API_KEY") or (LOCAL_KEY if on_this_machine(self.endpoint) else None),
                 base_url=self.endpoint,
                 max_retries=self.settings.max_retries,
@@ -202,7 +202,7 @@ class _OpenAIBase(SdkProvider):
     async def _batches(self, call: Callable[[Any], Awaitable[T]], submit: bool = False) -> T:
         """A call of the batch or files API, its errors sorted (api.batch_error)."""
         try:
-            return await self.patiently(lambda: call(self.client))
+            return await self.patiently(lambda: call(self.sdk_client))
         except Exception as exc:  # noqa: BLE001
             raise batch_error(self, exc, submit) from None
 
@@ -327,7 +327,7 @@ class ChatProvider(_OpenAIBase):
 
     async def _ask(self, request: Request) -> Any:
         body = self.body(request)
-        return await self.client.chat.completions.create(
+        return await self.sdk_client.chat.completions.create(
             model=body.pop("model"),
             messages=body.pop("messages"),
             # the rest as extra_body: the same JSON on the wire, but the SDK doesn't walk every schema of
@@ -427,7 +427,7 @@ class ResponsesProvider(_OpenAIBase):
     async def _ask(self, request: Request) -> Any:
         body = self.body(request)
         # the rest as extra_body, like Chat Completions' tools: sent as they are, not walked
-        return await self.client.responses.create(model=body.pop("model"), input=body.pop("input"), extra_body=body)
+        return await self.sdk_client.responses.create(model=body.pop("model"), input=body.pop("input"), extra_body=body)
 
     def answer(self, body: Any) -> Any:
         from openai.types.responses import Response
