@@ -124,11 +124,6 @@ def _keys(value: dict[str, Any]) -> str:
     return f" (it had: {', '.join(keys)})" if keys else " (it was {})"
 
 
-def parse_json_object(text: str) -> dict[str, Any]:
-    """The first JSON object in a model's answer ({} when there is none)."""
-    return read_json_object(text)[0] or {}
-
-
 def _loads(text: str) -> Any:
     import ast
 

@@ -27,7 +27,6 @@ from .taxonomy import ReplyKind
 from .trajectory import DEFAULT_MAX_TURNS, Expectation, ExpectedCall, FinalCheck, Mock, Order, Script
 
 MATCH_MODES = ("loose", "contains", "regex", "any_of", "exact")
-STATUSES = ("reviewed", "needs_review")
 EXPECT_TOOL_HINT = "use null when no tool should be called"
 
 

@@ -29,7 +29,6 @@ from .init import comment_text, yaml_string
 
 PROMPT_KEYS = ("query", "question", "prompt", "input", "task", "message", "user_input", "request")
 LIST_KEYS = ("testCases", "test_cases", "cases", "tests", "examples", "data", "items")
-ORDER_WORDS = {"sequence": "in_order", "unordered": "unordered"}
 
 
 @dataclass(frozen=True)
