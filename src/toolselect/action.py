@@ -1,7 +1,8 @@
 """`toolselect action`: the GitHub Action's step, run by entrypoint.py inside the container.
 
-A straight line: inputs → overrides → the policy (`decide`, in policy.py) → evaluate (and stress) →
-outputs (outputs.py) → publish (publish.py: the comment, the review) → exit code. Inputs arrive as
+A straight line: the run decided (decided.py: the inputs as options, the policy's plan, the
+settings; pure) → evaluate (and stress, suggest) inside the containment → outputs (outputs.py) →
+publish (publish.py: the comment, the review) → exit code. Inputs arrive as
 `INPUT_<NAME>` with dashes kept (`min-accuracy` → `INPUT_MIN-ACCURACY`); every declared input is
 present and may be empty, and `required` is not enforced by GitHub, so options.py validates them.
 The comment is posted before the exit code says the gate failed, and a GitHub failure when
@@ -19,9 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .baseline import checked_out
-from .config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings, resolve_value
+from .config import Loaded, Overrides, Settings, find_config, load_config
 from .contain import ACTION
 from .containment import all_stopped, containment
+from .decided import Decided, decide_run
 from .errors import (
     EXIT_INTERRUPTED,
     EXIT_PASSED,
@@ -29,13 +31,12 @@ from .errors import (
     ConfigError,
     Refused,
     ToolselectError,
-    where,
 )
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like, run_url
 from .matrix import matrix, parts, shard_job
 from .nofollow import fresh_folder, write_text
-from .options import BY_KEY, OPTIONS, read_inputs
+from .options import OPTIONS, read_inputs
 from .outcome import Outcome, evaluate, exit_code, with_stress
 from .outputs import REPORT_DIR, Meta, MetaFailure, Targets, step_outputs, write_outputs
 from .pipeline.eval import run_eval
@@ -43,13 +44,11 @@ from .pipeline.merge import run_merge
 from .pipeline.sides import Against
 from .pipeline.stress import stress_against
 from .policy import Event, Plan, decide, read_event
-from .providers.registry import API_PROVIDERS, PROVIDERS
 from .publish import post, post_artifact, pull_patches, review_lines
 from .render.common import accuracy_line
 from .render.escape import fence
 from .runtime import run_async
 from .sourcelines import FilePatch
-from .urls import public_url
 
 if TYPE_CHECKING:
     from .render.console import ConsoleView
@@ -120,59 +119,6 @@ def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
             chown_like(owned, workspace)
 
 
-def overrides(inputs: Mapping[str, Any]) -> Overrides:
-    """The inputs that set options of the run (not the Action's own: token, comment, …)."""
-    run = {k: v for k, v in inputs.items() if BY_KEY[k].group not in ("action", "base", "report")}
-    return Overrides(run, source="input")
-
-
-ENDPOINT_INPUTS = {
-    "anthropic": "anthropic_base_url",
-    "openai": "openai_base_url",
-    "openai-responses": "openai_base_url",
-}
-
-
-def _endpoint_from_the_workflow(
-    loaded: Loaded, over: Overrides, inputs: Mapping[str, Any], provider: str | None
-) -> Overrides:
-    """Each provider's key goes only to its own default endpoint or to the one the workflow names
-    for that provider (openai-base-url, anthropic-base-url), which wins over evals.base_url. A
-    base_url in the config — maybe the pull request's — is used only when the workflow names the
-    same URL for that provider; an Anthropic model never goes to the OpenAI endpoint, nor the other
-    way round."""
-    given = {name: inputs.get(key) for name, key in ENDPOINT_INPUTS.items()}
-
-    def refuse(at: tuple[Any, ...], shown: str, url: str, who: str) -> None:
-        place = where(loaded.doc.file, loaded.doc.line(at)) if loaded.doc else ""
-        named = ENDPOINT_INPUTS[who].replace("_", "-")
-        raise ConfigError(
-            f"{place}{shown} ({public_url(url)}) would receive the API key (provider {who}), and the config may come "
-            "from a pull request: the Action sends each key only to its provider's own endpoint or to the one the "
-            "workflow names for it",
-            hint=f"set the action's {named} input to this URL (or remove {shown})",
-        )
-
-    for i, entry in enumerate(loaded.config_value("models") or ()):  # each model of evals.models, the same rule
-        if entry.base_url and entry.provider in API_PROVIDERS and entry.base_url != given.get(entry.provider):
-            refuse(("evals", "models", i, "base_url"), f"evals.models[{i}].base_url", entry.base_url, entry.provider)
-    configured = loaded.config_value("base_url")
-    several = [m.get("provider") for m in inputs.get("models") or ()] or [
-        e.provider for e in loaded.config_value("models") or ()
-    ]
-    # who takes the run-wide endpoint: the one model of the run, or with several the OpenAI ones
-    # (config._base_url): the input for that provider wins over evals.base_url, which is refused without it
-    who = "openai" if several else provider
-    if who not in API_PROVIDERS or (several and not any(p and p.startswith("openai") for p in several)):
-        return over
-    named = given.get(who)
-    if named:
-        return replace(over, values={**over.values, "base_url": named})
-    if configured and loaded.doc is not None:
-        refuse(("evals", "base_url"), "evals.base_url", configured, who)
-    return over
-
-
 def check_folders(cache_dir: Path, report_dir: Path, workspace: Path) -> None:
     """The answer cache and the report folder are the run's own: never a symlink (writes and chown
     would follow it out of the workspace), never outside the workspace, and the cache never
@@ -219,12 +165,11 @@ def evaluate_event(
     workdir: Path,
     owned: list[Path],
 ) -> int:
-    """The run an event asks for, to its exit code; `owned` gets every path it will write as root
-    (the caller gives them back to the workspace's owner, whatever happens here)."""
-    from .cache import prune_after_run
+    """The run an event asks for, to its exit code: decided (decided.py), carried out inside the one
+    stretch that contains the pull request's programs, then published. `owned` gets every path it
+    will write as root (the caller gives them back to the workspace's owner, whatever happens here)."""
     from .render.console import ConsoleView
 
-    over = overrides(inputs)
     path = find_config(inputs.get("config"), workdir)
     if path is None and not inputs.get("tools_file"):
         raise ConfigError(
@@ -235,32 +180,37 @@ def evaluate_event(
     headers = loaded.server.headers.values() if loaded.server else ()
     for secret in (*loaded.secrets, *headers):  # what `${VAR}` put into server:, and header values: never printed
         wf.mask(secret)
-    provider, source, place = resolve_value(BY_KEY["provider"], loaded, over, env)
-    over = _endpoint_from_the_workflow(loaded, over, inputs, provider)
-    plan = decide(event, inputs, _plan_provider(loaded, inputs, provider, env), env)
-    shard, _ = matrix(inputs)
-    if shard:
-        over = replace(over, values={**over.values, "shard": shard})
-    if plan.cache_only:
-        over = replace(over, cache_mode="only")
-    if plan.batch is not None:
-        over = replace(over, values={**over.values, "batch": plan.batch})
-    settings = resolve_settings(loaded, over, env, workdir)
-    junit = workdir / inputs["junit"] if inputs.get("junit") else None
-    owned += [settings.cache_dir, *([junit] if junit else [])]
-    keys_fit(settings, inputs, f"{place}{source}" if source else "the default")
-    check_folders(settings.cache_dir, workspace / REPORT_DIR, workspace)
-    for warning in plan.warnings:
+    run = decide_run(event, inputs, loaded, env, workdir)
+    owned += [run.settings.cache_dir, *([run.junit] if run.junit else [])]
+    check_folders(run.settings.cache_dir, workspace / REPORT_DIR, workspace)
+    for warning in run.plan.warnings:
         wf.annotate("warning", warning, title="toolselect")
-
     view = ConsoleView()
     with containment(env, workspace, print):  # the one stretch in which the pull request's programs run
-        outcome = _phases(loaded, settings, env, over, inputs, plan, wf, view, workspace, workdir)
+        outcome = _phases(loaded, run.settings, env, run.over, inputs, run.plan, wf, view, workspace, workdir)
     # every program of the pull request is stopped (and checked gone): what was held is given back
     if outcome is None:
         return EXIT_INTERRUPTED
-    if settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
-        return shard_job(outcome, settings, workspace, wf)
+    if run.settings.shard is not None:  # a matrix job: its part and its answers for the merge job; nothing posted
+        return shard_job(outcome, run.settings, workspace, wf)
+    return _publish(outcome, run, inputs, event, env, wf, workspace, workdir)
+
+
+def _publish(
+    outcome: Outcome,
+    run: Decided,
+    inputs: Mapping[str, Any],
+    event: Event,
+    env: dict[str, str],
+    wf: Workflow,
+    workspace: Path,
+    workdir: Path,
+) -> int:
+    """An outcome made public: the report folder, the annotations, the comment and the review, the
+    step's outputs; the exit code."""
+    from .cache import prune_after_run
+
+    plan, settings = run.plan, run.settings
     if outcome.base_note and plan.base_ref:
         wf.annotate("warning", outcome.base_note, title="toolselect: no baseline")
     if outcome.base_failure is not None:
@@ -270,7 +220,7 @@ def evaluate_event(
         wf.annotate("error", said, title="toolselect: no comparison")
     out_dir = workspace / REPORT_DIR
     fresh_folder(out_dir)  # only what this run writes, never a link the PR committed or planted
-    written = write_outputs(outcome, _targets(inputs, env, out_dir, junit))
+    written = write_outputs(outcome, _targets(inputs, env, out_dir, run.junit))
     meta = Meta(
         event=event.name,
         pr=plan.pr,
@@ -440,44 +390,6 @@ def _suggest(
             wf.annotate("warning", f"no rewrite was tried: {exc.message}", title="toolselect: suggest")
             return replace(outcome, notes=(*outcome.notes, f"no rewrite was tried: {exc.message}"))
     return None if found is None else replace(outcome, suggestions=found)
-
-
-KEY_INPUTS = {"anthropic_api_key": "anthropic", "openai_api_key": "openai"}  # the key input → its provider
-
-
-def keys_fit(settings: Settings, inputs: Mapping[str, Any], said_by: str) -> None:
-    """An API key given to a run whose every provider answers offline (bm25) would be silently
-    unused — the run labelled as if the model had answered: an error that says what to set."""
-    given = [key for key in KEY_INPUTS if inputs.get(key)]
-    if not given or any(PROVIDERS[m.provider].takes_model for m in settings.models):
-        return  # an API provider uses it; a `command` picker is told the model (no key reaches it, by design)
-    names = " and ".join(f"input {BY_KEY[k].input_name}" for k in given)
-    provider = settings.models[0].provider if settings.models else settings.provider
-    suggested = KEY_INPUTS[given[0]] if len(given) == 1 else "anthropic (or openai)"
-    raise ConfigError(
-        f"the {names} {'is' if len(given) == 1 else 'are'} set, but the run's provider is {provider} "
-        f"({said_by}), which answers offline: the key would go unused",
-        hint=f"set the inputs provider: {suggested} and model: <the model your users' clients use> (or leave the key "
-        f"out to run {provider} offline)",
-    )
-
-
-def _plan_provider(
-    loaded: Loaded, inputs: Mapping[str, Any], provider: str | None, env: Mapping[str, str]
-) -> str | None:
-    """The provider the plan judges keys by: with several models, the first whose key is missing (the
-    run is then cache-only, and the warning names it), else the first."""
-    models = inputs.get("models") or [{"provider": e.provider} for e in loaded.config_value("models") or ()]
-    providers = [m.get("provider") or provider for m in models] or [provider]
-    missing = next(
-        (
-            p
-            for p in providers
-            if p in PROVIDERS and PROVIDERS[p].api and not any(env.get(k) for k in PROVIDERS[p].keys)
-        ),
-        None,
-    )
-    return missing or providers[0]
 
 
 def _targets(inputs: Mapping[str, Any], env: Mapping[str, str], out_dir: Path, junit: Path | None) -> Targets:

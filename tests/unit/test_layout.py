@@ -215,3 +215,15 @@ def test_no_module_outgrows_one_sitting():
     }
     assert set(sizes) >= LONG_BY_DESIGN
     assert {name: n for name, n in sizes.items() if n > MAX_LINES and name not in LONG_BY_DESIGN} == {}
+
+
+def test_the_action_is_decided_then_carried_out_in_a_straight_line():
+    """The Action decides its run in a pure stage (decided.py) and `evaluate_event` only carries it
+    out: at most 40 lines, and it imports no option table or policy logic of its own."""
+    import ast
+
+    tree = ast.parse((ROOT / "src" / "toolselect" / "action.py").read_text(encoding="utf-8"))
+    [carried] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "evaluate_event"]
+    assert carried.end_lineno is not None and carried.end_lineno - carried.lineno + 1 <= 40
+    called = {n.func.id for n in ast.walk(carried) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    assert "decide_run" in called and not called & {"decide", "resolve_settings", "resolve_value"}
