@@ -3,6 +3,7 @@ trajectory case, the whole conversation's calls, each answered with a stub, as i
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -168,3 +169,16 @@ def failed(message: str, latency_ms: float | None = None) -> Pick:
 
 def skipped(reason: str) -> Pick:
     return Pick(skipped=reason)
+
+
+def parse_args(text: str) -> tuple[Any, str | None]:
+    """Parse argument text: `(value, None)`, or `(None, text)` when it is not exactly one JSON value
+    (trailing garbage included)."""
+    if not text.strip():
+        return {}, None  # some OpenAI-compatible servers send "" for a call without arguments
+    try:
+        return json.loads(text), None
+    except (json.JSONDecodeError, TypeError):
+        return None, text
+    except RecursionError:  # nested beyond what the parser walks: no tool's arguments
+        return None, TOO_DEEP

@@ -9,7 +9,6 @@ code that applies, in the taxonomy's order.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -321,16 +320,3 @@ def _describe(expected: Any, mode: Any) -> str:
     if isinstance(mode, dict):
         return f"{show(expected)} ± {mode['approx']}"
     return show(expected)
-
-
-def parse_args(text: str) -> tuple[Any, str | None]:
-    """Parse argument text: `(value, None)`, or `(None, text)` when it is not exactly one JSON value
-    (trailing garbage included)."""
-    if not text.strip():
-        return {}, None  # some OpenAI-compatible servers send "" for a call without arguments
-    try:
-        return json.loads(text), None
-    except (json.JSONDecodeError, TypeError):
-        return None, text
-    except RecursionError:  # nested beyond what the parser walks: no tool's arguments
-        return None, TOO_DEEP

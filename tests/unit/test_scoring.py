@@ -6,8 +6,8 @@ import pytest
 
 from toolselect.golden import Case, Source
 from toolselect.matching import exact_equal, loose_equal, match_value
-from toolselect.pick import Pick, failed, skipped
-from toolselect.scoring import parse_args, score_sample
+from toolselect.pick import Pick, failed, parse_args, skipped
+from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 from toolselect.taxonomy import SampleOutcome
 

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import InfraError
-from ..pick import Pick, ToolCall, Usage
-from ..scoring import parse_args
+from ..pick import Pick, ToolCall, Usage, parse_args
 from . import BatchRefused, BatchState, Request, SampleError, arguments_text
 from .api import SdkProvider, batch_error, body_message, refused_format, timeout
 
