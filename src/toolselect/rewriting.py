@@ -1,5 +1,5 @@
 """The rewriter: a model proposes K candidate descriptions for one tool (`toolselect fix`), given
-the tool's definition, its confusable neighbours' descriptions and the prompts it failed on — of the
+the tool's definition, its confusable rivals' descriptions and the prompts it failed on — of the
 tuning cases only: a held-out prompt never reaches the rewriter, so the held-out test stays honest.
 Asked through the run's throttle, retries and answer cache, with structured output. Its answer is
 untrusted text: read as a JSON object where it can be, each candidate a description of bounded
@@ -37,7 +37,9 @@ def schema() -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Neighbour:
+class Rival:
+    """A tool the model picks in the target's place: the rewrite must tell the two apart."""
+
     name: str
     description: str
 
@@ -49,11 +51,11 @@ class Candidate:
 
 
 def request(
-    tool: str, description: str, input_schema: Any, neighbours: Sequence[Neighbour], failing: Sequence[str], k: int
+    tool: str, description: str, input_schema: Any, rivals: Sequence[Rival], failing: Sequence[str], k: int
 ) -> str:
-    """The rewriter's prompt: the tool, its neighbours, the tuning prompts it missed (the caller
+    """The rewriter's prompt: the tool, its rivals, the tuning prompts it missed (the caller
     passes tuning prompts only)."""
-    near = "\n".join(f"- {n.name}: {n.description}" for n in neighbours) or "- (none)"
+    near = "\n".join(f"- {n.name}: {n.description}" for n in rivals) or "- (none)"
     missed = "\n".join(f"- {' '.join(p.split())[:300]}" for p in failing[:MAX_PROMPTS]) or "- (none)"
     return (
         f"Tool: {tool}\nCurrent description: {description}\nInput schema: {json.dumps(input_schema)[:2000]}\n\n"
@@ -95,12 +97,12 @@ async def propose(
     tool: str,
     description: str,
     input_schema: Any,
-    neighbours: Sequence[Neighbour],
+    rivals: Sequence[Rival],
     failing: Sequence[str],
     k: int,
 ) -> tuple[list[Candidate], str | None]:
     """Ask the rewriter (through the answer cache): K candidates for `tool`, or why there are none."""
-    prompt = request(tool, description, input_schema, neighbours, failing, k)
+    prompt = request(tool, description, input_schema, rivals, failing, k)
     async with throttle:
         try:
             text, _ = await provider.write_cached(SYSTEM, prompt, schema())

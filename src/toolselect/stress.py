@@ -34,20 +34,12 @@ from .retrieval import Ranking, recall_at
 from .scoring import Result
 from .stats import cluster_bootstrap, sign_test, wilson
 from .strict import Record
-from .surface import Surface, build_surface
+from .surface import Neighbour, Surface, build_surface
 from .taxonomy import SampleOutcome
 
 SEPARATOR = "__"  # server__tool, the way clients prefix tools of several servers
 DEFAULT_SIZES = (0, 10, 25, 50, 100, 200)
 DEFAULT_SEEDS = 3
-
-
-@dataclass(frozen=True)
-class Neighbour:
-    """A tool of another surface, offered as a distractor."""
-
-    server: str  # a bundled server's short name, or the label of a user's distractor source
-    definition: Mapping[str, Any]  # the MCP tool definition, as listed
 
 
 @dataclass(frozen=True)

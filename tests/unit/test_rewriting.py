@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 
-from toolselect.rewriting import Neighbour, read_candidates, request, schema
+from toolselect.rewriting import Rival, read_candidates, request, schema
 
 CURRENT = "Forecast for a city."
 
 
 def test_the_prompt_holds_the_tool_its_neighbours_and_only_the_prompts_it_is_given():
-    text = request("get_forecast", CURRENT, {"type": "object"}, [Neighbour("get_weather", "Weather now.")],
+    text = request("get_forecast", CURRENT, {"type": "object"}, [Rival("get_weather", "Weather now.")],
                    ["Will it rain tomorrow in Oslo?"], 3)  # fmt: skip
     assert "Current description: Forecast for a city." in text and "- get_weather: Weather now." in text
     assert "- Will it rain tomorrow in Oslo?" in text and "3 different rewrites" in text

@@ -6,8 +6,8 @@ from tests.builders import OBJ
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.scoring import score_sample
-from toolselect.stress import Neighbour, compose, curve, sparkline
-from toolselect.surface import build_surface
+from toolselect.stress import compose, curve, sparkline
+from toolselect.surface import Neighbour, build_surface
 from toolselect.surface.neighbours import bundled
 
 USER = build_surface(

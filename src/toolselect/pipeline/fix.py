@@ -22,7 +22,7 @@ from ..golden import Case
 from ..providers import Provider
 from ..providers.registry import PROVIDERS
 from ..report.schema import CaseOut, Report, SampleOutcome
-from ..rewriting import Candidate, Neighbour, propose
+from ..rewriting import Candidate, Rival, propose
 from ..split import Split, split_cases
 from ..surface import Surface, build_surface
 from ..throttle import Throttle
@@ -247,9 +247,9 @@ async def _fix_one(
         ((n, col) for col, n in current.confusion.get(tool, {}).items() if col != tool and surface.get(col)),
         reverse=True,
     )
-    neighbours = [Neighbour(col, surface.get(col).description) for _, col in confused[:3]]  # type: ignore[union-attr]
+    rivals = [Rival(col, surface.get(col).description) for _, col in confused[:3]]  # type: ignore[union-attr]
     candidates, problem = await propose(
-        writer, throttle, tool, definition.description, definition.input_schema, neighbours, failing, k
+        writer, throttle, tool, definition.description, definition.input_schema, rivals, failing, k
     )
     if not candidates:
         return Fix(tool, definition.description, (), None, None, f"no rewrite for {tool}: {problem}")

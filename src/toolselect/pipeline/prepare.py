@@ -29,8 +29,7 @@ from ..providers.registry import PROVIDERS
 from ..report.schema import BatchOut, ClientOut, DroppedOut, PartOut
 from ..scoring import missing_tools
 from ..shards import Unit, fingerprint
-from ..stress import Neighbour
-from ..surface import Surface, build_surface
+from ..surface import Neighbour, Surface, build_surface
 from ..surface.launch import Say
 from ..throttle import Pacer, Throttle
 

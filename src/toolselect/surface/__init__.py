@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,15 @@ class Surface:
             if tool.wire_name == wire_name:
                 return tool.name
         return wire_name
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A tool of another server, offered beside the user's: a distractor (the stress test), or a server
+    a client loads alongside (evals.alongside)."""
+
+    server: str  # a bundled server's short name, or the label of a user's source
+    definition: Mapping[str, Any]  # the MCP tool definition, as listed
 
 
 NO_NAME = "has no name"

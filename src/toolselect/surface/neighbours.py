@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from ..config import DistractorServer, ServerSpec, Settings
 from ..errors import ConfigError, did_you_mean
 from ..frozen import read_bytes
-from ..stress import Neighbour
+from . import Neighbour
 from .file import read_tools_file
 from .launch import Say, capture
 
