@@ -20,7 +20,7 @@ MAX_GROWTH = 0.2  # a rewrite may be this much longer than the description it re
 
 
 @dataclass(frozen=True)
-class Paired:
+class BeforeAfter:
     """One held-out sample, before and after the rewrite: its expected tool, and whether it passed."""
 
     tool: str | None
@@ -55,7 +55,7 @@ def tokens(text: str) -> int:
 
 
 def judge(
-    samples: Sequence[Paired],
+    samples: Sequence[BeforeAfter],
     target: str,
     current: str,
     rewrite: str,
@@ -85,10 +85,10 @@ def judge(
     return Judged(accepted, len(samples), before, after, p, grown[1], grown[0], tuple(dropped), why)
 
 
-def _dropped(samples: Sequence[Paired], target: str, alpha: float) -> list[tuple[str, int, int, float]]:
+def _dropped(samples: Sequence[BeforeAfter], target: str, alpha: float) -> list[tuple[str, int, int, float]]:
     """Other tools whose held-out recall fell significantly, after Holm's correction over every
     other tool tested: (tool, passing before, after, adjusted p)."""
-    by: dict[str, list[Paired]] = {}
+    by: dict[str, list[BeforeAfter]] = {}
     for s in samples:
         if s.tool is not None and s.tool != target:
             by.setdefault(s.tool, []).append(s)

@@ -106,8 +106,8 @@ def _bounds(option: Option) -> dict[str, Any]:
     }
 
 
-class Price(Authored):
-    """USD per million tokens, for the cost estimate."""
+class OwnPrice(Authored):
+    """evals.price: your own prices, USD per million tokens, for the cost estimate."""
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
@@ -165,7 +165,7 @@ class DistractorServer(Authored):
 STRUCTURED = {
     "alongside": list[str | DistractorServer],
     "cases": list[YamlCase],
-    "price": Price | None,
+    "price": OwnPrice | None,
     "models": list[ModelEntry] | None,
     "clients": list[str | ClientEntry] | None,
 }

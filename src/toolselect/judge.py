@@ -5,7 +5,7 @@ tool, what kind of reply it gave (clarify, unable, answer, empty), in place of r
 Only samples that need it are judged: a mock answered with an error, no later call succeeded, and
 the conversation ended with a text answer. The judge is `evals.judge`, a model on the run's own
 provider and endpoint (no other key or endpoint is trusted), asked through the answer cache like
-everything else, so a re-run and a fork PR's cache-only run judge for free. Its verdicts are kept
+everything else, so a re-run and a fork PR's cache-only run judge for free. Its readings are kept
 apart in the report (the sample's `judge`, the run's `judge_*` counts); a judge that can't be asked
 (no key, no cached answer, an error) leaves the sample unjudged and says so.
 """
@@ -55,7 +55,7 @@ def question(case: Case, pick: Pick) -> str:
     )
 
 
-def read_verdict(text: str) -> bool | None:
+def read_yes_no(text: str) -> bool | None:
     word = re.match(r"\W*(\w+)", text.lower())
     return {"yes": True, "no": False}.get(word.group(1)) if word else None
 
@@ -96,17 +96,17 @@ async def judge_all(
     """Ask the judge about each (index, case, pick); a failure leaves that sample unjudged and is
     said once in `problems` (the report's warnings)."""
     answers, failed = await ask_judge(judge, throttle, [(i, question(c, p)) for i, c, p in items], SYSTEM)
-    verdicts = {
-        i: Reading(read_verdict(text), " ".join(text.split())[:200], cached) for i, (text, cached) in answers.items()
+    readings = {
+        i: Reading(read_yes_no(text), " ".join(text.split())[:200], cached) for i, (text, cached) in answers.items()
     }
-    unanswered = len(items) - len(verdicts)
+    unanswered = len(items) - len(readings)
     if unanswered:
         why = f": {failed}" if failed else " (not in the answer cache)"
         problems.append(f"the judge could not judge {unanswered} of {len(items)} samples{why}; they are unjudged")
-    unclear = sum(v.surfaced is None for v in verdicts.values())
+    unclear = sum(v.surfaced is None for v in readings.values())
     if unclear:
         problems.append(f"the judge answered neither yes nor no for {unclear} samples; they are unjudged")
-    return verdicts
+    return readings
 
 
 # ---------------------------------------------------------------------- replies without a call

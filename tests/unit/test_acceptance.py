@@ -3,13 +3,17 @@ other tool's recall falling significantly (Holm), at most 20% longer."""
 
 from __future__ import annotations
 
-from toolselect.acceptance import Paired, judge, none_passed
+from toolselect.acceptance import BeforeAfter, judge, none_passed
 
 CURRENT = "Forecast for a city for the coming days."  # 40 characters: 10 tokens
 
 
-def flips(tool: str, fixed: int, kept: int = 0, broke: int = 0) -> list[Paired]:
-    return [Paired(tool, False, True)] * fixed + [Paired(tool, True, True)] * kept + [Paired(tool, True, False)] * broke
+def flips(tool: str, fixed: int, kept: int = 0, broke: int = 0) -> list[BeforeAfter]:
+    return (
+        [BeforeAfter(tool, False, True)] * fixed
+        + [BeforeAfter(tool, True, True)] * kept
+        + [BeforeAfter(tool, True, False)] * broke
+    )
 
 
 def test_a_significant_held_out_gain_is_accepted():

@@ -24,7 +24,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
-    verdicts: dict[int, Reading] = {}
+    judged: dict[int, Reading] = {}
     readings: dict[int, Reply] = {}
     session = cache_keys if cache_keys is not None else set()
     try:
@@ -45,7 +45,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
                 if wants_judge(job.case, pick, surface)
             ]
-            verdicts = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
+            judged = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
         if prep.judge is not None and not asked.stopped and provider.produces_replies:  # replies without a call
             said = [(i, j.case, p) for i, (j, p) in enumerate(zip(asked.jobs, asked.picks, strict=True))]
             said = [(i, c, p) for i, c, p in said if wants_reading(c, p)]
@@ -67,12 +67,12 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 surface,
                 job.sample,
                 args_measured=provider.produces_args,
-                surfaced=verdicts[i].surfaced if i in verdicts else None,
+                surfaced=judged[i].surfaced if i in judged else None,
                 reads_replies=provider.produces_replies,
                 reply=readings.get(i),
             ),
             tool_order=None if job.order is None else tuple(offered[i] for i in job.order),
-            judge=verdicts.get(i),
+            judge=judged.get(i),
         )
         for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
     ]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..acceptance import Judged, Paired, judge, none_passed
+from ..acceptance import BeforeAfter, Judged, judge, none_passed
 from ..ask import wire_tools
 from ..config import Loaded, Settings, load_cases
 from ..errors import ConfigError
@@ -293,7 +293,7 @@ def _failed(case: CaseOut) -> bool:
     return any(s.outcome != SampleOutcome.PASS for s in case.samples)
 
 
-def _paired(before: Report, after: Report) -> list[Paired]:
+def _paired(before: Report, after: Report) -> list[BeforeAfter]:
     """Each held-out sample with and without the rewrite (same case, same sample index)."""
     was = {(c.name, s.index): s.outcome == SampleOutcome.PASS for c in before.cases for s in c.samples}
     out = []
@@ -302,7 +302,7 @@ def _paired(before: Report, after: Report) -> list[Paired]:
         for s in case.samples:
             if s.outcome == SampleOutcome.NOT_EVALUATED or (case.name, s.index) not in was:
                 continue
-            out.append(Paired(expect, was[(case.name, s.index)], s.outcome == SampleOutcome.PASS))
+            out.append(BeforeAfter(expect, was[(case.name, s.index)], s.outcome == SampleOutcome.PASS))
     return out
 
 
