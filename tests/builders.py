@@ -225,3 +225,18 @@ def hostile_outcome(reports: Reports) -> tuple[Outcome, str]:
         models.append(replace(m, label=label + hostile(60 + i), verdict=verdict))
     outcome = Outcome(models=tuple(models), verdict=joint_verdict(models), base_label=hostile(99), notes=(hostile(98),))
     return outcome, tool
+
+
+# ----------------------------------------------------------------------------- reports on disk, and names
+
+
+def write_report(report: Report, path: Path) -> None:
+    """One model's report written as toolselect writes it."""
+    from toolselect.report.files import write_reports
+
+    write_reports((report,), path)
+
+
+def shown_name(case: Any) -> str:
+    """The text the HTML report shows for a case (unescaped): a holdout case by its place."""
+    return f"holdout case ({case.source.file}:{case.source.line})" if case.split == "holdout" else case.name

@@ -270,10 +270,6 @@ class Throttle:
             self.in_flight -= 1
             changed.notify_all()
 
-    def rate_limited(self) -> None:
-        """The API said 'slow down' with no headers to read (a test, a provider without them)."""
-        self.pacer.answered(429, {})
-
     def succeeded(self, tokens: int | None = None) -> None:
         """An answer came back: the tokens it took pace a token limit."""
         if tokens:

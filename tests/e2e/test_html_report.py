@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.builders import hostile, hostile_outcome, screenshot
+from tests.builders import hostile, hostile_outcome, screenshot, shown_name
 from toolselect.outcome import Outcome
 from toolselect.render.html import render_html
 from toolselect.render.html_matrix import confusion_cell
-from toolselect.render.html_text import shown_name
 from toolselect.report.schema import Report
 
 CHROMIUM = Path(screenshot.CHROMIUM)

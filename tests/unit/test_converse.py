@@ -210,8 +210,9 @@ def test_a_single_call_report_has_no_trajectory_keys():
     ],
 )  # fmt: skip
 def test_a_tampered_trajectory_report_is_refused(tmp_path: Path, path, value, said):
+    from tests.builders import write_report
     from toolselect.errors import ConfigError
-    from toolselect.report.files import read_report, write_report
+    from toolselect.report.files import read_report
 
     head = trajectory_report(
         "Lovely weather!", [("get_forecast", None), ("get_forecast", None), ("get_forecast", None)]

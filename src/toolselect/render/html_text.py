@@ -41,11 +41,6 @@ def case_name(case: CaseOut) -> str:
     return esc(case.name)
 
 
-def shown_name(case: CaseOut) -> str:
-    """The text `case_name` shows (unescaped), for tests and tools that compare names."""
-    return f"holdout case ({case.source.file}:{case.source.line})" if case.split == "holdout" else case.name
-
-
 def cell_title(row: str, column: str) -> str:
     if row == column:
         return f"right tool: {row}"

@@ -34,12 +34,6 @@ from .schema import (
 # --------------------------------------------------------------------------- files
 
 
-def write_report(report: Report, path: Path) -> None:
-    """The report as JSON: the summary indented, then one case per line, written case by case so a
-    suite of 10,000 cases × 3 samples never needs the whole text in memory at once."""
-    write_reports((report,), path)
-
-
 def write_reports(reports: Sequence[Report], path: Path) -> None:
     """One model's report (schema_version 1), or several models' (schema_version 2: `passed`, and
     `models`, each a whole schema-1 report with `run.label`), written case by case."""
