@@ -240,3 +240,13 @@ def write_report(report: Report, path: Path) -> None:
 def shown_name(case: Any) -> str:
     """The text the HTML report shows for a case (unescaped): a holdout case by its place."""
     return f"holdout case ({case.source.file}:{case.source.line})" if case.split == "holdout" else case.name
+
+
+class Clock:
+    """A clock a test moves by hand (`clock.now += 30`)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now

@@ -34,18 +34,19 @@ def matcher(expression: str) -> Callable[[Case], bool]:
         position += 1
         return tokens[position - 1]
 
-    def either() -> Callable[[Case], bool]:
-        parts = [both()]
-        while peek() == "or":
+    def joined(word: str, part: Callable[[], Callable[[Case], bool]]) -> list[Callable[[Case], bool]]:
+        parts = [part()]
+        while peek() == word:
             take()
-            parts.append(both())
+            parts.append(part())
+        return parts
+
+    def either() -> Callable[[Case], bool]:
+        parts = joined("or", both)
         return lambda c: any(p(c) for p in parts)
 
     def both() -> Callable[[Case], bool]:
-        parts = [one()]
-        while peek() == "and":
-            take()
-            parts.append(one())
+        parts = joined("and", one)
         return lambda c: all(p(c) for p in parts)
 
     def one() -> Callable[[Case], bool]:

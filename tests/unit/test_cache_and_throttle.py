@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import Clock
 from toolselect.cache import AnswerCache, cache_key
 from toolselect.pick import Pick, Usage
 from toolselect.providers import Request, WireTool
@@ -68,14 +69,6 @@ def test_entries_round_trip_and_damaged_ones_are_misses(tmp_path):
     assert cache.get("ab" * 32) is None
     assert cache.get("cd" * 32) is None
     assert not list(tmp_path.rglob(".tmp-*"))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_the_pace_follows_announced_limits():

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from tests.builders import Clock
 from toolselect.render.ticker import Ticker
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_a_line_for_each_tenth_and_one_when_nothing_moves_for_thirty_seconds():

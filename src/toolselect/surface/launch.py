@@ -138,18 +138,13 @@ def _swept(environ: Mapping[str, str], say: Say, who: str) -> None:
         say(f"{who} left {stopped} process{'es' if stopped > 1 else ''} running in the background: stopped")
 
 
-def _owner(path: Path) -> str:
+def _owned(path: Path) -> str:
+    """'owned by uid 0, mode 755'."""
     try:
-        return str(path.stat().st_uid)
+        st = path.stat()
     except OSError:
-        return "?"
-
-
-def _mode(path: Path) -> str:
-    try:
-        return oct(path.stat().st_mode & 0o777)[2:]
-    except OSError:
-        return "?"
+        return "owner and mode unknown"
+    return f"owned by uid {st.st_uid}, mode {st.st_mode & 0o777:o}"
 
 
 def _unwritable_hint(confined: Confinement) -> str:
@@ -191,8 +186,7 @@ async def run_setup(command: str, spec: ServerSpec, say: Say, confined: Confinem
             raise error(
                 f"{spec.place}server setup `{command}` failed: exit code {code} after {took:.1f} s (in {folder})"
                 + (
-                    f"; it ran as {confined.user()}, which cannot write {locked} (owned by uid {_owner(locked)}, "
-                    f"mode {_mode(locked)})"
+                    f"; it ran as {confined.user()}, which cannot write {locked} ({_owned(locked)})"
                     if locked is not None
                     else ""
                 )
