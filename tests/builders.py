@@ -12,13 +12,14 @@ from types import ModuleType
 from typing import Any
 
 from tests.conftest import ROOT, run_record
-from toolselect.config import Overrides, load_config, resolve_settings
+from toolselect.config import Overrides, load_config
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.outcome import Outcome, compare_saved, joint_verdict
 from toolselect.pick import Pick
 from toolselect.report.build import build_report
 from toolselect.report.schema import LeftOutOut, Report
+from toolselect.resolve import resolve_settings
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .baseline import checked_out
-from .config import Loaded, Overrides, Settings, find_config, load_config
+from .config import Loaded, Overrides, find_config, load_config
 from .contain import ACTION
 from .containment import all_stopped, containment
 from .decided import Decided, decide_run
@@ -48,6 +48,7 @@ from .publish import post, post_artifact, pull_patches, review_lines
 from .render.common import accuracy_line
 from .render.escape import fence
 from .runtime import run_async
+from .settings import Settings
 from .sourcelines import FilePatch
 
 if TYPE_CHECKING:

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from .builds import build_hint
-from .config import Loaded, Overrides, Settings, load_config, resolve_settings
+from .config import Loaded, Overrides, load_config
 from .contain import owner_of_checkout, programs_started
 from .containment import give, hold
 from .errors import InfraError, ToolselectError, did_you_mean
 from .gate import BaseFailure
+from .resolve import resolve_settings
+from .settings import Settings
 from .sweep import sweep
 
 
@@ -267,18 +269,30 @@ def _models(head: Settings) -> dict[str, Any]:
         listed: dict[str, Any] = {"clients": tuple(clients.values())}
         if len(models) == 1:
             m = next(iter(models.values()))
-            return listed | {"provider": m.provider, "model": m.model or None, "base_url": m.base_url}
+            return listed | {"provider": m.provider, "model": m.model or None, "base_url": m.call.base_url}
         return listed | {
             "models": tuple(
-                {"provider": m.provider, "model": m.model, "base_url": m.base_url, "label": label, "params": m.params}
+                {
+                    "provider": m.provider,
+                    "model": m.model,
+                    "base_url": m.call.base_url,
+                    "label": label,
+                    "params": m.call.params,
+                }
                 for label, m in models.items()
             )
         }
     if len(head.models) <= 1:
-        return {"provider": head.provider, "model": head.model or None, "base_url": head.base_url}
+        return {"provider": head.call.provider, "model": head.call.model or None, "base_url": head.call.base_url}
     return {
         "models": tuple(
-            {"provider": m.provider, "model": m.model, "base_url": m.base_url, "label": m.label, "params": m.params}
+            {
+                "provider": m.provider,
+                "model": m.model,
+                "base_url": m.call.base_url,
+                "label": m.label,
+                "params": m.call.params,
+            }
             for m in head.models
         )
     }

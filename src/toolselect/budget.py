@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .ask import Job, Loop, Offer, Offered, looped
-from .config import Settings
 from .errors import ConfigError
 from .pick import Usage
 from .prices import CACHE_MIN_TOKENS, cost_usd
 from .providers import Provider, Request, WireTool
+from .settings import Settings
 from .surface import Surface
 
 ANSWER_TOKENS = 40  # a tool call and its arguments, or a short reply
@@ -142,15 +142,15 @@ def estimate(
             read - single.prompt_cache_read_tokens,
         )
     return Budget(
-        provider=settings.provider,
-        model=settings.model,
+        provider=settings.call.provider,
+        model=settings.call.model,
         samples=len(jobs),
         cached=cached,
         requests=requests,
         not_evaluated=not_evaluated if only and not local else 0,
         input_tokens=tokens,
         output_tokens=out,
-        cost_usd=cost_usd(settings.model, whole, settings.price, batched=batched) if requests else 0.0,
+        cost_usd=cost_usd(settings.call.model, whole, settings.price, batched=batched) if requests else 0.0,
         local=local,
         prompt_cache_write_tokens=write,
         prompt_cache_read_tokens=read,

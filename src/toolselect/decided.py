@@ -11,12 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .config import Loaded, Overrides, Settings, resolve_settings, resolve_value
+from .config import Loaded, Overrides, resolve_value
 from .errors import ConfigError, where
 from .matrix import matrix
 from .options import BY_KEY
 from .policy import Event, Plan, decide
 from .providers.registry import API_PROVIDERS, PROVIDERS
+from .resolve import resolve_settings
+from .settings import Settings
 from .urls import public_url
 
 
@@ -116,7 +118,7 @@ def keys_fit(settings: Settings, inputs: Mapping[str, Any], said_by: str) -> Non
     if not given or any(PROVIDERS[m.provider].takes_model for m in settings.models):
         return  # an API provider uses it; a `command` picker is told the model (no key reaches it, by design)
     names = " and ".join(f"input {BY_KEY[k].input_name}" for k in given)
-    provider = settings.models[0].provider if settings.models else settings.provider
+    provider = settings.models[0].provider if settings.models else settings.call.provider
     suggested = KEY_INPUTS[given[0]] if len(given) == 1 else "anthropic (or openai)"
     raise ConfigError(
         f"the {names} {'is' if len(given) == 1 else 'are'} set, but the run's provider is {provider} "

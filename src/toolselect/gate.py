@@ -14,6 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field, create_model
+
+from .options import BY_KEY, OPTIONS, Option
+from .strict import Authored
+
 if TYPE_CHECKING:
     from .diff import Diff
     from .report.schema import DimensionOut, Metric, Report, ToolStats
@@ -43,7 +48,6 @@ class Gate:
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Gate:
         """From option values; a key that is missing or None takes the option's default."""
-        from .options import BY_KEY
 
         picked = {}
         for f in fields(cls):
@@ -331,3 +335,24 @@ def decide_verdict(
 def comparison_failed(base_failure: BaseFailure | None, gate: Gate) -> bool:
     """The run is no measurement (exit 3): a comparison was asked for and could not run."""
     return base_failure is not None and gate.base_failure != "pass"
+
+
+# --------------------------------------------------------------------------- the gate in a config
+
+
+def _bounds(option: Option) -> dict[str, Any]:
+    if option.kind == "floors":
+        return {}
+    return {
+        k: v for k, v in (("ge", option.ge), ("gt", option.gt), ("le", option.le), ("lt", option.lt)) if v is not None
+    }
+
+
+GATE_KEYS = tuple(o.key for o in OPTIONS if o.group in ("gate", "compare") and o.config == "evals")
+
+# One model's own gate (evals.models[].gate): any gate option, the rest from evals:.
+GateEntry = create_model(  # type: ignore[call-overload]
+    "GateEntry",
+    __base__=Authored,
+    **{key: (BY_KEY[key].field()[0] | None, Field(None, **_bounds(BY_KEY[key]))) for key in GATE_KEYS},
+)

@@ -475,3 +475,18 @@ def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc:
             raise ConfigError(
                 f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})"
             )
+
+
+def read_cases(doc: Located | None, inline: Any, files: tuple[Path, ...], forbid_extra_args: bool) -> list[Case]:
+    """A run's golden set: the config's inline cases first, then each golden file in order."""
+    cases: list[Case] = []
+    if doc is not None:
+        cases += cases_from_config(doc, inline, forbid_extra_args)
+    for path in files:
+        cases += load_golden(path, forbid_extra_args)
+    if not cases:
+        raise ConfigError(
+            "no cases: add evals.cases to the config, or golden files (evals.golden or --golden)",
+            hint="`toolselect init` writes a starter golden set",
+        )
+    return cases  # names, tools and arguments are checked against the surface by lint

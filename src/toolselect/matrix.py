@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import Settings
 from .errors import (
     EXIT_INFRA,
     EXIT_PASSED,
@@ -21,6 +20,7 @@ from .nofollow import fresh_folder
 from .outcome import Outcome
 from .outputs import REPORT_DIR, Targets, write_outputs
 from .report.files import read_reports
+from .settings import Settings
 
 
 def matrix(inputs: Mapping[str, Any]) -> tuple[str | None, str | None]:

@@ -17,10 +17,10 @@ import pytest
 from tests.conftest import FAKES, ROOT
 from tests.e2e.contained import PID1, PYTHON, job
 from tests.e2e.harness import TOOLS, commit_repo, pull_request_event, register_pull, run_action
-from toolselect.config import ServerSpec
 from toolselect.contain import NOBODY, Confinement, set_stretch
 from toolselect.errors import InfraError
 from toolselect.surface.launch import run_setup
+from toolselect.surface.spec import ServerSpec
 
 
 # a server that is built first: its setup writes into its folder, as `npm run build` or `pip --target` do

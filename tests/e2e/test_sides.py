@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import toolselect.config
+import toolselect.golden
 from tests.conftest import ROOT
-from toolselect.config import Overrides, load_config, resolve_settings
+from toolselect.config import Overrides, load_config
 from toolselect.pipeline.eval import plan_eval
 from toolselect.pipeline.sides import Against
+from toolselect.resolve import resolve_settings
 
 MODELS = """
   models:
@@ -45,13 +46,13 @@ def weather_repo(root: Path) -> Path:
 def test_each_side_reads_its_golden_set_once_for_all_its_models(tmp_path, monkeypatch, shard):
     repo = weather_repo(tmp_path)
     read: list[str] = []
-    real = toolselect.config.load_golden
+    real = toolselect.golden.load_golden
 
     def counted(path, *args, **kwargs):
         read.append(Path(path).name)
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(toolselect.config, "load_golden", counted)
+    monkeypatch.setattr(toolselect.golden, "load_golden", counted)
     monkeypatch.chdir(repo)
     values = {"base_ref": "HEAD~1"} | ({"shard": shard} if shard else {})
     over = Overrides(values)

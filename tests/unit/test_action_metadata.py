@@ -197,7 +197,7 @@ def test_the_release_tests_each_architectures_image_before_it_is_pushed():
 def test_the_server_table_in_the_docs_has_every_key_with_its_default():
     """docs/config.md's `server:` table is written by hand: it must name every key of the model
     that reads `server:`, with the model's default, and nothing else."""
-    from toolselect.config import ServerModel
+    from toolselect.surface.spec import ServerModel
 
     text = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
     table = text.split("## `server:`", 1)[1].split("\n\n", 2)[1]

@@ -7,14 +7,15 @@ import re
 import pytest
 
 from tests.builders import BASE_CONFIG, settings, write_config
-from toolselect.config import Overrides, load_cases, load_config, resolve_settings
+from toolselect.config import Overrides, load_config
 from toolselect.errors import ConfigError
 from toolselect.options import option
+from toolselect.resolve import load_cases, resolve_settings
 
 
 def test_yaml_values_and_env_expansion(tmp_path):
     _, s = settings(tmp_path)
-    assert (s.provider, s.model, s.gate.min_accuracy) == ("anthropic", "yaml-model", 0.8)
+    assert (s.call.provider, s.call.model, s.gate.min_accuracy) == ("anthropic", "yaml-model", 0.8)
     assert s.server.env == {"TOKEN": "t0k"}
     assert s.server.cwd == tmp_path  # stdio servers run in the config's folder
     assert s.cache_dir == tmp_path / ".toolselect-cache"
@@ -22,11 +23,11 @@ def test_yaml_values_and_env_expansion(tmp_path):
 
 def test_environment_beats_yaml_and_flags_beat_environment(tmp_path):
     _, s = settings(tmp_path, env={"TOOLPROOF_EVAL_MODEL": "env-model"})
-    assert s.model == "env-model"
+    assert s.call.model == "env-model"
     _, s = settings(tmp_path, env={"TOOLPROOF_EVAL_MODEL": "tp", "TOOLSELECT_MODEL": "ts"})
-    assert s.model == "ts"
+    assert s.call.model == "ts"
     _, s = settings(tmp_path, Overrides({"model": "flag-model", "min_accuracy": 0.5}), env={"TOOLSELECT_MODEL": "ts"})
-    assert (s.model, s.gate.min_accuracy) == ("flag-model", 0.5)
+    assert (s.call.model, s.gate.min_accuracy) == ("flag-model", 0.5)
 
 
 def test_tools_flag_overrides_the_server(tmp_path):

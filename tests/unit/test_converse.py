@@ -12,7 +12,6 @@ from tests.builders import gate, mutate
 from tests.conftest import run_record
 from toolselect.budget import estimate
 from toolselect.cache import AnswerCache, CachedProvider, cache_key
-from toolselect.config import default_settings
 from toolselect.converse import Conversation
 from toolselect.golden import Case, Source
 from toolselect.outcome import compare_saved
@@ -21,6 +20,7 @@ from toolselect.providers import Provider, Request, WireTool
 from toolselect.render.comment import render_comment
 from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
+from toolselect.settings import default_settings
 from toolselect.surface import build_surface
 from toolselect.trajectory import DEFAULT_RESULT, Expectation, ExpectedCall, FinalCheck, Mock, Order, Script, Stubs
 

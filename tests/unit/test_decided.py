@@ -40,7 +40,7 @@ def test_a_pull_request_with_its_key_compares_with_its_base(tmp_path):
     run = run_of(tmp_path, pr(), {"anthropic-api-key": "k", "junit": "out/j.xml"},
                  "  provider: anthropic\n  model: claude-haiku-4-5\n", {"ANTHROPIC_API_KEY": "k"})  # fmt: skip
     assert run.plan.base_ref == "b" * 40 and not run.plan.cache_only
-    assert run.settings.provider == "anthropic" and run.settings.model == "claude-haiku-4-5"
+    assert run.settings.call.provider == "anthropic" and run.settings.call.model == "claude-haiku-4-5"
     assert run.junit == tmp_path / "out" / "j.xml" and run.settings.shard is None
 
 

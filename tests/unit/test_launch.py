@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolselect.config import ServerSpec
 from toolselect.contain import child_environment as server_environment
 from toolselect.surface.launch import with_port
+from toolselect.surface.spec import ServerSpec
 
 JOB = {
     "PATH": "/usr/bin",

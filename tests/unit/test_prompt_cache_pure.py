@@ -60,7 +60,7 @@ def test_only_openais_own_endpoint_gets_a_prompt_cache_key(tmp_path):
     made = {}
     for url in ("https://api.openai.com/v1", "http://localhost:8000/v1"):
         _, s = settings(tmp_path, Overrides({"provider": "openai", "model": "gpt-4.1", "base_url": url}))
-        made[url] = ChatProvider(s, Throttle(1), {})
+        made[url] = ChatProvider(s.call, Throttle(1), {})
     official = made["https://api.openai.com/v1"]
     key = official.cache_key(Request("p", "sys", tools))
     assert key["prompt_cache_key"].startswith("toolselect-")
@@ -153,7 +153,7 @@ def test_a_batch_output_line_is_read_as_the_api_documents_it_and_nothing_else_is
     import json
 
     _, s = settings(tmp_path, Overrides({"provider": "openai", "model": "gpt-4.1"}))
-    provider = ChatProvider(s, Throttle(1), {})
+    provider = ChatProvider(s.call, Throttle(1), {})
     call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
     body = {
         "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1",

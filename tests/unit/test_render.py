@@ -10,12 +10,12 @@ from rich.console import Console
 
 from tests.builders import SEARCH_SURFACE, markup_report
 from tests.unit.gfm import BIDI, html, live
-from toolselect.config import default_settings
 from toolselect.outcome import Comparison, evaluate
 from toolselect.render.console import ConsoleView
 from toolselect.render.escape import code, esc, fence
 from toolselect.render.junit import render_junit
 from toolselect.render.markdown import render_markdown
+from toolselect.settings import default_settings
 
 
 def test_escape_defangs_mentions_html_pipes_and_markers():

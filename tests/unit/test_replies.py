@@ -10,12 +10,13 @@ import pytest
 
 from tests.builders import weather_surface, write_config
 from tests.conftest import TESTS
-from toolselect.config import Overrides, load_cases, load_config, resolve_settings
+from toolselect.config import Overrides, load_config
 from toolselect.errors import ConfigError
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.replies import classify
 from toolselect.report.schema import right_cell
+from toolselect.resolve import load_cases, resolve_settings
 from toolselect.scoring import score_sample
 from toolselect.taxonomy import SampleOutcome
 

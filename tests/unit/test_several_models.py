@@ -39,8 +39,8 @@ def test_models_from_the_config_each_with_its_own_gate(tmp_path):
         ("haiku-via-gateway", "openai", "claude-haiku-4-5"),
     ]
     first, second, third = s.each_model()
-    assert (first.provider, first.model, first.base_url) == ("anthropic", "claude-haiku-4-5", None)
-    assert (second.base_url, dict(second.params)) == ("http://127.0.0.1:9/v1", {"top_p": 0.5})
+    assert (first.call.provider, first.call.model, first.call.base_url) == ("anthropic", "claude-haiku-4-5", None)
+    assert (second.call.base_url, dict(second.call.params)) == ("http://127.0.0.1:9/v1", {"top_p": 0.5})
     # a model's own gate: its keys over evals:, the rest from evals:
     assert (first.gate.min_accuracy, second.gate.min_accuracy, third.gate.min_accuracy) == (0.8, 0.6, 0.8)
     assert first.gate.max_drop == second.gate.max_drop == 5

@@ -7,9 +7,11 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from ..config import Loaded, Overrides, Settings, find_config, load_config, resolve_settings
+from ..config import Loaded, Overrides, find_config, load_config
 from ..errors import ConfigError
 from ..options import read_flags
+from ..resolve import resolve_settings
+from ..settings import Settings
 
 
 def flag_overrides(args: argparse.Namespace, **values: object) -> Overrides:

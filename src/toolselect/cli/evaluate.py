@@ -7,7 +7,7 @@ import os
 from contextlib import suppress
 from pathlib import Path
 
-from ..config import Loaded, Overrides, Settings
+from ..config import Loaded, Overrides
 from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, ConfigError
 from ..outcome import Outcome, compare_saved, evaluate, exit_code
 from ..outputs import Targets, write_outputs
@@ -15,6 +15,7 @@ from ..pipeline.eval import plan_eval, run_eval
 from ..pipeline.sides import Against
 from ..render.console import ConsoleView
 from ..runtime import run_async
+from ..settings import Settings
 from ..shards import Shard
 from .common import flag_overrides, load_settings
 

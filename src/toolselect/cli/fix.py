@@ -6,12 +6,12 @@ import argparse
 import os
 from pathlib import Path
 
-from ..config import Settings
 from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED
 from ..literal import NotWritten, applied, rewrite, unified
 from ..locate import display_path
 from ..pipeline.fix import Fixes, description_source, run_fix
 from ..runtime import run_async
+from ..settings import Settings
 from .common import flag_overrides, load_settings
 
 

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import Overrides, Settings
+from ..config import Overrides
 from ..providers.registry import API_PROVIDERS
 from ..render.common import tools_count
 from ..runtime import run_async
+from ..settings import Settings
 from ..surface import Surface
 from .common import flag_overrides, load_settings
 
@@ -19,9 +20,10 @@ from .common import flag_overrides, load_settings
 def cmd_snapshot(args: argparse.Namespace) -> int:
     """Write the live surface as a stable tools.json (-o), or say whether a committed one is current
     (--check: exit 1 with what changed when it is stale)."""
-    from ..config import find_config, load_config, surface_source
+    from ..config import find_config, load_config
     from ..errors import EXIT_GATE_FAILED, EXIT_INTERRUPTED, EXIT_PASSED, ConfigError
     from ..locate import display_path
+    from ..resolve import surface_source
     from ..surface import build_surface
     from ..surface.file import read_tools_file, tools_file_text, write_tools_file
     from ..surface.launch import capture
@@ -104,7 +106,6 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from rich.markup import escape as escape_markup
 
     from ..clients import client_out, present, summary
-    from ..config import load_cases
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint.client import lint_client
     from ..lint.golden import lint_golden
@@ -116,6 +117,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     from ..render.console import ConsoleView
     from ..render.markdown import esc, lint_list
     from ..report.schema import FindingOut
+    from ..resolve import load_cases
 
     over = flag_overrides(args, provider="bm25", model="")
     loaded, settings = load_settings(over, config_optional=True, config_beside=True)  # --tools FILE + golden set
@@ -278,12 +280,12 @@ def _ignore_the_cache(gitignore: Path) -> None:
 async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
     """The model's drafts, through the throttle (--concurrency, the endpoint's pace), its retries and the
     answer cache in the output folder (--no-cache asks again), as `eval` asks."""
-    from ..config import default_settings
     from ..drafting import draft
     from ..errors import ConfigError
     from ..options import option
     from ..pipeline.prepare import pacer
-    from ..providers.factory import make_provider
+    from ..providing import make_provider
+    from ..settings import default_settings
     from ..throttle import Throttle
 
     if not args.model:
@@ -300,7 +302,7 @@ async def _draft(args: argparse.Namespace, surface: Surface, out: Path) -> Any:
 
         settings = replace(settings, cache_mode="refresh")
     throttle = Throttle(settings.concurrency, pacer(settings))
-    provider = make_provider(settings, throttle, os.environ)
+    provider = make_provider(settings.call, throttle, os.environ, settings.cache_dir, settings.cache_mode)
     provider.connect()
     finished = False
     try:

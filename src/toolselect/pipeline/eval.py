@@ -11,12 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..budget import Budget, check_budget, combined
-from ..config import Loaded, Settings
+from ..config import Loaded
 from ..diff import diff_reports
 from ..errors import ToolselectError
 from ..gate import BaseFailure, failed_base
 from ..outcome import Comparison
 from ..pick import Pick
+from ..settings import Settings
 from ..shards import Unit
 from ..surface import Surface
 from ..surface.launch import Say

@@ -78,8 +78,8 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     ]
     run = RunOut(
         toolselect_version=__version__,
-        provider=settings.provider,
-        model=settings.model,
+        provider=settings.call.provider,
+        model=settings.call.model,
         endpoint=public_url(endpoint) if (endpoint := provider.identity().get("endpoint")) else None,
         repeat=settings.repeat,
         concurrency=settings.concurrency,
@@ -101,10 +101,10 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         output_tokens=spend.output_tokens,
         prompt_cache_write_tokens=spend.prompt_cache_write_tokens,
         prompt_cache_read_tokens=spend.prompt_cache_read_tokens,
-        cost_usd=cost_usd(settings.model, spend.synchronous(), settings.price, batched=spend.batched)
+        cost_usd=cost_usd(settings.call.model, spend.synchronous(), settings.price, batched=spend.batched)
         if spend.api_calls
         else 0.0,
-        priced_by=priced[1] if spend.api_calls and (priced := price_for(settings.model, settings.price)) else None,
+        priced_by=priced[1] if spend.api_calls and (priced := price_for(settings.call.model, settings.price)) else None,
         pool_shrinks=prep.throttle.shrinks,
         label=settings.models[0].label if settings.several else None,
         batch=prep.batch,

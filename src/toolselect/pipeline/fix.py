@@ -16,13 +16,16 @@ from pathlib import Path
 
 from ..acceptance import BeforeAfter, Judged, judge, none_passed
 from ..ask import wire_tools
-from ..config import Loaded, Settings, load_cases
+from ..config import Loaded
 from ..errors import ConfigError
 from ..golden import Case
 from ..providers import Provider
+from ..providers.call import ModelCall
 from ..providers.registry import PROVIDERS
 from ..report.schema import CaseOut, Report, SampleOutcome
+from ..resolve import load_cases
 from ..rewriting import Candidate, Rival, propose
+from ..settings import Settings
 from ..split import Split, split_cases
 from ..surface import Surface, build_surface
 from ..throttle import Throttle
@@ -98,10 +101,10 @@ async def run_fix(
         raise ConfigError("fix needs cases on both sides of the held-out split: add more golden cases (3 per tool)")
     one = settings.each_model()[0]
     k = settings.candidates
-    rewriter = settings.for_model(settings.rewriter) if settings.rewriter is not None else None
-    if not PROVIDERS[(rewriter or one).provider].api:
+    writer_call = settings.rewriter or one.call  # the rewriter: its own model, else the run's first
+    if not PROVIDERS[writer_call.provider].api:
         raise ConfigError(
-            f"fix needs a model that writes, and {(rewriter or one).provider} doesn't",
+            f"fix needs a model that writes, and {writer_call.provider} doesn't",
             hint="add --rewriter anthropic:<model> (or openai:, openai-responses:), or run on an API provider",
         )
     first = await prepare(one, cases, environ, surface=surface, connect=not dry_run)  # what the current surface asks
@@ -109,33 +112,34 @@ async def run_fix(
     targets_most = len(tools) or MAX_TARGETS
     most = first.budget.requests + targets_most * (per_tool + 1)
     cost = await _cost_ceiling(one, cases, environ, surface, most - targets_most)
-    writing = _rewriter_cost(rewriter or one, surface, tools, len(tuning), k, own_price=rewriter is None)
+    writing = _rewriter_cost(
+        writer_call, one.price if settings.rewriter is None else None, surface, tools, len(tuning), k
+    )
     if cost is not None:
         cost = None if writing is None else cost + writing * targets_most
     priced = f", ≈ ${cost:.4f}" if cost is not None else ""
     said(
         f"fix: at most {most} requests{priced} ({first.budget.requests} for the current descriptions, "
-        f"then per tool rewritten: 1 to the rewriter {_label(rewriter or one)}"
+        f"then per tool rewritten: 1 to the rewriter {_label(writer_call)}"
         + (f" (≈ ${writing:.4f})" if writing is not None else " (no price known)")
         + f" and {per_tool} to test its {k} candidates on {len(tuning)} tuning and {len(held)} held-out cases)"
     )
     for line in _too_few(tools or surface.names, tuning, held):
         said(f"fix: warning: {line}")
-    over = _over_budget(settings, one.model, most, cost)
+    over = _over_budget(settings, one.call.model, most, cost)
     if over is not None:
         await first.aclose()
         raise over
     if dry_run:
         await first.aclose()
-        return Fixes(split, (), most, _label(rewriter or one))
+        return Fixes(split, (), most, _label(writer_call))
     current = await execute(first, cache_keys=session)
     targets = list(tools) or _targets(current, {c.name for c in tuning})
     said(f"fix: {len(targets)} tool(s) to rewrite ({', '.join(targets) or 'none missed'})")
-    writer_settings = rewriter or one
-    from ..providers.factory import make_provider
+    from ..providing import make_provider
 
-    throttle = Throttle(writer_settings.concurrency, pacer(writer_settings))
-    writer = make_provider(writer_settings, throttle, environ)
+    throttle = Throttle(settings.concurrency, pacer(settings))
+    writer = make_provider(writer_call, throttle, environ, settings.cache_dir, settings.cache_mode)
     fixes = []
     try:
         for tool in targets:
@@ -145,7 +149,7 @@ async def run_fix(
     finally:
         await writer.aclose()
         writer.finish(session)
-    return Fixes(split, tuple(fixes), most, _label(writer_settings))
+    return Fixes(split, tuple(fixes), most, _label(writer_call))
 
 
 def _over_budget(settings: Settings, model: str, most: int, cost: float | None) -> ConfigError | None:
@@ -188,17 +192,22 @@ MIN_TO_LEARN = 2  # tuning cases a tool needs before a rewrite is learned from t
 
 
 def _rewriter_cost(
-    writer: Settings, surface: Surface, tools: Sequence[str], tuning: int, k: int, *, own_price: bool
+    writer: ModelCall,
+    own_price: Mapping[str, float | None] | None,
+    surface: Surface,
+    tools: Sequence[str],
+    tuning: int,
+    k: int,
 ) -> float | None:
     """What one rewriter request costs, estimated: the tool's definition, the failing prompts and the
-    instructions in; k candidates out (None: no price known for the rewriter's model). `own_price`: the
-    rewriter is the run's model, and evals.price prices it."""
+    instructions in; k candidates out (None: no price known for the rewriter's model). `own_price`:
+    evals.price, when the rewriter is the run's model."""
     from ..budget import prefix_tokens
     from ..prices import price_for
 
     if not PROVIDERS[writer.provider].api:
         return 0.0
-    found = price_for(writer.model, writer.price if own_price else None)
+    found = price_for(writer.model, own_price)
     if found is None:
         return None
     heaviest = max((prefix_tokens([t], None) for t in wire_tools(surface) if not tools or t.name in tools), default=0)
@@ -221,8 +230,8 @@ def _too_few(tools: Iterable[str], tuning: Sequence[Case], held: Sequence[Case])
     return out
 
 
-def _label(settings: Settings) -> str:
-    return f"{settings.provider}:{settings.model}"
+def _label(call: ModelCall) -> str:
+    return f"{call.provider}:{call.model}"
 
 
 async def _fix_one(

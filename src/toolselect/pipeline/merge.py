@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from ..config import Loaded, Settings
+from ..config import Loaded
 from ..diff import diff_reports
 from ..errors import ConfigError, InfraError
 from ..gate import gate_of
 from ..merging import Part
 from ..outcome import Comparison
 from ..report.schema import Report
+from ..settings import Settings
 from .eval import run_eval
 from .prepare import Hooks
 from .sides import Against

@@ -12,7 +12,6 @@ from functools import cached_property
 from ..ask import Job, Offer, offer, plan
 from ..budget import Budget, estimate, prefix_tokens
 from ..clients import Presented, present
-from ..config import Settings
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
@@ -24,10 +23,11 @@ from ..pick import ALONGSIDE, Pick
 from ..prices import CACHE_MIN_TOKENS
 from ..providers import Provider
 from ..providers.api import deadline
-from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
+from ..providing import make_provider
 from ..report.schema import BatchOut, ClientOut, DroppedOut, PartOut
 from ..scoring import missing_tools
+from ..settings import Settings
 from ..shards import Unit, fingerprint
 from ..surface import Neighbour, Surface, build_surface
 from ..surface.launch import Say
@@ -137,7 +137,9 @@ async def prepare(
     user runs beside theirs (evals.alongside), offered through the client."""
     throttles = {} if throttles is None else throttles
     throttle = throttles.setdefault(endpoint_key(settings), Throttle(settings.concurrency, pacer(settings)))
-    provider = make_provider(settings, throttle, environ)  # (+ the answer cache)
+    provider = make_provider(
+        settings.call, throttle, environ, settings.cache_dir, settings.cache_mode
+    )  # (+ the answer cache)
 
     async def listing() -> Surface:
         return surface if surface is not None else await load_surface(settings, environ, say)
@@ -155,7 +157,7 @@ async def prepare(
         place = surface_place(settings, surface)
         findings = lint_surface(surface, *place)
         findings += check_cases(cases, surface, settings.strict)  # impossible cases stop here
-        findings += replies_unread(cases, settings.provider, provider.produces_replies)
+        findings += replies_unread(cases, settings.call.provider, provider.produces_replies)
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
         offered, client = offer(surface, settings.system), None
         if settings.client is not None:  # the surface as this client presents it
@@ -176,8 +178,8 @@ async def prepare(
         await provider.aclose()
         raise
     judge = None
-    if settings.judge:  # trajectories' answers after an error, and replies without a call: through the cache
-        judge = make_provider(replace(settings, model=settings.judge), throttle, environ)
+    if settings.judge_call:  # trajectories' answers after an error, and replies without a call: through the cache
+        judge = make_provider(settings.judge_call, throttle, environ, settings.cache_dir, settings.cache_mode)
     return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge, client=client)
 
 
@@ -227,14 +229,14 @@ def client_record(presented: Presented, offered: Offer) -> ClientOut:
 def pacer(settings: Settings) -> Pacer:
     """An endpoint's pace: by hand (--max-rpm, --max-tpm) and as its answers announce, never a wait
     longer than a request may take."""
-    return Pacer(settings.max_rpm, settings.max_tpm, max_wait_s=deadline(settings))
+    return Pacer(settings.max_rpm, settings.max_tpm, max_wait_s=deadline(settings.call))
 
 
 def endpoint_key(settings: Settings) -> tuple[str, ...]:
     """The endpoint a model's requests go to, for its throttle: one API (one key, one rate limit) at one
     URL. OpenAI's two APIs share one; bm25 and the command provider answer locally, each its own."""
-    info = PROVIDERS[settings.provider]
-    return (*(info.keys or (settings.provider,)), settings.base_url or "")
+    info = PROVIDERS[settings.call.provider]
+    return (*(info.keys or (settings.call.provider,)), settings.call.base_url or "")
 
 
 async def prepare_models(
@@ -305,10 +307,15 @@ def plan_fingerprint(settings: Settings, prep: Prepared) -> str:
     return fingerprint(
         {
             "models": [
-                {"label": m.label, "provider": m.provider, "model": m.model, "base_url": m.base_url, "params": m.params}
+                {
+                    "label": m.label,
+                    "provider": m.provider,
+                    "model": m.model,
+                    "base_url": m.call.base_url,
+                    "params": m.call.params,
+                }
                 for m in settings.models
-            ]
-            or [{"provider": settings.provider, "model": settings.model, "params": settings.params}],
+            ],
             "asked": [settings.repeat, settings.shuffle, settings.seed, settings.temperature, settings.system],
             "more": [settings.max_tokens, settings.forbid_extra_args, settings.judge, settings.command],
             "cases": [

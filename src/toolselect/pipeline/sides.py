@@ -9,11 +9,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..baseline import Checkout, GitFailed, NoBaseline, base_settings, checked_out, failure_of
-from ..config import Loaded, Overrides, Settings, load_cases
+from ..config import Loaded, Overrides
 from ..errors import Refused, ToolselectError
 from ..gate import BaseFailure
 from ..golden import Case
 from ..pick import Pick
+from ..resolve import load_cases
+from ..settings import Settings
 from ..shards import Unit, assign_sides, cost, plan_units
 from ..surface import Surface
 from ..surface.launch import Say

@@ -14,15 +14,17 @@ from ..ask import ask_all, offer, plan
 from ..baseline import NoBaseline
 from ..budget import Budget, check_budget, combined, estimate
 from ..cache import AnswerCache
-from ..config import Loaded, Settings, load_cases
+from ..config import Loaded
 from ..errors import InfraError, Refused, ToolselectError
 from ..golden import Case
 from ..lint.stops import check_cases
 from ..providers import Spend
-from ..providers.factory import make_provider
 from ..providers.registry import PROVIDERS
+from ..providing import make_provider
+from ..resolve import load_cases
 from ..retrieval import Ranking, bm25_rankings, command_rankings, embedding_rankings, offered
 from ..scoring import Result, score_sample
+from ..settings import Settings
 from ..stress import (
     Composed,
     StressGateOut,
@@ -94,7 +96,9 @@ async def run_stress(
     the manifest with this run's so `cache prune` keeps them all."""
     cases = load_cases(loaded, settings)  # golden set
     throttle = Throttle(settings.concurrency, pacer(settings))
-    provider = make_provider(settings, throttle, environ)  # (+ the answer cache)
+    provider = make_provider(
+        settings.call, throttle, environ, settings.cache_dir, settings.cache_mode
+    )  # (+ the answer cache)
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
     try:
@@ -103,11 +107,13 @@ async def run_stress(
         neighbours, sources = await gather(settings, environ, hooks.on_note)  # distractors
         notes = []
         most = len(neighbours)
-        limit = PROVIDERS[settings.provider].max_tools
+        limit = PROVIDERS[settings.call.provider].max_tools
         if limit is not None and len(user.tools) + most > limit:
             most = max(0, limit - len(user.tools))
             if max(settings.stress.sizes) > most:  # said only when a size asked for was cut
-                notes.append(f"{settings.provider} takes at most {limit} tools a request: sizes were capped at {most}")
+                notes.append(
+                    f"{settings.call.provider} takes at most {limit} tools a request: sizes were capped at {most}"
+                )
         elif max(settings.stress.sizes) > most:
             notes.append(f"sizes above {most} were capped: that is every distractor in the pool")
         sizes = tuple(sorted({0, *(min(s, most) for s in settings.stress.sizes)}))  # 0: your tools alone
@@ -185,8 +191,8 @@ def stress_report_of(run: StressRun, settings: Settings) -> StressReport:
         run.sources,
         StressRunOut(
             toolselect_version=__version__,
-            provider=settings.provider,
-            model=settings.model,
+            provider=settings.call.provider,
+            model=settings.call.model,
             cases=len({r.case.name for _, results in run.runs for r in results}),
             repeat=settings.repeat,
             seeds=list(range(stress.seeds)),

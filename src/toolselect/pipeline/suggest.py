@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..cache import AnswerCache
-from ..config import Loaded, Settings
+from ..config import Loaded
 from ..nofollow import read_text
 from ..outcome import Outcome
+from ..settings import Settings
 from ..sourcelines import FilePatch, Location, lines_changed, right_lines, text_changes
 from ..suggestions import Mode, Suggestion, most_affected, place, targets, unplaced
 from ..surface import build_surface

@@ -21,8 +21,8 @@ from . import BatchState, Request, SampleError
 from .api import SdkProvider, batch_error, timeout
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from ..throttle import Throttle
+    from .call import ModelCall
 
 KEY_VARS = "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN)"
 OFFLINE = "or run offline with --provider bm25"
@@ -39,7 +39,7 @@ class AnthropicProvider(SdkProvider):
     default_endpoint = "https://api.anthropic.com"
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "tool_choice": {"type": "auto"}, "max_tokens": self.settings.max_tokens}
+        return {**super().identity(), "tool_choice": {"type": "auto"}, "max_tokens": self.call.max_tokens}
 
     def connect(self) -> None:
         import anthropic
@@ -49,8 +49,8 @@ class AnthropicProvider(SdkProvider):
                 api_key=self.key("ANTHROPIC_API_KEY"),
                 auth_token=self.key("ANTHROPIC_AUTH_TOKEN"),
                 base_url=self.endpoint,
-                max_retries=self.settings.max_retries,
-                timeout=timeout(self.settings),
+                max_retries=self.call.max_retries,
+                timeout=timeout(self.call),
                 http_client=self.http_client(anthropic.DefaultAsyncHttpxClient),
             )
         except anthropic.AnthropicError as exc:  # e.g. a configured profile that can't be read
@@ -62,7 +62,7 @@ class AnthropicProvider(SdkProvider):
 
     def params(self, request: Request) -> dict[str, Any]:
         """The request's whole body, as a synchronous request sends it and a batch carries it."""
-        s = self.settings
+        s = self.call
         cached = s.prompt_cache
         tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
         if cached and tools:  # the tool list is the prefix every request of this order shares
@@ -192,7 +192,7 @@ class AnthropicProvider(SdkProvider):
             try:
                 message = await self.probing("json_schema" if forced else "text", probe).messages.create(
                     model=self.model,
-                    max_tokens=self.settings.max_tokens,
+                    max_tokens=self.call.max_tokens,
                     system=system,
                     messages=[{"role": "user", "content": prompt}],
                     **kwargs,
@@ -242,5 +242,5 @@ def messages(request: Request, cached: bool = False) -> list[dict[str, Any]]:
     return out
 
 
-def make(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> AnthropicProvider:
-    return AnthropicProvider(settings, throttle, environ)
+def make(call: ModelCall, throttle: Throttle, environ: Mapping[str, str]) -> AnthropicProvider:
+    return AnthropicProvider(call, throttle, environ)

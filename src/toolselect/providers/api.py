@@ -20,8 +20,8 @@ from . import BatchRefused, Provider, SampleError
 from .registry import PROVIDERS
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from ..throttle import Throttle
+    from .call import ModelCall
 
 DEFAULT_TIMEOUT_S = 60.0
 # Statuses after which no other request would fare better: stop the run at once.
@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 
 class SdkProvider(Provider):
-    """Settings, the run's throttle, the environment its key is read from, one lazily built SDK client
+    """Its model call, the run's throttle, the environment its key is read from, one lazily built SDK client
     (`sdk_client`: in toolselect "client" means a client profile, such as claude-code)."""
 
     sdk = ""  # the SDK's module, imported early by preload()
@@ -43,13 +43,13 @@ class SdkProvider(Provider):
     produces_replies = True
     cacheable = True
 
-    def __init__(self, settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> None:
-        super().__init__(settings.model)
-        self.settings = settings
+    def __init__(self, call: ModelCall, throttle: Throttle, environ: Mapping[str, str]) -> None:
+        super().__init__(call.model)
+        self.call = call
         self.throttle = throttle
         self.environ = environ
         self.sdk_client: Any = None
-        endpoint = settings.base_url or environ.get(self.endpoint_variable) or self.default_endpoint
+        endpoint = call.base_url or environ.get(self.endpoint_variable) or self.default_endpoint
         self.endpoint = endpoint.rstrip("/")  # fixed here: the cache key must not depend on connecting
         self.shown_endpoint = public_url(self.endpoint)  # in messages: no user info, query or path token
         self._capped: set[float] = set()
@@ -58,7 +58,7 @@ class SdkProvider(Provider):
 
     def identity(self) -> dict[str, Any]:
         """What every API provider's answer depends on; each adds its own request fields."""
-        s = self.settings
+        s = self.call
         return {
             "provider": self.name,
             "model": self.model,
@@ -85,20 +85,20 @@ class SdkProvider(Provider):
         would take minutes to say nothing. A slow network is left to the SDK's timeouts."""
         why = unreachable(self.endpoint, self.environ)
         if why is not None:
-            raise InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.settings.base_url))
+            raise InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.call.base_url))
 
     async def patiently(self, send: Callable[[], Awaitable[T]]) -> T:
         """`send()` (the SDK's call, its own retries inside) again while the endpoint answers that it
         is busy — 429, 529, a 503 with retry-after — within the sample's time budget: every attempt
         the SDK's retries could take (timeout_s × (max_retries + 1)). The throttle has slowed already
         (the pacer saw each 429), so the next attempt goes out at the endpoint's pace."""
-        budget = deadline(self.settings) * (self.settings.max_retries + 1)
+        budget = deadline(self.call) * (self.call.max_retries + 1)
         started = time.monotonic()
         while True:
             try:
                 return await send()
             except Exception as exc:
-                wait = asks_to_wait(exc, deadline(self.settings))
+                wait = asks_to_wait(exc, deadline(self.call))
                 if wait is None or self.throttle.pacer.stalled is not None:
                     raise
                 if time.monotonic() - started + wait > budget:
@@ -125,7 +125,7 @@ class SdkProvider(Provider):
         keeps a retry-after within the request deadline."""
         import httpx2
 
-        limit = deadline(self.settings)
+        limit = deadline(self.call)
 
         async def on_request(request: Any) -> None:
             await self.throttle.pacer.wait()  # every attempt, the SDK's retries too: at the endpoint's pace
@@ -143,10 +143,10 @@ class SdkProvider(Provider):
                         f"at most {limit:g} s, the request timeout (timeout_s)"
                     )
 
-        concurrency = self.settings.concurrency
+        concurrency = self.call.connections
         limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         hooks = {"request": [on_request], "response": [on_response]}
-        return client_class(limits=limits, timeout=timeout(self.settings), event_hooks=hooks)
+        return client_class(limits=limits, timeout=timeout(self.call), event_hooks=hooks)
 
     def redact(self, text: str) -> str:
         """Belt and braces: no key value ever appears in a message we keep or print, nor the secret
@@ -170,7 +170,7 @@ class SdkProvider(Provider):
                             "waiting ran out (timeout_s × (max_retries + 1))")
             )  # fmt: skip
         status = getattr(exc, "status_code", None)
-        retries = self.settings.max_retries
+        retries = self.call.max_retries
         if isinstance(status, int) and status in FATAL_STATUSES:
             hint = {
                 401: "check the API key (the SDK reads it from the usual environment variable)",
@@ -191,7 +191,7 @@ class SdkProvider(Provider):
         if "Connection" in name:
             why = unreachable(self.endpoint, self.environ)  # the endpoint went away mid-run: stop, don't wait on it
             if why is not None:
-                return InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.settings.base_url))
+                return InfraError(f"{why} at {self.shown_endpoint}", hint=_reach_hint(why, self.call.base_url))
             # the transport's own text can quote request headers (and so the key): name the cause only
             cause = type(exc.__cause__).__name__ if exc.__cause__ else name
             return SampleError(f"connection error ({cause}) at {self.shown_endpoint}{tries}")
@@ -291,14 +291,14 @@ def _reach_hint(why: str, base_url: str | None) -> str:
     return "check the endpoint and the network"
 
 
-def deadline(settings: Settings) -> float:
-    return settings.timeout_s or DEFAULT_TIMEOUT_S
+def deadline(call: ModelCall) -> float:
+    return call.timeout_s or DEFAULT_TIMEOUT_S
 
 
-def timeout(settings: Settings) -> Any:
+def timeout(call: ModelCall) -> Any:
     import httpx2
 
-    seconds = deadline(settings)
+    seconds = deadline(call)
     return httpx2.Timeout(seconds, connect=min(10.0, seconds))
 
 

@@ -23,7 +23,7 @@ from ..pick import Pick
 from . import Provider, Request, WireTool
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from .call import ModelCall
 
 DEFAULTS = {"threshold": 1.0, "k1": 1.2, "b": 0.75}
 
@@ -73,16 +73,12 @@ class BM25Provider(Provider):
         return {"provider": "bm25", "threshold": self.threshold, "k1": self.k1, "b": self.b}
 
 
-def make(settings: Settings, throttle: object = None, environ: Mapping[str, str] | None = None) -> BM25Provider:
+def make(call: ModelCall, throttle: object = None, environ: Mapping[str, str] | None = None) -> BM25Provider:
     options: dict[str, Any] = dict(DEFAULTS)
-    for key, value in settings.params.items():
+    for key, value in call.params.items():
         if key not in DEFAULTS:
-            raise ConfigError(
-                f"{settings.origin('params')}evals.params: bm25 has no option '{key}'{did_you_mean(key, DEFAULTS)}"
-            )
+            raise ConfigError(f"{call.params_at}evals.params: bm25 has no option '{key}'{did_you_mean(key, DEFAULTS)}")
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise ConfigError(
-                f"{settings.origin('params')}evals.params.{key} must be a number ≥ 0 for bm25 (got {value!r})"
-            )
+            raise ConfigError(f"{call.params_at}evals.params.{key} must be a number ≥ 0 for bm25 (got {value!r})")
         options[key] = float(value)
     return BM25Provider(**options)

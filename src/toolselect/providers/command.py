@@ -31,7 +31,7 @@ from ..sweep import stop_group
 from . import Provider, Request, SampleError
 
 if TYPE_CHECKING:
-    from ..config import Settings
+    from .call import ModelCall
 
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -159,13 +159,13 @@ def _tail(data: bytes, lines: int = 5) -> str:
     return " | ".join(text.splitlines()[-lines:])[-500:]
 
 
-def make(settings: Settings, throttle: object = None, environ: Mapping[str, str] | None = None) -> CommandProvider:
-    assert settings.command  # resolve_settings guarantees it
+def make(call: ModelCall, throttle: object = None, environ: Mapping[str, str] | None = None) -> CommandProvider:
+    assert call.command  # the settings' resolution guarantees it
     return CommandProvider(
-        command=settings.command,
-        model=settings.model,
-        cwd=settings.base_dir,
-        timeout_s=settings.timeout_s or DEFAULT_TIMEOUT_S,
+        command=call.command,
+        model=call.model,
+        cwd=call.cwd,
+        timeout_s=call.timeout_s or DEFAULT_TIMEOUT_S,
         env=child_environment({}, os.environ if environ is None else environ),
         confined=confinement(os.environ if environ is None else environ),
     )

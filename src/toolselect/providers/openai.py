@@ -24,8 +24,8 @@ from . import BatchRefused, BatchState, Request, SampleError, arguments_text
 from .api import SdkProvider, batch_error, body_message, refused_format, timeout
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from ..throttle import Throttle
+    from .call import ModelCall
 
 T = TypeVar("T")
 NO_KEY = (
@@ -48,18 +48,18 @@ class _OpenAIBase(SdkProvider):
     default_endpoint = "https://api.openai.com/v1"
     _cache_keys: dict[int, tuple[tuple[Any, ...], str | None, str]]
 
-    def __init__(self, settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> None:
-        super().__init__(settings, throttle, environ)
+    def __init__(self, call: ModelCall, throttle: Throttle, environ: Mapping[str, str]) -> None:
+        super().__init__(call, throttle, environ)
         self._cache_keys = {}
 
     def identity(self) -> dict[str, Any]:
-        return {**super().identity(), "tool_choice": "auto", "max_tokens": self.settings.max_tokens}
+        return {**super().identity(), "tool_choice": "auto", "max_tokens": self.call.max_tokens}
 
     def cache_key(self, request: Request) -> dict[str, str]:
         """OpenAI's own endpoint routes requests sharing a `prompt_cache_key` to the same cache: one key
         per tool list and system prompt (the prefix they share). Compatible servers get nothing: some
         refuse a field they don't know."""
-        if not (self.settings.prompt_cache and is_openai(self.endpoint)):
+        if not (self.call.prompt_cache and is_openai(self.endpoint)):
             return {}
         known = self._cache_keys.get(id(request.tools))
         if known is None or known[0] is not request.tools or known[1] != request.system:
@@ -75,8 +75,8 @@ class _OpenAIBase(SdkProvider):
             self.sdk_client = openai.AsyncOpenAI(
                 api_key=self.key("OPENAI_API_KEY") or (LOCAL_KEY if on_this_machine(self.endpoint) else None),
                 base_url=self.endpoint,
-                max_retries=self.settings.max_retries,
-                timeout=timeout(self.settings),
+                max_retries=self.call.max_retries,
+                timeout=timeout(self.call),
                 http_client=self.http_client(openai.DefaultAsyncHttpxClient),
             )
         except openai.OpenAIError:
@@ -288,7 +288,7 @@ class ChatProvider(_OpenAIBase):
     batch_url = "/v1/chat/completions"
 
     def body(self, request: Request) -> dict[str, Any]:
-        s = self.settings
+        s = self.call
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -398,7 +398,7 @@ class ResponsesProvider(_OpenAIBase):
     batch_url = "/v1/responses"
 
     def body(self, request: Request) -> dict[str, Any]:
-        s = self.settings
+        s = self.call
         out: dict[str, Any] = {
             "model": self.model,
             "input": responses_input(request),
@@ -492,9 +492,9 @@ def responses_input(request: Request) -> Any:
     return items
 
 
-def make_chat(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> ChatProvider:
-    return ChatProvider(settings, throttle, environ)
+def make_chat(call: ModelCall, throttle: Throttle, environ: Mapping[str, str]) -> ChatProvider:
+    return ChatProvider(call, throttle, environ)
 
 
-def make_responses(settings: Settings, throttle: Throttle, environ: Mapping[str, str]) -> ResponsesProvider:
-    return ResponsesProvider(settings, throttle, environ)
+def make_responses(call: ModelCall, throttle: Throttle, environ: Mapping[str, str]) -> ResponsesProvider:
+    return ResponsesProvider(call, throttle, environ)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class ProviderInfo:
-    factory: str  # "module:function"; the function takes the run's Settings, Throttle and environment
+    factory: str  # "module:function"; the function takes a ModelCall, the Throttle and the environment
     keys: tuple[str, ...] = ()  # environment variables that hold its API key (none: answered locally)
     max_tools: int | None = None  # the most tools one request may offer (OpenAI's APIs refuse more than 128)
     takes_model: bool = True  # the model's name reaches it (bm25 has none; a `command` picker is told it)

@@ -40,13 +40,13 @@ from .findings import finding_groups, more_text, tally
 from .ticker import Ticker
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from ..diff import Diff
     from ..gate import BaseFailure
     from ..golden import Case
     from ..lint.finding import Finding
     from ..outcome import Outcome
     from ..pipeline.prepare import Hooks
+    from ..settings import Settings
     from ..surface import Surface
 
 STYLE = {
@@ -129,12 +129,13 @@ class ConsoleView:
             self.ticker = None
 
     def start(self, settings: Settings, surface: Surface, cases: list[Case], samples: int) -> None:
-        model = f" {settings.model}" if settings.model else ""
+        call = settings.call
+        model = f" {call.model}" if call.model else ""
         if self.ticker is not None:  # another model of the run, in a log: one count for all
             self.ticker.grow(samples)
             self.console.print(
                 f"and {'client' if settings.client is not None else 'model'} [bold]{escape(settings.labels[0])}[/] · "
-                f"provider [cyan]{escape(settings.provider)}"
+                f"provider [cyan]{escape(call.provider)}"
                 f"{escape(model)}[/]"
             )
             return
@@ -142,7 +143,7 @@ class ConsoleView:
             self.progress.update(self.task, total=(self.progress.tasks[0].total or 0) + samples)
             self.progress.console.print(
                 f"and {'client' if settings.client is not None else 'model'} [bold]{escape(settings.labels[0])}[/] · "
-                f"provider [cyan]{escape(settings.provider)}"
+                f"provider [cyan]{escape(call.provider)}"
                 f"{escape(model)}[/]"
             )
             return
@@ -159,7 +160,7 @@ class ConsoleView:
         word = "client" if settings.client is not None else "model"
         label = f"{word} [bold]{escape(settings.labels[0])}[/] · " if settings.several else ""
         self.console.print(
-            f"[bold]toolselect {__version__}[/] · {label}provider [cyan]{escape(settings.provider)}{escape(model)}[/]"
+            f"[bold]toolselect {__version__}[/] · {label}provider [cyan]{escape(call.provider)}{escape(model)}[/]"
             f" · {len(cases)} cases{repeat} · concurrency {settings.concurrency}"
         )
         self.console.print(

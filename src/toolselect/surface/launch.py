@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ..config import PORT, ServerSpec
 from ..contain import IN_IMAGE, NOBODY, Confinement, child_environment, confinement, unstartable
 from ..errors import InfraError, MissingProgram
+from ..surface.spec import PORT, ServerSpec
 from ..sweep import reap_group, sweep
 from .mcp import list_tools
 

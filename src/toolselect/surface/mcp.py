@@ -16,8 +16,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from .. import __version__
-from ..config import ServerSpec
 from ..errors import InfraError, MissingProgram
+from ..surface.spec import ServerSpec
 
 MAX_PAGES = 1000
 

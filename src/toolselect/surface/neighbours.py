@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..config import DistractorServer, ServerSpec, Settings
+from ..config import DistractorServer
 from ..errors import ConfigError, did_you_mean
 from ..frozen import read_bytes
+from ..settings import Settings
+from ..surface.spec import ServerSpec
 from . import Neighbour
 from .file import read_tools_file
 from .launch import Say, capture
