@@ -13,15 +13,21 @@ from typing import Any
 
 from tests.conftest import ROOT, run_record
 from toolselect.config import Overrides, load_config
-from toolselect.gate import Gate
+from toolselect.gate import Gate, judged
 from toolselect.golden import Case, Source
 from toolselect.outcome import Outcome, compare_saved, joint_verdict
 from toolselect.pick import Pick
-from toolselect.report.build import build_report
+from toolselect.report.build import build_report as _build_report
 from toolselect.report.schema import LeftOutOut, Report
 from toolselect.resolve import resolve_settings
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
+
+
+def build_report(cases, results, surface, run, gate, **kwargs) -> Report:
+    """A report as a run makes it: built from its results, then judged by its gate."""
+    return judged(_build_report(cases, results, surface, run, gate.values(), **kwargs), gate)
+
 
 # ----------------------------------------------------------------------------- a weather report, base or head
 

@@ -23,7 +23,7 @@ from .locate import Loc, Located, display_path, load_yaml
 from .options import BY_KEY, OPTIONS, GivenBy, Option
 from .providers.registry import PROVIDERS
 from .strict import Authored
-from .surface.spec import ServerModel
+from .surface.spec import DistractorServer, ServerModel
 
 CONFIG_NAMES = ("toolselect.yaml", "toolproof.yaml")
 TOOLPROOF_IGNORED = ("checks", "tests", "fuzz", "bench", "timeout_ms", "retries")
@@ -67,14 +67,6 @@ class ClientEntry(Authored):
 
     name: str = Field(min_length=1)
     gate: GateEntry | None = None
-
-
-class DistractorServer(Authored):
-    """A distractor source that is an MCP server: listed with tools/list only, never called."""
-
-    command: list[str] | None = None
-    url: str | None = None
-    name: str | None = None  # the server's label in prefixes and reports (default: from the command or URL)
 
 
 # toolproof's `evals:` keys plus toolselect's extensions: one field per option of options.py (the

@@ -293,7 +293,7 @@ def gate_of(report: Report) -> Gate:
 
 def judged(report: Report, gate: Gate) -> Report:
     """The report with the head's own gate applied — the one place it is: `passed`, and its `gate`
-    record (every option in force, the reasons). A report just built comes here once (report/build.py);
+    record (every option in force, the reasons). A report just built comes here once (pipeline/execute.py);
     a saved report comes here again under the gate it is compared with (it is untrusted, and flags
     or inputs may change the options). Every verdict and every view reads this record."""
     limits = [f.message for f in report.lint if f.code in CLIENT_LIMITS and f.severity == "error"]

@@ -16,11 +16,10 @@ from .gate import Gate
 from .options import BY_KEY, OPTIONS
 from .providers.call import ModelCall
 from .shards import Shard, parse_shard
-from .surface.spec import ServerSpec
+from .surface.spec import DistractorServer, ServerSpec
 
 if TYPE_CHECKING:
     from .clients import Profile
-    from .config import DistractorServer
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.builders import gate, weather_report
+from tests.builders import build_report, gate, weather_report
 from toolselect.outcome import compare_saved
 from toolselect.render.comment import COMMENT_LIMIT, marker, render_comment
 from toolselect.render.escape import fence
@@ -66,7 +66,6 @@ def test_big_comments_drop_the_least_important_sections_first():
     from tests.builders import RUN, weather_surface
     from toolselect.golden import Case, Source
     from toolselect.pick import Pick
-    from toolselect.report.build import build_report
     from toolselect.scoring import score_sample
 
     s = weather_surface("Forecast")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import gate, mutate
+from tests.builders import build_report, gate, mutate
 from tests.conftest import run_record
 from toolselect.budget import estimate
 from toolselect.cache import AnswerCache, CachedProvider, cache_key
@@ -18,7 +18,6 @@ from toolselect.outcome import compare_saved
 from toolselect.pick import Pick, ToolCall
 from toolselect.providers import Provider, Request, WireTool
 from toolselect.render.comment import render_comment
-from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
 from toolselect.settings import default_settings
 from toolselect.surface import build_surface

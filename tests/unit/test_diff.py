@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.builders import RUN, gate, weather_report, weather_surface
+from tests.builders import RUN, build_report, gate, weather_report, weather_surface
 from toolselect.diff import diff_reports, incomparable
 from toolselect.gate import comparison_reasons, decide_verdict, judged
 
@@ -85,7 +85,6 @@ def test_incomparable_reports_say_why():
 def test_pending_cases_are_not_compared():
     from toolselect.golden import Case, Source
     from toolselect.pick import Pick
-    from toolselect.report.build import build_report
     from toolselect.scoring import score_sample
 
     s = weather_surface("Forecast for the coming days")

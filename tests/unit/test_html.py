@@ -17,13 +17,12 @@ from html.parser import HTMLParser
 
 import pytest
 
-from tests.builders import OBJ, RUN, Reports, gate, hostile, hostile_outcome, screenshot, shown_name
+from tests.builders import OBJ, RUN, Reports, build_report, gate, hostile, hostile_outcome, screenshot, shown_name
 from toolselect.golden import Case, Source
 from toolselect.outcome import ModelOutcome, Outcome, compare_saved
 from toolselect.pick import Pick
 from toolselect.render.html import CSP, SCRIPT, render_html
 from toolselect.render.html_matrix import cell_members, confusion_cell
-from toolselect.report.build import build_report
 from toolselect.report.schema import Report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from tests.builders import write_report
+from tests.builders import build_report, write_report
 from tests.conftest import run_record
 from toolselect.gate import Gate
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick, failed, skipped
-from toolselect.report.build import build_report
 from toolselect.report.files import read_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface

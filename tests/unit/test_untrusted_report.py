@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builders import mutate, write_report
+from tests.builders import build_report, mutate, write_report
 from tests.conftest import run_record
 from tests.unit.gfm import live
 from toolselect.errors import ConfigError
@@ -22,7 +22,6 @@ from toolselect.outcome import compare_saved
 from toolselect.pick import Pick
 from toolselect.render.comment import render_comment
 from toolselect.render.markdown import render_markdown
-from toolselect.report.build import build_report
 from toolselect.report.files import MAX_CONTAINERS, MAX_REPORT_BYTES, read_report
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface

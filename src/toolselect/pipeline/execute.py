@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from .. import __version__
 from ..ask import ask_all
+from ..gate import judged
 from ..judge import judge_all, read_replies, wants_judge, wants_reading
 from ..pick import Reading
 from ..prices import cost_usd, price_for
@@ -24,7 +25,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     hooks.on_start(settings, surface, prep.cases, len(prep.jobs))
     started_at, clock = datetime.now(UTC), time.perf_counter()
     finished = False
-    judged: dict[int, Reading] = {}
+    by_judge: dict[int, Reading] = {}
     readings: dict[int, Reply] = {}
     session = cache_keys if cache_keys is not None else set()
     try:
@@ -45,7 +46,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
                 if wants_judge(job.case, pick, surface)
             ]
-            judged = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
+            by_judge = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
         if prep.judge is not None and not asked.stopped and provider.produces_replies:  # replies without a call
             said = [(i, j.case, p) for i, (j, p) in enumerate(zip(asked.jobs, asked.picks, strict=True))]
             said = [(i, c, p) for i, c, p in said if wants_reading(c, p)]
@@ -67,12 +68,12 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
                 surface,
                 job.sample,
                 args_measured=provider.produces_args,
-                surfaced=judged[i].surfaced if i in judged else None,
+                surfaced=by_judge[i].surfaced if i in by_judge else None,
                 reads_replies=provider.produces_replies,
                 reply=readings.get(i),
             ),
             tool_order=None if job.order is None else tuple(offered[i] for i in job.order),
-            judge=judged.get(i),
+            judge=by_judge.get(i),
         )
         for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
     ]
@@ -115,14 +116,15 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         if prep.judge is not None and settings.judge
         else None,
     )
-    report = build_report(  # report
+    built = build_report(  # report
         prep.cases,
         results,
         surface,
         run,
-        settings.gate,
+        settings.gate.values(),
         stopped=asked.stopped,
         lint=prep.findings,
         warnings=[*settings.notes, *provider.problems],
     )
+    report = judged(built, settings.gate)  # the head's own gate, applied here once
     return report.model_copy(update={"part": prep.part}) if prep.part else report

@@ -265,7 +265,7 @@ async def prepare_models(
     if settings.alongside:  # the servers beside the user's: listed once for every model and client
         from ..surface.neighbours import alongside
 
-        beside = await alongside(settings, environ, say)
+        beside = await alongside(settings.alongside, settings.base_dir, settings.origin("alongside"), environ, say)
     shard = settings.shard
     keeps: list[Callable[[Job], bool] | None] = [None] * len(settings.each_model())
     if shard is not None and shard.index and assigned is not None:  # shard 0: the whole run (a merge)

@@ -104,7 +104,14 @@ async def run_stress(
     try:
         user = await load_surface(settings, environ, hooks.on_note)  # tool surface
         check_cases(cases, user, settings.strict)
-        neighbours, sources = await gather(settings, environ, hooks.on_note)  # distractors
+        neighbours, sources = await gather(  # distractors
+            settings.stress.distractors,
+            settings.stress.bundled_pool,
+            settings.base_dir,
+            settings.origin("distractors"),
+            environ,
+            hooks.on_note,
+        )
         notes = []
         most = len(neighbours)
         limit = PROVIDERS[settings.call.provider].max_tools

@@ -1,13 +1,12 @@
 """Results → report: metrics, per-tool precision/recall, the confusion matrix, the trajectory
-dimensions, and the head's own gate as judged (gate.py's rule, applied here once)."""
+dimensions, and the gate's options in force (the run judges it next: gate.judged)."""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast, get_args
 
-from ..gate import Gate, judged
 from ..golden import Case
 from ..pick import Trace, is_foreign
 from ..scoring import Result
@@ -368,7 +367,7 @@ def build_report(
     results: Sequence[Result],
     surface: Surface,
     run: RunOut,
-    gate: Gate,
+    gate: Mapping[str, Any],
     *,
     stopped: str | None = None,
     warnings: Sequence[str] = (),
@@ -387,8 +386,8 @@ def build_report(
     case_list = [case_out(c, by_case.get(c.name, [])) for c in cases]
     outcomes = Counter(r.outcome.value for r in results)
     built = Report(
-        passed=True,  # until judged, below
-        gate=GateOut(passed=True, stopped=stopped, **gate.values()),
+        passed=True,  # until judged (gate.judged)
+        gate=GateOut(passed=True, stopped=stopped, **gate),
         metrics=metrics,
         per_tool=per_tool,
         confusion=confusion,
@@ -418,4 +417,4 @@ def build_report(
         search=search_stats(results, run.client.deferred) if run.client and run.client.deferred else None,
         steal=steal_out(case_list) if run.client and (run.client.builtins or run.client.alongside) else None,
     )
-    return judged(built, gate)
+    return built

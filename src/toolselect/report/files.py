@@ -15,7 +15,6 @@ from pydantic import ValidationError
 
 from ..errors import ConfigError
 from ..explain import dotted, show
-from ..gate import Gate
 from ..locate import display_path
 from ..taxonomy import SampleOutcome
 from .schema import (
@@ -232,7 +231,7 @@ def _gate_problems(gate: GateOut) -> Iterator[str]:
     """The gate's numbers within the ranges their options declare (options.py)."""
     from ..options import BY_KEY
 
-    for key in Gate.__dataclass_fields__:
+    for key in (k for k in GateOut.model_fields if k in BY_KEY):
         option, value = BY_KEY[key], getattr(gate, key)
         named = value.items() if isinstance(value, dict) else [(None, value)]
         for name, number in named:

@@ -5,21 +5,19 @@ files, or MCP servers listed with tools/list only (never called)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..config import DistractorServer
 from ..errors import ConfigError, did_you_mean
 from ..frozen import read_bytes
-from ..settings import Settings
-from ..surface.spec import ServerSpec
 from . import Neighbour
 from .file import read_tools_file
 from .launch import Say, capture
+from .spec import DistractorServer, ServerSpec
 
 
 @dataclass(frozen=True)
@@ -55,7 +53,7 @@ def _label(source: DistractorServer) -> str:
 
 
 async def _listed(
-    given: Path | DistractorServer, settings: Settings, environ: Mapping[str, str], say: Say, key: str
+    given: Path | DistractorServer, base_dir: Path, where_: str, environ: Mapping[str, str], say: Say, key: str
 ) -> tuple[list[dict[str, Any]], str, str]:
     """One other surface's named tools, its label and where it came from: a tools.json file, or an
     MCP server listed with tools/list only (never called)."""
@@ -64,44 +62,53 @@ async def _listed(
         tools, label, origin = read_tools_file(given), given.stem, str(given)
     else:
         if not (given.command or given.url) or (given.command and given.url):
-            raise ConfigError(f"{settings.origin(key.split('.')[-1])}{key}: give a server command or url")
-        spec = ServerSpec(command=tuple(given.command) if given.command else None, url=given.url, cwd=settings.base_dir)
+            raise ConfigError(f"{where_}{key}: give a server command or url")
+        spec = ServerSpec(command=tuple(given.command) if given.command else None, url=given.url, cwd=base_dir)
         captured = await capture(spec, environ, say)
         tools, label, origin = captured.tools, _label(given), captured.origin
     return [t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str) and t["name"]], label, origin
 
 
-async def alongside(settings: Settings, environ: Mapping[str, str], say: Say) -> list[Neighbour]:
-    """The servers a user runs beside theirs (evals.alongside), in order: a bundled pool server by
-    its name, a tools.json file, or an MCP server (tools/list only)."""
+async def alongside(
+    others: Sequence[str | Path | DistractorServer], base_dir: Path, where_: str, environ: Mapping[str, str], say: Say
+) -> list[Neighbour]:
+    """The servers a user runs beside theirs (evals.alongside, written at `where_`), in order: a bundled
+    pool server by its name, a tools.json file, or an MCP server (tools/list only, run in `base_dir`)."""
     out: list[Neighbour] = []
     pool: list[Neighbour] | None = None
-    for given in settings.alongside:
+    for given in others:
         if isinstance(given, str):
             pool = pool if pool is not None else bundled()[0]
             servers = list(dict.fromkeys(n.server for n in pool))
             if given not in servers:
-                where_ = settings.origin("alongside")
                 raise ConfigError(
                     f"{where_}alongside: no bundled server '{given}'{did_you_mean(given, servers)}",
                     hint=f"the bundled pool has {', '.join(servers)}; or give a tools.json file or {{command: [...]}}",
                 )
             out += [n for n in pool if n.server == given]
             continue
-        named, label, _ = await _listed(given, settings, environ, say, "evals.alongside")
+        named, label, _ = await _listed(given, base_dir, where_, environ, say, "evals.alongside")
         out += [Neighbour(label, t) for t in named]
     return out
 
 
-async def gather(settings: Settings, environ: Mapping[str, str], say: Say) -> tuple[list[Neighbour], list[PoolSource]]:
-    """Every distractor the run may draw from: the user's neighbours first, then the bundled pool."""
+async def gather(
+    distractors: Sequence[Path | DistractorServer],
+    bundled_pool: bool,
+    base_dir: Path,
+    where_: str,
+    environ: Mapping[str, str],
+    say: Say,
+) -> tuple[list[Neighbour], list[PoolSource]]:
+    """Every distractor the run may draw from (stress.distractors, written at `where_`): the user's
+    neighbours first, then the bundled pool."""
     neighbours: list[Neighbour] = []
     sources: list[PoolSource] = []
-    for given in settings.stress.distractors:
-        named, label, origin = await _listed(given, settings, environ, say, "stress.distractors")
+    for given in distractors:
+        named, label, origin = await _listed(given, base_dir, where_, environ, say, "stress.distractors")
         neighbours += [Neighbour(label, t) for t in named]
         sources.append(PoolSource(label, origin, len(named)))
-    if settings.stress.bundled_pool:
+    if bundled_pool:
         pool, listed = bundled()
         neighbours += pool
         sources += listed

@@ -119,3 +119,11 @@ def describe_server(command: Any, url: str | None, transport: str | None) -> str
     url = url or ""
     kind = transport or ("sse" if url.split("?")[0].rstrip("/").endswith("/sse") else "streamable-http")
     return f"{kind}: {public_url(url)}"
+
+
+class DistractorServer(Authored):
+    """A distractor source that is an MCP server: listed with tools/list only, never called."""
+
+    command: list[str] | None = None
+    url: str | None = None
+    name: str | None = None  # the server's label in prefixes and reports (default: from the command or URL)
