@@ -4,8 +4,8 @@ default and help.
 From these declarations come the `evals:` fields of the config model (and their validation), the
 command-line flags, the Action's inputs (action.yml and the tables of docs/action.md and
 docs/config.md are generated from them by `python scripts/sync_options.py`), the parsing and range
-checks of a flag's or an input's text, and every "must be between 0 and 1" message. Adding an
-option is one declaration here, one field in `Settings` (config.py), and its behaviour.
+checks of a flag's or an input's text, every "must be between 0 and 1" message, and the resolved value
+(`settings.option(key)`). Adding an option is one declaration here and its behaviour.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class Option:
     input_default: str = ""  # the input's default in action.yml
     env: tuple[str, ...] = ()  # variables read between the flag (or input) and the config
     secret: bool = False  # an Action input that is masked and never written anywhere
-    annotation: Any = None  # the config key's type, when `kind` doesn't say it (config.py types `cases`, `price`)
+    annotation: Any = None  # the config key's type, when `kind` doesn't say it (config.py types `cases`, `price`, …)
     shown_default: str = ""  # the default as the docs say it, when not the value itself
     example: str = ""  # for `floors`: one floor as a flag takes it, e.g. get_weather=0.8
     keys: tuple[str, ...] = ()  # for `floors`: the names a floor may have (empty: any, e.g. tool names)

@@ -133,6 +133,67 @@ def test_a_circle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+def room(module: str) -> str:
+    """A module's room in the house: a top-level module is one, a subpackage (providers/, surface/,
+    report/, …) is one with everything in it."""
+    return ".".join(module.split(".")[:2])
+
+
+def arrows_back_up(edges: dict[str, set[str]]) -> list[tuple[str, str, list[str]]]:
+    """The imports that run back up: between two rooms that import each other, through any path
+    (a subpackage imports a module that imports the subpackage): (room, room, the modules taking part)."""
+    rooms: dict[str, set[str]] = {}
+    by: dict[tuple[str, str], set[str]] = {}
+    for module, found in edges.items():
+        for target in found:
+            a, b = room(module), room(target)
+            if a != b:
+                rooms.setdefault(a, set()).add(b)
+                by.setdefault((a, b), set()).add(f"{module} -> {target}")
+    for r in list(rooms.values()):
+        for name in r:
+            rooms.setdefault(name, set())
+    circled = {name for component in cycles(rooms) for name in component}
+    return sorted(
+        (a, b, sorted(why))
+        for (a, b), why in by.items()
+        if a in circled and b in circled and any(b in c and a in c for c in cycles(rooms))
+    )
+
+
+def test_no_import_runs_back_up_between_rooms():
+    """No two rooms (a top-level module, or a subpackage as a whole) import each other, however
+    far round: the house has floors, and every arrow goes down. (A provider that read the settings,
+    a surface module that read the config, a report that imported the gate: each ran back up.)"""
+    g = graph()
+    edges = {m: importing(found, set(g), m) for m, found in g.items()}
+    assert arrows_back_up(edges) == []
+
+
+def test_an_arrow_back_up_is_found():
+    edges = {
+        "toolselect.providers.api": {"toolselect.config"},
+        "toolselect.config": {"toolselect.providers.registry"},
+        "toolselect.providers.registry": set(),
+        "toolselect.cli.main": {"toolselect.config"},
+    }
+    assert [(a, b) for a, b, _ in arrows_back_up(edges)] == [
+        ("toolselect.config", "toolselect.providers"),
+        ("toolselect.providers", "toolselect.config"),
+    ]
+
+
+def test_a_provider_is_built_from_a_model_call_alone():
+    """Providers read a ModelCall (providers/call.py), never the run's settings or config."""
+    upward = ("toolselect.config", "toolselect.settings", "toolselect.resolve", "toolselect.lineup")
+    reads = {
+        module: sorted(i for i in found if i.startswith(upward))
+        for module, found in graph().items()
+        if module.startswith("toolselect.providers")
+    }
+    assert {m: found for m, found in reads.items() if found} == {}
+
+
 # --------------------------------------------------------------------------- the tests' own imports
 
 
@@ -203,7 +264,7 @@ def test_an_import_of_a_test_module_is_found():
 
 # --------------------------------------------------------------------------- module sizes
 
-LONG_BY_DESIGN = {"toolselect/options.py", "toolselect/config.py"}  # CONTRIBUTING.md says why
+LONG_BY_DESIGN = {"toolselect/options.py"}  # the option table: CONTRIBUTING.md says why
 MAX_LINES = 520  # "about 500": a module that grows past it splits by concept
 
 

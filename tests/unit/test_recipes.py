@@ -69,3 +69,53 @@ def test_every_outcome_code_has_its_meaning_and_is_documented():
     assert set(OUTCOME_MEANING) == set(SampleOutcome)
     page = (ROOT / "docs" / "golden-set.md").read_text(encoding="utf-8")
     assert [c.value for c in SampleOutcome if f"`{c.value}`" not in page] == []
+
+
+RUN_OPTION = """
+import sys
+from pathlib import Path
+
+import toolselect.options as o
+
+new = o.Option("warmth", "how warm the run is", "int", "run", default=3, ge=0, metavar="N")
+o.OPTIONS = (*o.OPTIONS, new)
+o.BY_KEY[new.key] = new
+
+from toolselect.config import Overrides, load_config
+from toolselect.errors import ConfigError
+from toolselect.resolve import resolve_settings
+
+folder = Path(sys.argv[1])
+config = folder / "toolselect.yaml"
+config.write_text("tools_file: tools.json\\nevals:\\n  provider: bm25\\n  warmth: 5\\n")
+loaded = load_config(config, {})
+print("config", resolve_settings(loaded, Overrides(), {}, folder).option("warmth"))
+flags = Overrides(o.read_flags({"warmth": "7"}))
+print("flag", resolve_settings(loaded, flags, {}, folder).option("warmth"))
+inputs = Overrides(o.read_inputs({"INPUT_WARMTH": "9"}), source="input")
+print("input", resolve_settings(loaded, inputs, {}, folder).option("warmth"))
+config.write_text("tools_file: tools.json\\nevals:\\n  provider: bm25\\n  warmth: -1\\n")
+try:
+    load_config(config, {})
+except ConfigError as exc:
+    print("refused", " ".join(e.message for e in getattr(exc, "errors", [exc])))
+"""
+
+
+def test_a_run_option_is_one_declaration(tmp_path):
+    """Adding a run option is its declaration in options.py (and its behaviour): the config key, the
+    flag and the Action input reach the settings (settings.option) and the range is checked — no
+    edit to config.py, settings.py or resolve.py."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_OPTION, str(tmp_path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == ["config 5", "flag 7", "input 9"]
+    assert lines[3].startswith("refused") and "warmth" in lines[3] and "0 or more" in lines[3]
+    recipe = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = recipe.split("## How to add an option", 1)[1].split("\n## ", 1)[0]
+    assert "settings.option(" in section and "config.py" not in section

@@ -56,7 +56,9 @@ def shown_metric(report: Report, key: str) -> Metric | None:
 Third = Literal["first", "middle", "last"]
 Sequence_ = Literal["strict", "in_order", "unordered", "any_of_these"]
 LintCode = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]  # e.g. "description-missing"
-Label = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+~-]{0,63}$")]  # a model's label (config.py's)
+Label = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:/@+~-]{0,63}$")
+]  # a model's label (config.LABEL_PATTERN)
 MODELS_SCHEMA_VERSION: Literal[2] = 2
 MAX_MODELS = 16
 SurfaceHash = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]  # sha256 hex
