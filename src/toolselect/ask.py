@@ -13,17 +13,16 @@ import asyncio
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from .clients import Presented, client_name, client_refusal
 from .converse import Conversation
-from .deferred import Deferral, Searching
 from .errors import InfraError
 from .golden import Case, placeholder
-from .pick import Pick, alongside, built_in, failed, skipped
+from .offer import Offer
+from .offer.deferred import Searching
+from .pick import Pick, failed, skipped
 from .providers import Provider, Request, SampleError, WireTool
 from .scoring import missing_tools, score_sample
-from .surface import SAFE_NAME, Surface, safe_name
+from .surface import Surface
 from .taxonomy import SampleOutcome
 from .throttle import Throttle
 
@@ -45,82 +44,6 @@ class Asked:
     jobs: tuple[Job, ...]
     picks: tuple[Pick, ...]  # aligned with jobs
     stopped: str | None  # the fatal error that stopped the run, if any
-
-
-def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
-    return tuple(WireTool(t.wire_name, t.description, t.input_schema) for t in surface.tools)
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What every request of a run offers the model: the tools as sent (their wire names, in order)
-    and the system prompt, with what each wire name is scored as — the server's name for the tool,
-    a client's built-in (`(built-in: Grep)`) or another server's (`(alongside: github/search_code)`).
-    `refused`: the client can't present the surface at all (a name over its limit that fails the
-    session, too many tools for its API): nothing is sent, and every sample is CLIENT-FAILED with
-    that reason."""
-
-    tools: tuple[WireTool, ...]
-    system: str | None
-    back: Mapping[str, str]  # wire name → the tool it is scored as
-    refused: str | None = None
-    deferred: Deferral | None = None  # the client loads definitions only once a search finds them
-
-    def from_wire(self, wire_name: str) -> str:
-        """The tool behind a name the model answered with (unknown names pass through)."""
-        return self.back.get(wire_name, wire_name)
-
-
-def offer(
-    surface: Surface,
-    system: str | None,
-    presented: Presented | None = None,
-    beside: Sequence[tuple[str, Mapping[str, Any]]] = (),
-) -> Offer:
-    """The surface as offered: the raw tool list, or as a client presents it (its names, its cut, its
-    built-in tools first and its system prompt before the run's). `beside`: other servers' tools
-    (server label, MCP definition), after yours, named as the client names them; past the client's
-    count, they are the ones cut."""
-    if presented is None:
-        return Offer(wire_tools(surface), system, {t.wire_name: t.name for t in surface.tools})
-    profile = presented.profile
-    builtins = tuple(WireTool(b.name, b.description, b.input_schema) for b in profile.builtins)
-    taken = {b.name for b in builtins}
-    back = {b.name: built_in(b.name) for b in builtins}
-    server: list[WireTool] = []
-    for shown in presented.shown:
-        if shown.tool in presented.grouped:
-            continue  # behind the client's tool groups: not offered directly
-        tool = surface.get(shown.tool)
-        assert tool is not None
-        name = (
-            shown.name if SAFE_NAME.fullmatch(shown.name) and shown.name not in taken else safe_name(shown.name, taken)
-        )
-        taken.add(name)
-        server.append(WireTool(name, tool.description, tool.input_schema))
-        back[name] = tool.name
-    room = None if profile.tools.max is None else max(0, profile.tools.max - len(server))
-    for label, definition in list(beside)[:room]:
-        tool_name = str(definition.get("name"))
-        wire = client_name(profile, label, tool_name)
-        wire = wire if SAFE_NAME.fullmatch(wire) and wire not in taken else safe_name(wire, taken)
-        taken.add(wire)
-        schema = definition.get("inputSchema")
-        described = definition.get("description")
-        server.append(
-            WireTool(wire, described if isinstance(described, str) else "", schema if isinstance(schema, dict) else {})
-        )
-        back[wire] = alongside(label, tool_name)
-    d = profile.deferred
-    if d.mode == "names" and d.tool is not None and d.search is not None:  # names in the prompt, a search tool
-        finder = WireTool(d.tool.name, d.tool.description, d.tool.input_schema)
-        deferral = Deferral(finder, tuple(server), d.search, d.results, d.searches, d.tool.query, d.tool.max_results)
-        listing = d.listing.replace("{names}", "\n".join(t.name for t in server))
-        back[finder.name] = built_in(finder.name)
-        deferred = "\n\n".join(p for p in (profile.system, listing, system) if p)
-        return Offer((*builtins, finder), deferred, back, client_refusal(presented), deferral)
-    prompt = "\n\n".join(p for p in (profile.system, system) if p) or None
-    return Offer((*builtins, *server), prompt, back, client_refusal(presented))
 
 
 class Offered:

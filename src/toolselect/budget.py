@@ -11,8 +11,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .ask import Job, Loop, Offer, Offered, looped
+from .ask import Job, Loop, Offered, looped
 from .errors import ConfigError
+from .offer import Offer
 from .pick import Usage
 from .prices import CACHE_MIN_TOKENS, cost_usd
 from .providers import Provider, Request, WireTool

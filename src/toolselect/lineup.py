@@ -98,7 +98,7 @@ def client_specs(
     labelled by the client alone when there is one model, else `<model>@<client>`. A client's own
     `gate:` is over the model's; a flag or an input is over both. A profile file is read from the
     config's folder (a flag's or an input's from the working directory)."""
-    from .clients import load_profile
+    from .offer.clients import load_profile
 
     given = values.get("clients")
     if not given:

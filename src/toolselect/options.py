@@ -427,7 +427,7 @@ OPTIONS: tuple[Option, ...] = (
            "links to the run's artifacts for the HTML report",
            "text", "action", config=None, flag=None, pattern=r"[A-Za-z0-9._-]{1,100}",
            unit="may use letters, digits, '.', '_' and '-' only", shown_default="empty: no link"),
-    # how a client presents the surface (clients.py): each client is asked like a model; lint checks it offline
+    # how a client presents the surface (offer/clients.py): each client is asked like a model; lint checks it offline
     Option("clients",
            "evaluate the surface as this client presents it: claude-code, cursor, vscode, openai-agents, raw, or a "
            "profile file (.yaml); repeatable (each client is asked like a model of the run); in the config a list of "

@@ -140,7 +140,7 @@ class Pick:
     # blocks (with their signatures), Responses' reasoning items (with their encrypted content)
     replay: tuple[Any, ...] = ()
     trace: Trace | None = None  # a trajectory case's whole conversation
-    searched: tuple[Search, ...] = ()  # a deferred client's searches before the pick (deferred.py)
+    searched: tuple[Search, ...] = ()  # a deferred client's searches before the pick (offer/deferred.py)
 
     def __post_init__(self) -> None:
         _bounded(self)

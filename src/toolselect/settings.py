@@ -19,7 +19,7 @@ from .shards import Shard, parse_shard
 from .surface.spec import DistractorServer, ServerSpec
 
 if TYPE_CHECKING:
-    from .clients import Profile
+    from .offer.clients import Profile
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class Settings:
     def server_label(self) -> str:
         """The server's name in a client's tool names: evals.server_name (--server-name), else the
         likeliest name a user gives it (clients.default_server_name)."""
-        from .clients import default_server_name
+        from .offer.clients import default_server_name
 
         if self.server_name:
             return self.server_name

@@ -1,14 +1,14 @@
-"""Client profiles (clients.py): each bundled client's names, limits and count rules as its sources
+"""Client profiles (offer/clients.py): each bundled client's names, limits and count rules as its sources
 state them, and the findings `lint --client` makes of what the client does to a surface."""
 
 from __future__ import annotations
 
 import pytest
 
-from toolselect.clients import BUILT_IN, client_name, load_profile, present
 from toolselect.errors import ConfigError
 from toolselect.golden import Case, Source
 from toolselect.lint.client import lint_client
+from toolselect.offer.clients import BUILT_IN, client_name, load_profile, present
 
 
 def case(tool: str, n: int = 0) -> Case:
@@ -113,7 +113,7 @@ def test_a_profile_of_your_own_is_checked_like_any_file_you_write(tmp_path):
 
 
 def test_the_offer_puts_the_built_ins_first_and_maps_every_name_back():
-    from toolselect.ask import offer
+    from toolselect.offer import offer
     from toolselect.pick import built_in
     from toolselect.surface import build_surface
 
@@ -180,7 +180,7 @@ TOOLS_FOR_SEARCH = [
 
 
 def test_a_client_search_ranks_by_name_then_description_and_takes_select():
-    from toolselect.clients import search
+    from toolselect.offer.clients import search
 
     assert search("keyword", "forecast", TOOLS_FOR_SEARCH, 5) == [1]  # in the name: 2 points
     assert search("keyword", "city", TOOLS_FOR_SEARCH, 5) == [0, 1]  # in two descriptions: ties keep the order
@@ -194,7 +194,7 @@ def test_a_client_search_ranks_by_name_then_description_and_takes_select():
 
 
 def test_the_search_loop_loads_what_it_found_and_ends_at_the_pick():
-    from toolselect.deferred import Deferral, Searching
+    from toolselect.offer.deferred import Deferral, Searching
     from toolselect.pick import Pick, ToolCall
     from toolselect.providers import Request, WireTool
 

@@ -120,7 +120,8 @@ def test_the_budget_walks_a_cached_trajectory_and_counts_what_is_missing(tmp_pat
     turn1 = Pick(tool="get_forecast", args={"city": "Paris"})
     cache.put(cache_key(provider.identity(), REQUEST), "anthropic", "m", REQUEST, turn1)
     settings = default_settings("anthropic", "m")
-    from toolselect.ask import Job, Offer
+    from toolselect.ask import Job
+    from toolselect.offer import Offer
 
     tools = Offer(REQUEST.tools, REQUEST.system, {t.name: t.name for t in REQUEST.tools})
     missing = estimate(provider, [Job(case, 0)], tools, settings, set(), SURFACE)

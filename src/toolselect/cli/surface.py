@@ -105,12 +105,12 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     from rich.markup import escape as escape_markup
 
-    from ..clients import client_out, present, summary
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED, EXIT_USAGE, ConfigError
     from ..lint.client import lint_client
     from ..lint.golden import lint_golden
     from ..lint.stops import replies_unread
     from ..lint.surface import lint_surface
+    from ..offer.clients import client_out, present, summary
     from ..pipeline.prepare import load_surface, surface_place
     from ..providers.registry import PROVIDERS
     from ..render.common import lint_summary
@@ -388,10 +388,10 @@ def cmd_surface(args: argparse.Namespace) -> int:
 
     from rich.markup import escape as escape_markup
 
-    from ..ask import offer
     from ..budget import prefix_tokens
-    from ..clients import present, summary
     from ..errors import EXIT_INTERRUPTED, EXIT_PASSED
+    from ..offer import offer
+    from ..offer.clients import present, summary
     from ..pipeline.prepare import load_surface
     from ..render.console import ConsoleView
 

@@ -1,4 +1,4 @@
-"""Findings about what a client does to the surface (clients.py): a name over its limit, a tool it
+"""Findings about what a client does to the surface (offer/clients.py): a name over its limit, a tool it
 never sends, tools it hides behind groups, too many tools for it, two tools it names alike. They need
 no model. Pure."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..clients import Presented
 from ..golden import Case
+from ..offer.clients import Presented
 from .finding import Finding, Severity
 
 

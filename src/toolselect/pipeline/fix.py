@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..acceptance import BeforeAfter, Judged, judge, none_passed
-from ..ask import wire_tools
 from ..config import Loaded
 from ..errors import ConfigError
 from ..golden import Case
+from ..offer import wire_tools
 from ..providers import Provider
 from ..providers.call import ModelCall
 from ..providers.registry import PROVIDERS

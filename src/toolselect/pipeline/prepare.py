@@ -4,14 +4,12 @@ provider, its throttle and its plan of samples, and what the answer cache alread
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ..ask import Job, Offer, offer, plan
+from ..ask import Job, plan
 from ..budget import Budget, estimate, prefix_tokens
-from ..clients import Presented, present
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
@@ -19,13 +17,14 @@ from ..lint.client import lint_client
 from ..lint.finding import Finding
 from ..lint.stops import check_cases, check_tool_names, replies_unread
 from ..lint.surface import lint_surface
-from ..pick import ALONGSIDE, Pick
+from ..offer import Offer, client_record, client_without_a_model, offer_to
+from ..pick import Pick
 from ..prices import CACHE_MIN_TOKENS
 from ..providers import Provider
 from ..providers.api import deadline
 from ..providers.registry import PROVIDERS
 from ..providing import make_provider
-from ..report.schema import BatchOut, ClientOut, DroppedOut, PartOut
+from ..report.schema import BatchOut, ClientOut, PartOut
 from ..scoring import missing_tools
 from ..settings import Settings
 from ..shards import Unit, fingerprint
@@ -159,12 +158,9 @@ async def prepare(
         findings += check_cases(cases, surface, settings.strict)  # impossible cases stop here
         findings += replies_unread(cases, settings.call.provider, provider.produces_replies)
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
-        offered, client = offer(surface, settings.system), None
-        if settings.client is not None:  # the surface as this client presents it
-            presented = present(settings.client, settings.server_label, surface.names)
-            findings += lint_client(presented, cases, *place)
-            offered = offer(surface, settings.system, presented, [(n.server, n.definition) for n in beside])
-            client = client_record(presented, offered)
+        offered = offer_to(surface, settings.system, settings.client, settings.server_label, beside)
+        if offered.presented is not None:  # what the client does to the surface, checked
+            findings += lint_client(offered.presented, cases, *place)
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))
@@ -180,49 +176,18 @@ async def prepare(
     judge = None
     if settings.judge_call:  # trajectories' answers after an error, and replies without a call: through the cache
         judge = make_provider(settings.judge_call, throttle, environ, settings.cache_dir, settings.cache_mode)
-    return Prepared(settings, cases, surface, provider, throttle, jobs, offered, findings, budget, judge, client=client)
-
-
-def client_without_a_model(settings: Settings) -> str | None:
-    """Why a model of the run can't be asked as its client presents the surface: a client that hides
-    tools behind a search or brings tools of its own needs a model that searches and weighs them; bm25
-    and a `command` picker answer one request with one pick. Measured anyway, recall would read 0% and
-    the client's tools would "steal" picks by shared words — blaming the descriptions for nothing."""
-    for spec in settings.models:
-        profile = spec.client
-        if profile is None or PROVIDERS[spec.provider].api:
-            continue
-        hides = profile.deferred.mode != "none"
-        if hides or profile.builtins:
-            what = (
-                "hides your tools behind its tool search"
-                if hides
-                else f"brings {len(profile.builtins)} tools of its own"
-            )
-            return (
-                f"the client {profile.name} {what}: measuring it takes a model that searches and chooses "
-                f"(anthropic, openai, openai-responses), and {spec.provider} answers one request with one pick "
-                f"(recall would read 0% and the client's tools would take picks by shared words)"
-            )
-    return None
-
-
-def client_record(presented: Presented, offered: Offer) -> ClientOut:
-    """What the client did to the surface, for the report."""
-    p = presented.profile
-    others = [b for b in offered.back.values() if b.startswith(ALONGSIDE)]  # other servers' tools offered
-    return ClientOut(
-        name=p.name,
-        title=p.title,
-        checked=p.checked,
-        server=presented.server,
-        renamed=dict(presented.renamed),
-        dropped=[DroppedOut(tool=t, position=i, why=why) for t, i, why in presented.dropped],
-        grouped=list(presented.grouped),
-        builtins=[b.name for b in p.builtins],
-        deferred=offered.deferred.results if offered.deferred else None,
-        alongside=dict(Counter(b.removeprefix(ALONGSIDE).split("/")[0] for b in others)),
-        refused=offered.refused,
+    return Prepared(
+        settings,
+        cases,
+        surface,
+        provider,
+        throttle,
+        jobs,
+        offered,
+        findings,
+        budget,
+        judge,
+        client=client_record(offered),
     )
 
 
@@ -254,7 +219,7 @@ async def prepare_models(
     """Every model of the run prepared (`prepare`) on one side's `cases`: the tool surface listed once
     (or `surface`, frozen), one throttle per endpoint. With `settings.shard`, each model asks only the
     units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
-    unasked = client_without_a_model(settings)
+    unasked = client_without_a_model([(m.client, m.provider) for m in settings.models])
     if unasked is not None:
         raise ConfigError(
             unasked, hint="toolselect lint --client NAME checks how a client presents the surface, offline"

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from .. import __version__
-from ..ask import ask_all, offer, plan
+from ..ask import ask_all, plan
 from ..baseline import NoBaseline
 from ..budget import Budget, check_budget, combined, estimate
 from ..cache import AnswerCache
@@ -18,6 +18,7 @@ from ..config import Loaded
 from ..errors import InfraError, Refused, ToolselectError
 from ..golden import Case
 from ..lint.stops import check_cases
+from ..offer import offer
 from ..providers import Spend
 from ..providers.registry import PROVIDERS
 from ..providing import make_provider

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..pick import Pick, Search, ToolCall, Usage
+from ..providers import Request, Stub, Turn, WireTool
 from .clients import search
-from .pick import Pick, Search, ToolCall, Usage
-from .providers import Request, Stub, Turn, WireTool
 
 
 @dataclass(frozen=True)

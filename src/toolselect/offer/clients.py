@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from .errors import ConfigError, ConfigErrors, did_you_mean
-from .explain import explain_errors
-from .locate import display_path, load_yaml
-from .strict import Authored
+from ..errors import ConfigError, ConfigErrors, did_you_mean
+from ..explain import explain_errors
+from ..locate import display_path, load_yaml
+from ..strict import Authored
 
 
 class Names(Authored):
@@ -236,7 +236,7 @@ def search(mode: str, query: str, tools: Sequence[tuple[str, str, Any]], limit: 
     otherwise `keyword` scores each query word found in a tool's name (2) or its description and
     parameters (1), a `+word` being required; `bm25` ranks by BM25 over the same words; `regex`
     matches the query as a regular expression (case-insensitive) against the name and description."""
-    from .lexical import BM25, tokenize, tool_text
+    from ..lexical import BM25, tokenize, tool_text
 
     query = query.strip()
     if query.startswith("select:"):

@@ -1,0 +1,152 @@
+"""How the tools are offered to the model: the raw tool list, or as a client presents it (clients.py:
+its profile, its names and cut, its built-in tools and system prompt), with other servers' tools
+beside (evals.alongside), or deferred behind the client's tool search (deferred.py) — and every name
+as sent mapped back to what it is scored as. ask.py sends what this stage offers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..pick import ALONGSIDE, alongside, built_in
+from ..providers import WireTool
+from ..providers.registry import PROVIDERS
+from ..report.schema import ClientOut, DroppedOut
+from ..surface import SAFE_NAME, Neighbour, Surface, safe_name
+from .clients import Presented, Profile, client_name, client_refusal, present
+from .deferred import Deferral
+
+
+def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
+    return tuple(WireTool(t.wire_name, t.description, t.input_schema) for t in surface.tools)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What every request of a run offers the model: the tools as sent (their wire names, in order)
+    and the system prompt, with what each wire name is scored as — the server's name for the tool,
+    a client's built-in (`(built-in: Grep)`) or another server's (`(alongside: github/search_code)`).
+    `refused`: the client can't present the surface at all (a name over its limit that fails the
+    session, too many tools for its API): nothing is sent, and every sample is CLIENT-FAILED with
+    that reason."""
+
+    tools: tuple[WireTool, ...]
+    system: str | None
+    back: Mapping[str, str]  # wire name → the tool it is scored as
+    refused: str | None = None
+    deferred: Deferral | None = None  # the client loads definitions only once a search finds them
+    presented: Presented | None = None  # how the client presented the surface (None: the raw list)
+
+    def from_wire(self, wire_name: str) -> str:
+        """The tool behind a name the model answered with (unknown names pass through)."""
+        return self.back.get(wire_name, wire_name)
+
+
+def offer(
+    surface: Surface,
+    system: str | None,
+    presented: Presented | None = None,
+    beside: Sequence[tuple[str, Mapping[str, Any]]] = (),
+) -> Offer:
+    """The surface as offered: the raw tool list, or as a client presents it (its names, its cut, its
+    built-in tools first and its system prompt before the run's). `beside`: other servers' tools
+    (server label, MCP definition), after yours, named as the client names them; past the client's
+    count, they are the ones cut."""
+    if presented is None:
+        return Offer(wire_tools(surface), system, {t.wire_name: t.name for t in surface.tools})
+    profile = presented.profile
+    builtins = tuple(WireTool(b.name, b.description, b.input_schema) for b in profile.builtins)
+    taken = {b.name for b in builtins}
+    back = {b.name: built_in(b.name) for b in builtins}
+    server: list[WireTool] = []
+    for shown in presented.shown:
+        if shown.tool in presented.grouped:
+            continue  # behind the client's tool groups: not offered directly
+        tool = surface.get(shown.tool)
+        assert tool is not None
+        name = (
+            shown.name if SAFE_NAME.fullmatch(shown.name) and shown.name not in taken else safe_name(shown.name, taken)
+        )
+        taken.add(name)
+        server.append(WireTool(name, tool.description, tool.input_schema))
+        back[name] = tool.name
+    room = None if profile.tools.max is None else max(0, profile.tools.max - len(server))
+    for label, definition in list(beside)[:room]:
+        tool_name = str(definition.get("name"))
+        wire = client_name(profile, label, tool_name)
+        wire = wire if SAFE_NAME.fullmatch(wire) and wire not in taken else safe_name(wire, taken)
+        taken.add(wire)
+        schema = definition.get("inputSchema")
+        described = definition.get("description")
+        server.append(
+            WireTool(wire, described if isinstance(described, str) else "", schema if isinstance(schema, dict) else {})
+        )
+        back[wire] = alongside(label, tool_name)
+    d = profile.deferred
+    if d.mode == "names" and d.tool is not None and d.search is not None:  # names in the prompt, a search tool
+        finder = WireTool(d.tool.name, d.tool.description, d.tool.input_schema)
+        deferral = Deferral(finder, tuple(server), d.search, d.results, d.searches, d.tool.query, d.tool.max_results)
+        listing = d.listing.replace("{names}", "\n".join(t.name for t in server))
+        back[finder.name] = built_in(finder.name)
+        deferred = "\n\n".join(p for p in (profile.system, listing, system) if p)
+        return Offer((*builtins, finder), deferred, back, client_refusal(presented), deferral, presented)
+    prompt = "\n\n".join(p for p in (profile.system, system) if p) or None
+    return Offer((*builtins, *server), prompt, back, client_refusal(presented), presented=presented)
+
+
+def offer_to(
+    surface: Surface, system: str | None, profile: Profile | None, server: str, beside: Sequence[Neighbour] = ()
+) -> Offer:
+    """The surface as `profile` presents it (`server`: the server's name in the client's tool names),
+    with the servers `beside` it; the raw tool list when there is no client."""
+    if profile is None:
+        return offer(surface, system)
+    presented = present(profile, server, surface.names)
+    return offer(surface, system, presented, [(n.server, n.definition) for n in beside])
+
+
+def client_without_a_model(models: Sequence[tuple[Profile | None, str]]) -> str | None:
+    """Why a model of the run can't be asked as its client presents the surface: a client that hides
+    tools behind a search or brings tools of its own needs a model that searches and weighs them; bm25
+    and a `command` picker answer one request with one pick. Measured anyway, recall would read 0% and
+    the client's tools would "steal" picks by shared words — blaming the descriptions for nothing."""
+    for profile, provider in models:  # each model's client and provider
+        if profile is None or PROVIDERS[provider].api:
+            continue
+        hides = profile.deferred.mode != "none"
+        if hides or profile.builtins:
+            what = (
+                "hides your tools behind its tool search"
+                if hides
+                else f"brings {len(profile.builtins)} tools of its own"
+            )
+            return (
+                f"the client {profile.name} {what}: measuring it takes a model that searches and chooses "
+                f"(anthropic, openai, openai-responses), and {provider} answers one request with one pick "
+                f"(recall would read 0% and the client's tools would take picks by shared words)"
+            )
+    return None
+
+
+def client_record(offered: Offer) -> ClientOut | None:
+    """What the client did to the surface, for the report (None: no client)."""
+    presented = offered.presented
+    if presented is None:
+        return None
+    p = presented.profile
+    others = [b for b in offered.back.values() if b.startswith(ALONGSIDE)]  # other servers' tools offered
+    return ClientOut(
+        name=p.name,
+        title=p.title,
+        checked=p.checked,
+        server=presented.server,
+        renamed=dict(presented.renamed),
+        dropped=[DroppedOut(tool=t, position=i, why=why) for t, i, why in presented.dropped],
+        grouped=list(presented.grouped),
+        builtins=[b.name for b in p.builtins],
+        deferred=offered.deferred.results if offered.deferred else None,
+        alongside=dict(Counter(b.removeprefix(ALONGSIDE).split("/")[0] for b in others)),
+        refused=offered.refused,
+    )
