@@ -50,8 +50,8 @@ class Run:
         return json.loads(path.read_text(encoding="utf-8"))
 
 
-def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120) -> Run:
-    """Run `python -m toolselect ARGS` in a subprocess, as a user would; never a traceback."""
+def cli_environment(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment a user's `toolselect` runs in: none of the runner's or a developer's keys."""
     full_env = {
         k: v
         for k, v in os.environ.items()
@@ -62,16 +62,60 @@ def toolselect(*args: str, cwd: Path, env: dict[str, str] | None = None, timeout
     # `python` in example configs means this interpreter, even when its venv isn't activated
     full_env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + full_env.get("PATH", "")
     full_env.update(env or {})
-    proc = subprocess.run(
-        [sys.executable, "-m", "toolselect", *args],
-        cwd=cwd,
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return Run(proc.returncode, proc.stdout, proc.stderr)
+    return full_env
+
+
+def toolselect(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120, process: bool = False
+) -> Run:
+    """Run `toolselect ARGS` as a user would, in `cwd` with only the environment a user has; never a
+    traceback. In this process by default (its CLI's `main`, as the console script calls it: what it
+    prints and the exit code); `process=True` starts `python -m toolselect` instead, for what only a
+    process of its own shows (the subreaper and the sweep, signals, the interpreter's start)."""
+    full_env = cli_environment(env)
+    if process:
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolselect", *args],
+            cwd=cwd,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return Run(proc.returncode, proc.stdout, proc.stderr)
+    return _in_process(list(args), cwd, full_env)
+
+
+def _in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> Run:
+    import contextlib
+    import io
+    import threading
+    import warnings
+
+    from toolselect.cli import main
+
+    # the working folder and the environment are the process's: one run at a time, from the main thread
+    assert threading.current_thread() is threading.main_thread(), "toolselect(...) in a thread needs process=True"
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), warnings.catch_warnings():
+            warnings.simplefilter("error")  # as PYTHONWARNINGS=error does for a process
+            try:
+                code = main(argv, own_process=False)
+            except SystemExit as exc:  # argparse: --help, a usage error
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    assert "Traceback" not in err.getvalue(), err.getvalue()
+    return Run(code, out.getvalue(), err.getvalue())
 
 
 @dataclass

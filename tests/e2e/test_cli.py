@@ -48,6 +48,7 @@ def test_example_writes_json_markdown_and_junit(tmp_path):
         "--junit",
         str(tmp_path / "r" / "junit.xml"),
         cwd=EXAMPLE,
+        process=True,  # the command as a user types it: a process of its own
     )
     assert run.code == 0, run.err
     report = json.loads((tmp_path / "r" / "report.json").read_text())

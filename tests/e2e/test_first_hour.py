@@ -47,7 +47,7 @@ def test_the_readme_snippet_works_with_the_config_init_writes(tmp_path):
     that model. Without `provider:` the same snippet is refused with what to set — never a run
     that is silently bm25, labelled with the model's name."""
     (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    made = toolselect("init", "--tools", "tools.json", cwd=tmp_path)
+    made = toolselect("init", "--tools", "tools.json", cwd=tmp_path, process=True)  # as a user types it
     assert made.code == 0, made.err
     config = (tmp_path / "toolselect.yaml").read_text()
     assert "  provider: bm25\n" in config

@@ -527,7 +527,8 @@ def snapshot(folder: Path, tools: list[dict] | None, *args: str):
     """`toolselect snapshot ARGS` of a server that lists `tools` (None: the folder's served.json as is)."""
     if tools is not None:
         (folder / "served.json").write_text(json.dumps({"tools": tools}))
-    return toolselect("snapshot", *args, "--", sys.executable, str(FAKES / "mcp_server.py"), "served.json", cwd=folder)
+    argv = ("snapshot", *args, "--", sys.executable, str(FAKES / "mcp_server.py"), "served.json")
+    return toolselect(*argv, cwd=folder, process=True)  # several at once, in threads: each a process of its own
 
 
 def test_snapshot_is_byte_stable_and_check_names_every_change(tmp_path):

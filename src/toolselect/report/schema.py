@@ -28,7 +28,7 @@ PENDING = "needs_review"
 # these values or is refused; the JSON is the same strings.
 Count = Annotated[int, Field(ge=0)]
 CaseStatus = Literal["reviewed", "needs_review"]
-CacheMode = Literal["use", "refresh", "only", "off"]  # as config.CacheMode
+CacheMode = Literal["use", "refresh", "only", "off"]  # as cache.Mode
 CiMethod = Literal["wilson", "cluster bootstrap over cases"]
 MetricName = Literal[
     "accuracy",
