@@ -134,7 +134,7 @@ class Settings:
     @property
     def server_label(self) -> str:
         """The server's name in a client's tool names: evals.server_name (--server-name), else the
-        likeliest name a user gives it (clients.default_server_name)."""
+        likeliest name a user gives it (offer/clients.py: default_server_name)."""
         from .offer.clients import default_server_name
 
         if self.server_name:
@@ -233,5 +233,5 @@ def build(values: Mapping[str, Any], *, models: tuple[ModelSpec, ...] = (), **st
             min_accuracy_at=dict(values["min_accuracy_at"]),
             fail_on_cliff_move=values["fail_on_cliff_move"],
         ),
-        options=dict(values),
+        options={key: value for key, value in values.items() if key in BY_KEY},
     )
