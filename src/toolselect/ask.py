@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .converse import Conversation
 from .errors import InfraError
@@ -51,7 +51,7 @@ class Offered:
     tuple per order, so every request of an order carries the same one."""
 
     def __init__(self, offer: Offer) -> None:
-        self.tools, self.system, self.deferred = offer.tools, offer.system, offer.deferred
+        self.tools, self.system, self.deferred, self.search = offer.tools, offer.system, offer.deferred, offer.search
         self._orders: dict[tuple[int, ...] | None, tuple[WireTool, ...]] = {None: self.tools}
 
     def request(self, job: Job) -> Request:
@@ -60,7 +60,8 @@ class Offered:
             return Request(prompt=job.case.prompt, system=self.system, tools=tools, sample=job.sample)
         if job.order not in self._orders:
             self._orders[job.order] = tuple(self.tools[i] for i in job.order or ())
-        return Request(prompt=job.case.prompt, system=self.system, tools=self._orders[job.order], sample=job.sample)
+        tools = self._orders[job.order]
+        return Request(prompt=job.case.prompt, system=self.system, tools=tools, sample=job.sample, search=self.search)
 
 
 Loop = Conversation | Searching  # next_request(), record(pick), outcome(), max_turns
@@ -163,8 +164,7 @@ async def ask_all(
             while (turn := loop.next_request()) is not None:
                 loop.record(skipped(STOPPED) if fatal else await one(turn))
             return loop.outcome()
-        pick = await one(request)
-        return replace(pick, tool=offer.from_wire(pick.tool)) if pick.tool is not None else pick
+        return offer.named_back(await one(request))
 
     async def worker() -> None:
         for index, job in pending:

@@ -23,7 +23,7 @@ from pydantic import Field, ValidationError
 
 from .errors import ConfigError, InfraError
 from .nofollow import files_below, write_text
-from .pick import Pick, ToolCall, Usage, skipped
+from .pick import Pick, Search, ToolCall, Usage, skipped
 from .providers import BatchState, Provider, Request
 from .strict import Record
 
@@ -45,6 +45,11 @@ class CachedCall(Record):
     raw_args: str | None = None
 
 
+class CachedSearch(Record):
+    query: str
+    found: list[str] = Field(default_factory=list)
+
+
 class CachedPick(Record):
     tool: str | None  # the name the model answered with (a wire name)
     args: Any = None
@@ -56,6 +61,7 @@ class CachedPick(Record):
     latency_ms: float | None = None
     tool_calls: list[CachedCall] = Field(default_factory=list)  # every call of the answer (parallel calls)
     replay: list[dict[str, Any]] = Field(default_factory=list)  # reasoning the API wants back next turn
+    searched: list[CachedSearch] = Field(default_factory=list)  # the API's tool searches before the pick
 
 
 class Entry(Record):
@@ -84,6 +90,9 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
         ],
         "sample": request.sample,
     }
+    if request.search is not None:  # the same tools deferred are another request
+        s = request.search
+        material["tool_search"] = {"mode": s.mode, "eager": sorted(s.eager), "namespace": s.namespace}
     if request.history:
         material["history"] = [
             {
@@ -115,7 +124,15 @@ class AnswerCache:
         usage = kept.pop("usage")
         calls = tuple(ToolCall(**c) for c in kept.pop("tool_calls"))
         replay = tuple(kept.pop("replay"))
-        return Pick(**kept, usage=Usage(**usage) if usage else None, cached=True, tool_calls=calls, replay=replay)
+        searched = tuple(Search(s["query"], tuple(s["found"])) for s in kept.pop("searched"))
+        return Pick(
+            **kept,
+            usage=Usage(**usage) if usage else None,
+            cached=True,
+            tool_calls=calls,
+            replay=replay,
+            searched=searched,
+        )
 
     def put(self, key: str, provider: str, model: str, request: Request, pick: Pick) -> None:
         entry = Entry(
@@ -130,6 +147,7 @@ class AnswerCache:
                 {name: getattr(pick, name) for name in CachedPick.model_fields}
                 | {"usage": vars(pick.usage) if pick.usage else None}
                 | {"tool_calls": [vars(c) for c in pick.tool_calls], "replay": list(pick.replay)}
+                | {"searched": [{"query": s.query, "found": list(s.found)} for s in pick.searched]}
             ),
         )
         write_atomic(self.path(key), entry.model_dump_json(indent=1))

@@ -12,19 +12,10 @@ import difflib
 import json
 from typing import Any, Literal
 
-from .report.schema import (
-    DIMENSIONS,
-    CaseOut,
-    Metric,
-    Report,
-    Sequence_,
-    case_headline,
-    expected_text,
-    only_when_set,
-    pick_name,
-    right_cell,
-    steals,
-)
+from pydantic import Field
+
+from .report.reading import case_headline, expected_text, pick_name, right_cell, search_hits, steals
+from .report.schema import DIMENSIONS, CaseOut, Metric, Report, Sequence_, only_when_set
 from .stats import fisher_exact, paired_bootstrap, sign_test
 from .strict import Record
 from .taxonomy import ReplyKind
@@ -116,6 +107,19 @@ class SideStats(Record):
     api_calls: int
 
 
+class SearchDelta(Record):
+    """The search's recall (report.search) base → head, paired over the cases on both sides, and the
+    cases whose tool every search found on the base and none finds on the head (found → never found)."""
+
+    base: float | None
+    head: float | None
+    delta_pt: float | None
+    rose: int
+    fell: int
+    p_value: float
+    lost: list[str] = Field(default_factory=list)
+
+
 class StealDelta(Record):
     """The steal rate (report.steal) base → head, paired over the cases on both sides: how many
     cases it rose in and fell in, and the exact sign test's p."""
@@ -143,6 +147,7 @@ class Diff(Record):
     paired: Paired
     dimensions: dict[str, DimensionDelta] | None = only_when_set()  # trajectory cases on either side
     steal: StealDelta | None = only_when_set()  # a client's own tools taking picks, on both sides
+    search: SearchDelta | None = only_when_set()  # a search before the pick (tool search, a deferring client)
 
     @property
     def has_changes(self) -> bool:
@@ -344,7 +349,29 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
         paired=paired,
         dimensions=dimension_deltas(base, head),
         steal=steal_delta(base, head),
+        search=search_delta(base, head),
     )
+
+
+def search_delta(base: Report, head: Report) -> SearchDelta | None:
+    """The search recall's change, paired by case; the cases that went from found to never found."""
+    if base.search is None or head.search is None:
+        return None
+    eager = [*(base.run.tool_search.eager if base.run.tool_search else []),
+             *(head.run.tool_search.eager if head.run.tool_search else [])]  # fmt: skip
+    before, after = search_hits(base.cases, eager), search_hits(head.cases, eager)
+    rose = fell = 0
+    lost = []
+    for name, (hits, n) in after.items():
+        if name in before and n and before[name][1]:
+            share, was = hits / n, before[name][0] / before[name][1]
+            rose += share > was
+            fell += share < was
+            if was == 1 and hits == 0:
+                lost.append(name)
+    b, h = base.search.recall.value, head.search.recall.value
+    delta = round((h - b) * 100, 6) if b is not None and h is not None else None
+    return SearchDelta(base=b, head=h, delta_pt=delta, rose=rose, fell=fell, p_value=sign_test(rose, fell), lost=lost)
 
 
 def steal_delta(base: Report, head: Report) -> StealDelta | None:
@@ -379,4 +406,7 @@ def incomparable(base: Report, head: Report) -> list[str]:
         a, b = getattr(base.run, field), getattr(head.run, field)
         if a != b:
             reasons.append(f"different {label}: base {a!r}, head {b!r}")
+    searched = [r.run.tool_search.mode if r.run.tool_search else "off" for r in (base, head)]
+    if searched[0] != searched[1]:
+        reasons.append(f"different tool search: base {searched[0]!r}, head {searched[1]!r}")
     return reasons

@@ -43,6 +43,7 @@ class Gate:
     base_failure: str  # "fail": a base that can't be evaluated fails the run (exit 3); "pass": the head decides
     fail_on_client_limits: bool = True  # a client that can't take the surface fails (evals.clients)
     max_steal_rise: float | None = None  # points: a significant rise of a client's steal rate fails
+    max_search_recall_drop: float | None = None  # points: a significant drop of the search's recall fails
     min_clarify: float | None = None  # the clarification rate on cases that expect a question
 
     @classmethod
@@ -238,6 +239,17 @@ def comparison_reasons(diff: Diff | None, gate: Gate) -> tuple[list[str], list[s
             reasons.append(f"{rose}, more than max-steal-rise {gate.max_steal_rise:g} pt (p = {steal.p_value:.2g})")
         elif steal.delta_pt > gate.max_steal_rise:
             notes.append(f"{rose}, but it is not significant (p = {steal.p_value:.2g}): not failing")
+    found = diff.search
+    if gate.max_search_recall_drop is not None and found is not None and found.delta_pt is not None:
+        fell = f"search recall dropped {-found.delta_pt:.1f} pt vs the base ({found.base:.0%} → {found.head:.0%})"
+        lost = f"; found → never found: {', '.join(found.lost[:5])}" if found.lost else ""
+        if -found.delta_pt > gate.max_search_recall_drop and found.p_value < gate.alpha:
+            reasons.append(
+                f"{fell}, more than max-search-recall-drop {gate.max_search_recall_drop:g} pt "
+                f"(p = {found.p_value:.2g}){lost}"
+            )
+        elif -found.delta_pt > gate.max_search_recall_drop:
+            notes.append(f"{fell}, but it is not significant (p = {found.p_value:.2g}): not failing{lost}")
     if gate.fail_on_certain_flips:
         certain = [c.name if not c.holdout else "a holdout case" for c in diff.to_failing if c.certain]
         if certain:

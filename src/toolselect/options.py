@@ -215,6 +215,7 @@ def _one_of(choices: tuple[str, ...]) -> str:
 SHARE = "it is a share: 0.9 means 90%"
 POINTS = "it is in points: 5 means five points"
 KNOWN_PROVIDERS = tuple(sorted(PROVIDERS))
+TOOL_SEARCH_MODES = ("off", "anthropic-regex", "anthropic-bm25", "openai")  # providers/search.py: each one's wire shape
 
 # A table: one declaration per option reads better than one argument per line.
 # fmt: off
@@ -397,6 +398,11 @@ OPTIONS: tuple[Option, ...] = (
            "(the steal rate) rises more than this many points against the base, significantly (a paired test over "
            "cases, at significance or 0.05)",
            "float", "compare", ge=0, le=100, unit=POINTS, metavar="PTS", shown_default="none: off"),
+    Option("max_search_recall_drop",
+           "with tool-search (or a client that defers): fail when the share of samples whose search found the "
+           "expected tool drops more than this many points against the base, significantly (a paired test over "
+           "cases, at significance or 0.05)",
+           "float", "compare", ge=0, le=100, unit=POINTS, metavar="PTS", shown_default="none: off"),
     Option("significance",
            "α, e.g. 0.05: a drop beyond the allowed drop fails only when it is also significant (a paired test over "
            "cases); without max-drop, any significant drop fails",
@@ -444,6 +450,15 @@ OPTIONS: tuple[Option, ...] = (
            "text", "client", metavar="NAME", pattern=r"[^\x00-\x1f]{1,100}",
            unit="must be 1 to 100 characters, no control characters",
            shown_default="the server's command or URL, else the config's folder"),
+    # the APIs' own tool search (docs/tool-search.md): every tool deferred, found by the API's search, then picked
+    Option("tool_search",
+           "send the tools as the API defers them behind its own tool search: anthropic-regex, anthropic-bm25 "
+           "(Anthropic's tool search tools, every tool defer_loading), openai (the Responses API's tool_search, the "
+           "tools in a namespace); the search's recall per tool is reported; lint runs the BM25 search offline",
+           "text", "client", default="off", choices=TOOL_SEARCH_MODES, metavar="MODE"),
+    Option("eager",
+           "with tool-search: tools kept loaded (not deferred), the rest found by search; repeatable",
+           "files", "client", default=[], metavar="TOOL", shown_default="none: every tool deferred"),
     # description rewrites (`toolselect fix`, the Action's suggest: docs/fix.md)
     Option("rewriter",
            "the model that writes description rewrites (fix, and the Action's suggest), as provider:model; a "

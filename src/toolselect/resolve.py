@@ -4,7 +4,7 @@ environment (provider, model) > the YAML > the option's default."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,9 @@ from .lineup import client_specs, model_specs, rewriter_call
 from .locate import Located
 from .options import BY_KEY, OPTIONS
 from .providers.registry import PROVIDERS
+from .providers.search import PROVIDER_OF
 from .selecting import read_last_failed, select
-from .settings import Settings, build
+from .settings import ModelSpec, Settings, build
 from .surface.spec import ServerSpec
 
 
@@ -78,6 +79,7 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
             hint="add final checks to the trajectory cases instead (final: {regex: ...})",
         )
     values["rewriter_call"] = rewriter_call(values["rewriter"], first, at) if values["rewriter"] else None
+    _check_tool_search(values, specs, at)
     if any(m.provider == "command" for m in specs) and not values["command"]:
         raise ConfigError(f"{at('evals')}provider 'command' needs evals.command, e.g. command: [python, pick_tool.py]")
 
@@ -119,6 +121,29 @@ def resolve_settings(loaded: Loaded, over: Overrides, environ: Mapping[str, str]
         given=given,
         models=specs,
     )
+
+
+def _check_tool_search(values: Mapping[str, Any], specs: Sequence[ModelSpec], at: Any) -> None:
+    """--tool-search is the API's own: each model on the API that has that search, asked with the raw
+    tool list (a client presents and defers the tools its own way)."""
+    mode = values.get("tool_search") or "off"
+    if mode == "off":
+        if values.get("eager"):
+            raise ConfigError(f"{at('evals', 'eager')}eager keeps tools loaded with tool_search: set tool_search too")
+        return
+    wanted = PROVIDER_OF[mode]
+    for spec in specs:
+        if spec.client is not None:
+            raise ConfigError(
+                f"{at('evals', 'tool_search')}tool_search {mode} sends the raw tool list deferred behind the API's "
+                f"search; the client {spec.client.name} presents the tools its own way: choose one"
+            )
+        if spec.provider != wanted and PROVIDERS[spec.provider].api:  # offline: lint searches, eval refuses
+            raise ConfigError(
+                f"{at('evals', 'tool_search')}tool_search {mode} is {wanted}'s tool search, and the model "
+                f"{spec.label} is on {spec.provider}",
+                hint=f"set the provider {wanted}, or tool_search to the mode of the model's API",
+            )
 
 
 def _golden_paths(loaded: Loaded, over: Overrides, cwd: Path, at: Any) -> tuple[Path, ...]:

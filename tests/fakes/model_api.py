@@ -76,6 +76,7 @@ import time
 from collections import Counter
 from typing import Any
 
+from tests.fakes import tool_search
 from tests.fakes.batches import Batches
 from tests.fakes.prompt_cache import Billed, PromptCache, TooManyBreakpoints
 
@@ -339,6 +340,10 @@ class FakeModelAPI:
         if body.get("model") in self.script.get("fatal_models", []):
             self._error(writer, api, 404, f"model: {body.get('model')}")
             return True
+        state = tool_search.searching(api, body)
+        if state is not None and state.problem:
+            self._error(writer, api, 400, state.problem)
+            return True
         limited, announced = self._bucket()
         announced |= self.script.get("announce", {})
         if limited:
@@ -365,6 +370,9 @@ class FakeModelAPI:
         if self.script.get("latency"):
             await asyncio.sleep(self.script["latency"])
         answer = self._choose(prompt, body, api)
+        if state is not None:  # the API searches the deferred tools first; the model calls what it found
+            answer = _searched(state, api, body, prompt, answer, results, turn)
+            self.log[-1]["searched"] = answer["_search"]
         self.cache.keep(writes, time.monotonic())
         with self._lock:
             self.billed.update(
@@ -486,6 +494,55 @@ class FakeModelAPI:
         return options
 
 
+def _searched(
+    state: tool_search.Searching,
+    api: str,
+    body: dict[str, Any],
+    prompt: str,
+    answer: dict[str, Any],
+    results: list[dict[str, Any]],
+    turn: int,
+) -> dict[str, Any]:
+    """The answer behind the API's tool search: on the first turn the model searches (its query, what
+    the search returned); later turns reuse what earlier searches loaded. `_search` says it for the
+    rendering and the log."""
+    earlier = _found_before(api, body)
+    if turn > 0 and earlier:
+        return tool_search.callable_answer(state, answer, earlier) | {"_search": None}
+    query, got = tool_search.search(state, prompt, answer)
+    found = got if isinstance(got, list) else []
+    said: dict[str, Any] = {
+        "kind": state.kind,
+        "query": query,
+        "found": found,
+        "error": None if isinstance(got, list) else got,
+    }
+    if state.kind == "openai":
+        said["namespace"] = state.namespace
+        said["loaded"] = [state.deferred[n] for n in found]
+    return tool_search.callable_answer(state, answer, found) | {"_search": said}
+
+
+def _found_before(api: str, body: dict[str, Any]) -> list[str]:
+    """The tools earlier searches of this conversation found (their blocks or items came back)."""
+    names: list[str] = []
+    if api == "anthropic":
+        for message in body.get("messages") or []:
+            for block in message.get("content") if isinstance(message.get("content"), list) else []:
+                if block.get("type") == "tool_search_tool_result":
+                    names += [r["tool_name"] for r in (block.get("content") or {}).get("tool_references", [])]
+    elif isinstance(body.get("input"), list):
+        for item in body["input"]:
+            if item.get("type") == "tool_search_output":
+                for tool in item.get("tools", []):
+                    names += (
+                        [f["name"] for f in tool.get("tools", [])]
+                        if tool.get("type") == "namespace"
+                        else [tool.get("name")]
+                    )
+    return names
+
+
 def _holds(when: dict[str, str] | None, descriptions: dict[str, str]) -> bool:
     return not when or all(text in descriptions.get(tool, "") for tool, text in when.items())
 
@@ -589,8 +646,13 @@ def _tool_names(api: str, body: dict[str, Any]) -> list[str]:
 
 
 def _descriptions(api: str, body: dict[str, Any]) -> dict[str, str]:
+    """Each tool the request offers (a namespace's functions too; not an API's own search tool)."""
     out = {}
     for tool in body.get("tools") or []:
+        if str(tool.get("type", "")).startswith(("tool_search", "namespace")):
+            for spec in tool.get("tools", []) if tool.get("type") == "namespace" else []:
+                out[spec.get("name")] = spec.get("description") or ""
+            continue
         spec = tool.get("function", tool) if api == "chat" else tool
         out[spec.get("name")] = spec.get("description") or ""
     return out
@@ -666,6 +728,20 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
         raw_inputs: list[str] = []
         if answer.get("thinking"):  # extended thinking: the API wants the block back, signature and all
             content.append({"type": "thinking", "thinking": answer["thinking"], "signature": f"sig-{n}"})
+        searched = answer.get("_search")
+        if searched:  # the API's search ran first: the model's query, then what it found (or why not)
+            name = f"tool_search_tool_{searched['kind']}"
+            key = "pattern" if searched["kind"] == "regex" else "query"
+            content.append({"type": "server_tool_use", "id": f"srvtoolu_{n}", "name": name,
+                            "input": {key: searched["query"]}})  # fmt: skip
+            result: dict[str, Any] = (
+                {"type": "tool_search_tool_result_error", "error_code": "invalid_tool_input",
+                 "error_message": searched["error"]}
+                if searched["error"]
+                else {"type": "tool_search_tool_search_result",
+                      "tool_references": [{"type": "tool_reference", "tool_name": f} for f in searched["found"]]}
+            )  # fmt: skip
+            content.append({"type": "tool_search_tool_result", "tool_use_id": f"srvtoolu_{n}", "content": result})
         content += [{"type": "text", "text": text}] if text else []
         for i, call in enumerate(calls):
             args = call.get("args", {}) if "raw_args" not in call else {"_raw": call["raw_args"]}
@@ -690,6 +766,11 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
                 "cache_creation": {"ephemeral_5m_input_tokens": billed.cache_write, "ephemeral_1h_input_tokens": 0},
                 "output_tokens": OUTPUT_TOKENS,
                 "service_tier": "standard",
+                **(
+                    {"server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0, "tool_search_requests": 1}}
+                    if searched
+                    else {}
+                ),
             },
             **({RAW_INPUTS: raw_inputs} if raw_inputs else {}),
         }
@@ -748,6 +829,16 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
                 "content": [{"type": "output_text", "text": text, "annotations": []}],
             }
         )
+    searched = answer.get("_search")
+    if searched:  # the hosted search: its call (the paths and query), then the functions it loaded
+        arguments = {"paths": [searched["namespace"]] if searched["namespace"] else [], "query": searched["query"]}
+        output.insert(0, {"type": "tool_search_call", "id": f"tsc_{n}", "status": "completed", "arguments": arguments,
+                          "call_id": None, "execution": "server"})  # fmt: skip
+        loaded = [dict(f) for f in searched["loaded"]]
+        tools = [{"type": "namespace", "name": searched["namespace"], "description": "", "tools": loaded}]
+        output.insert(1, {"type": "tool_search_output", "id": f"tso_{n}", "status": "completed", "call_id": None,
+                          "execution": "server", "tools": tools if searched["namespace"] else loaded})  # fmt: skip
+    spaced = _namespaces(body)
     for i, call in enumerate(calls):
         output.append(
             {
@@ -757,6 +848,7 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
                 "name": call["tool"],
                 "arguments": _arguments(call),
                 "status": "completed",
+                **({"namespace": spaced[call["tool"]]} if call["tool"] in spaced else {}),
             }
         )
     return {
@@ -778,6 +870,15 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
             "total_tokens": billed.prompt + OUTPUT_TOKENS,
         },
     }
+
+
+def _namespaces(body: dict[str, Any]) -> dict[str, str]:
+    """Each function of a namespace, by name → its namespace (a call of one carries it)."""
+    out: dict[str, str] = {}
+    for tool in body.get("tools") or []:
+        if tool.get("type") == "namespace":
+            out |= {f.get("name"): tool.get("name") for f in tool.get("tools", [])}
+    return out
 
 
 class _Captured:

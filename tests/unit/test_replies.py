@@ -15,7 +15,7 @@ from toolselect.errors import ConfigError
 from toolselect.golden import Case, Source
 from toolselect.pick import Pick
 from toolselect.replies import classify
-from toolselect.report.schema import right_cell
+from toolselect.report.reading import right_cell
 from toolselect.resolve import load_cases, resolve_settings
 from toolselect.scoring import score_sample
 from toolselect.taxonomy import SampleOutcome

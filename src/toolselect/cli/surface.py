@@ -134,6 +134,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
     findings = lint_surface(surface, *surface_place(settings, surface)) + (lint_golden(cases, surface) if cases else [])
     for provider in dict.fromkeys(m.provider for m in settings.models):  # what eval adds for its providers
         findings += replies_unread(cases, provider, PROVIDERS[provider].api)
+    mode = settings.option("tool_search")
+    if mode != "off" and cases:  # what the API's search would miss, searched with the prompts
+        from ..lint.search import search_misses
+        from ..pipeline.prepare import eager_tools
+        from ..providers.search import RESULTS
+
+        eager = eager_tools(settings.option("eager"), surface, settings.named("eager"))
+        findings += search_misses(cases, surface, mode, RESULTS[mode], eager)
     view = ConsoleView()
     counted = f"{len(cases)} case" + ("" if len(cases) == 1 else "s")
     view.console.print(f"tool surface: {tools_count(len(surface.tools))} from {surface.origin}; {counted}")

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..lint.finding import Finding
-from ..report.schema import FindingOut, Report, case_headline, pick_name
+from ..report.reading import case_headline, pick_name
+from ..report.schema import FindingOut, Report
 from .commands import Workflow
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}

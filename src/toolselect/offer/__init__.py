@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from ..pick import ALONGSIDE, alongside, built_in
-from ..providers import WireTool
+from ..pick import ALONGSIDE, Pick, Search, alongside, built_in
+from ..providers import ToolSearch, WireTool
 from ..providers.registry import PROVIDERS
 from ..report.schema import ClientOut, DroppedOut
 from ..surface import SAFE_NAME, Neighbour, Surface, safe_name
@@ -38,10 +38,19 @@ class Offer:
     refused: str | None = None
     deferred: Deferral | None = None  # the client loads definitions only once a search finds them
     presented: Presented | None = None  # how the client presented the surface (None: the raw list)
+    search: ToolSearch | None = None  # the tools deferred behind the API's own tool search (--tool-search)
 
     def from_wire(self, wire_name: str) -> str:
         """The tool behind a name the model answered with (unknown names pass through)."""
         return self.back.get(wire_name, wire_name)
+
+    def named_back(self, pick: Pick) -> Pick:
+        """An answer in the tools' own names: the pick, and what the API's searches found."""
+        if pick.tool is None and not pick.searched:
+            return pick
+        searched = tuple(Search(s.query, tuple(self.from_wire(n) for n in s.found)) for s in pick.searched)
+        tool = self.from_wire(pick.tool) if pick.tool is not None else None
+        return replace(pick, tool=tool, searched=searched)
 
 
 def offer(
@@ -97,14 +106,32 @@ def offer(
 
 
 def offer_to(
-    surface: Surface, system: str | None, profile: Profile | None, server: str, beside: Sequence[Neighbour] = ()
+    surface: Surface,
+    system: str | None,
+    profile: Profile | None,
+    server: str,
+    beside: Sequence[Neighbour] = (),
+    tool_search: str = "off",
+    eager: Sequence[str] = (),
 ) -> Offer:
     """The surface as `profile` presents it (`server`: the server's name in the client's tool names),
-    with the servers `beside` it; the raw tool list when there is no client."""
+    with the servers `beside` it; the raw tool list when there is no client — deferred behind the
+    API's own tool search (`tool_search`) but the `eager` tools."""
     if profile is None:
-        return offer(surface, system)
+        raw = offer(surface, system)
+        if tool_search == "off":
+            return raw
+        kept = frozenset(t.wire_name for t in surface.tools if t.name in set(eager))
+        return replace(raw, search=ToolSearch(tool_search, kept, namespace_of(server)))
     presented = present(profile, server, surface.names)
     return offer(surface, system, presented, [(n.server, n.definition) for n in beside])
+
+
+def namespace_of(server: str) -> str:
+    """The server's name as an API's namespace takes it (letters, digits, `_` and `-`, at most 64)."""
+    import re
+
+    return (re.sub(r"[^A-Za-z0-9_-]+", "_", server).strip("_") or "server")[:64]
 
 
 def client_without_a_model(models: Sequence[tuple[Profile | None, str]]) -> str | None:

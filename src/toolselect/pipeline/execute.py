@@ -110,6 +110,7 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         label=settings.models[0].label if settings.several else None,
         batch=prep.batch,
         client=prep.client,
+        tool_search=prep.tool_search,
         judge=JudgeRunOut(
             model=settings.judge, api_calls=prep.judge.spend.api_calls, cache_hits=prep.judge.spend.cache_hits
         )

@@ -20,11 +20,12 @@ from ..lint.surface import lint_surface
 from ..offer import Offer, client_record, client_without_a_model, offer_to
 from ..pick import Pick
 from ..prices import CACHE_MIN_TOKENS
-from ..providers import Provider
+from ..providers import Provider, WireTool
 from ..providers.api import deadline
 from ..providers.registry import PROVIDERS
+from ..providers.search import PROVIDER_OF, RESULTS
 from ..providing import make_provider
-from ..report.schema import BatchOut, ClientOut, PartOut
+from ..report.schema import BatchOut, ClientOut, PartOut, ToolSearchOut
 from ..scoring import missing_tools
 from ..settings import Settings
 from ..shards import Unit, fingerprint
@@ -101,6 +102,7 @@ class Prepared:
     preset: Mapping[tuple[str, int], Pick] | None = None  # samples known already: a batch's answers, a merge's errors
     batch: BatchOut | None = None  # --batch: what this side's batches answered
     client: ClientOut | None = None  # evals.clients: the client this side is asked through, and what it did
+    tool_search: ToolSearchOut | None = None  # --tool-search: the tools deferred behind the API's search
 
     @cached_property
     def prefix_cached(self) -> bool:
@@ -158,7 +160,15 @@ async def prepare(
         findings += check_cases(cases, surface, settings.strict)  # impossible cases stop here
         findings += replies_unread(cases, settings.call.provider, provider.produces_replies)
         check_tool_names(settings.gate.min_tool_recall, surface, settings.named("min_tool_recall"))
-        offered = offer_to(surface, settings.system, settings.client, settings.server_label, beside)
+        offered = offer_to(
+            surface,
+            settings.system,
+            settings.client,
+            settings.server_label,
+            beside,
+            settings.option("tool_search"),
+            eager_tools(settings.option("eager"), surface, settings.named("eager")),
+        )
         if offered.presented is not None:  # what the client does to the surface, checked
             findings += lint_client(offered.presented, cases, *place)
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
@@ -188,7 +198,36 @@ async def prepare(
         budget,
         judge,
         client=client_record(offered),
+        tool_search=tool_search_record(offered, surface),
     )
+
+
+def tool_search_record(offered: Offer, surface: Surface) -> ToolSearchOut | None:
+    """What the API's tool search defers, for the report: the eager tools, the results a search
+    returns at most, and the tool list's tokens per request loaded and deferred."""
+    search = offered.search
+    if search is None:
+        return None
+    finder = WireTool(search.mode, "search the tools", {})  # the search tool's own entry
+    eager = [t for t in offered.tools if t.name in search.eager]
+    return ToolSearchOut(
+        mode=search.mode,  # type: ignore[arg-type]
+        eager=[offered.from_wire(t.name) for t in eager],
+        k=RESULTS[search.mode],
+        tokens_loaded=prefix_tokens(offered.tools, None),
+        tokens_deferred=prefix_tokens([finder, *eager], None),
+    )
+
+
+def eager_tools(eager: Sequence[str], surface: Surface, named: str) -> tuple[str, ...]:
+    """The tools --eager keeps loaded: each must be one of the surface's."""
+    unknown = [name for name in eager if surface.get(name) is None]
+    if unknown:
+        raise ConfigError(
+            f"{named}: {', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not a tool of the surface",
+            hint=f"the surface has {', '.join(surface.names[:12])}{' …' if len(surface.names) > 12 else ''}",
+        )
+    return tuple(eager)
 
 
 def pacer(settings: Settings) -> Pacer:
@@ -220,6 +259,13 @@ async def prepare_models(
     (or `surface`, frozen), one throttle per endpoint. With `settings.shard`, each model asks only the
     units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
     unasked = client_without_a_model([(m.client, m.provider) for m in settings.models])
+    mode = settings.option("tool_search")
+    if unasked is None and mode != "off" and not all(PROVIDERS[m.provider].api for m in settings.models):
+        unasked = (
+            f"tool_search {mode} is the API's own search: it takes a model on "
+            f"{PROVIDER_OF[mode]}, and {settings.call.provider} answers one request with one pick"
+        )
+        raise ConfigError(unasked, hint=f"toolselect lint --tool-search {mode} runs the search offline")
     if unasked is not None:
         raise ConfigError(
             unasked, hint="toolselect lint --client NAME checks how a client presents the surface, offline"

@@ -66,6 +66,17 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class ToolSearch:
+    """The API's own tool search (--tool-search): every tool of the request deferred behind it but the
+    `eager` ones (wire names); the API searches, loads what it found and the model picks among those.
+    `namespace`: the server's name, where an API groups deferred tools under one (OpenAI's)."""
+
+    mode: str  # anthropic-regex, anthropic-bm25, openai (options.TOOL_SEARCH_MODES)
+    eager: frozenset[str] = frozenset()
+    namespace: str = "server"
+
+
+@dataclass(frozen=True)
 class Request:
     prompt: str
     system: str | None
@@ -73,6 +84,7 @@ class Request:
     sample: int = 0
     history: tuple[Turn, ...] = ()  # a trajectory's earlier turns; empty for the first (or only) one
     every_call: bool = False  # a conversation answers every call: an answer that kept only its first won't do
+    search: ToolSearch | None = None  # the tools deferred behind the API's own tool search
 
 
 def arguments_text(call: ToolCall) -> str:

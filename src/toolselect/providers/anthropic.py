@@ -19,6 +19,7 @@ from ..errors import InfraError
 from ..pick import Pick, ToolCall, Usage
 from . import BatchState, Request, SampleError
 from .api import SdkProvider, batch_error, timeout
+from .search import anthropic_searches, anthropic_tools
 
 if TYPE_CHECKING:
     from ..throttle import Throttle
@@ -65,8 +66,11 @@ class AnthropicProvider(SdkProvider):
         s = self.call
         cached = s.prompt_cache
         tools = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools]
-        if cached and tools:  # the tool list is the prefix every request of this order shares
-            tools[-1] |= BREAKPOINT
+        if request.search is not None:  # deferred behind the API's tool search, but the eager ones
+            tools = anthropic_tools(tools, request.search)
+        loaded = [t for t in tools if not t.get("defer_loading")]
+        if cached and loaded:  # the tool list is the prefix every request of this order shares
+            loaded[-1] |= BREAKPOINT
         body: dict[str, Any] = {"model": self.model, "max_tokens": s.max_tokens, "messages": messages(request, cached)}
         if request.system:
             body["system"] = [{"type": "text", "text": request.system, **BREAKPOINT}] if cached else request.system
@@ -156,6 +160,7 @@ class AnthropicProvider(SdkProvider):
         usage = getattr(message, "usage", None)
         refused = message.stop_reason == "refusal"
         first = uses[0] if uses and not refused else None
+        searched, search_blocks = anthropic_searches(blocks)
         return Pick(
             tool=first.name if first else None,
             args=first.input if first else None,
@@ -166,7 +171,9 @@ class AnthropicProvider(SdkProvider):
                 b.model_dump(exclude_none=True)
                 for b in blocks
                 if getattr(b, "type", None) in ("thinking", "redacted_thinking")
-            ),
+            )
+            + search_blocks,  # a conversation's next turn sends the searches back too
+            searched=searched,
             latency_ms=latency_ms,
             usage=Usage(
                 usage.input_tokens,

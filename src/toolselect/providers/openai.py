@@ -22,6 +22,7 @@ from ..errors import InfraError
 from ..pick import Pick, ToolCall, Usage, parse_args
 from . import BatchRefused, BatchState, Request, SampleError, arguments_text
 from .api import SdkProvider, batch_error, body_message, refused_format, timeout
+from .search import responses_searches, responses_tools
 
 if TYPE_CHECKING:
     from ..throttle import Throttle
@@ -421,6 +422,8 @@ class ResponsesProvider(_OpenAIBase):
             }
             for t in request.tools
         ]
+        if request.search is not None:  # deferred in the server's namespace, behind the API's tool search
+            tools = responses_tools(request.tools, request.search)
         return out | {"tools": tools, "tool_choice": "auto", **self.cache_key(request), **s.params}
 
     async def _ask(self, request: Request) -> Any:
@@ -460,11 +463,16 @@ class ResponsesProvider(_OpenAIBase):
             )
             else getattr(response, "status", None),
         }
-        fields["replay"] = tuple(
-            i.model_dump(exclude_none=True)
-            for i in items
-            if getattr(i, "type", None) == "reasoning" and getattr(i, "encrypted_content", None)
+        searched, search_items = responses_searches(items)
+        fields["replay"] = (
+            tuple(
+                i.model_dump(exclude_none=True)
+                for i in items
+                if getattr(i, "type", None) == "reasoning" and getattr(i, "encrypted_content", None)
+            )
+            + search_items  # a conversation's next turn sends the searches back too
         )
+        fields["searched"] = searched
         if calls:
             return _from_calls([_call(c.name, c.arguments) for c in calls], **fields)
         return Pick(**fields)
@@ -481,8 +489,9 @@ def responses_input(request: Request) -> Any:
         items += [dict(r) for r in turn.replay]  # reasoning items, with their encrypted content
         if turn.text:
             items.append({"role": "assistant", "content": turn.text})
+        spaced = {"namespace": request.search.namespace} if request.search is not None else {}
         items += [
-            {"type": "function_call", "call_id": i, "name": c.tool, "arguments": arguments_text(c)}
+            {"type": "function_call", "call_id": i, "name": c.tool, "arguments": arguments_text(c)} | spaced
             for i, c in zip(ids, turn.calls, strict=True)
         ]
         items += [

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, Diff
 from ..gate import BaseFailure, Verdict, gate_of, significance_text
-from ..report.schema import OPTIONAL_METRICS, Report, case_headline, shown_metric
+from ..report.reading import case_headline
+from ..report.schema import OPTIONAL_METRICS, Report, shown_metric
 from .clients import client_lines, clients_table
 from .common import (
     CLUSTER_NOTE,
@@ -37,6 +38,7 @@ from .effect import descriptions_only
 from .escape import code, esc, fence
 from .findings import news
 from .markdown import cases_table, confusion_table, flaky_list, lint_list, position_rows
+from .search import search_lines
 
 COMMENT_LIMIT = 60_000
 SUMMARY_CHARS = 1_000_000  # the job summary's budget, in characters (GitHub allows 1 MiB)
@@ -470,6 +472,8 @@ def model_sections(
         add("How sure is this?", text, 35)
     if clients := client_lines(head, diff):
         add("As the client presents it", "\n".join(f"- {esc(line)}" for line in clients), 65)
+    if searched := search_lines(head, diff):
+        add("Behind the API's tool search", "\n".join(f"- {esc(line)}" for line in searched), 64)
     if head.lint and rank == 0:
         sections += _lint(head, None if whole else base, diff)
     matrix = confusion_table(head, base if diff is not None else None)

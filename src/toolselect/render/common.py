@@ -12,23 +12,8 @@ from ..lint.finding import Finding
 from ..pick import Usage, is_foreign
 from ..prices import cached_share
 from ..report.build import CLIENT_FAILED, ERROR, MISSING, UNKNOWN
-from ..report.schema import (
-    NONE,
-    REPLIED,
-    CaseOut,
-    DimensionOut,
-    FindingOut,
-    Metric,
-    Report,
-    RunOut,
-    SampleOut,
-    ScoresOut,
-    calls_text,
-    case_expected,
-    case_headline,
-    none_of,
-    right_cell,
-)
+from ..report.reading import REPLIED, calls_text, case_expected, case_headline, none_of, right_cell
+from ..report.schema import NONE, CaseOut, DimensionOut, FindingOut, Metric, Report, RunOut, SampleOut, ScoresOut
 from ..taxonomy import DIMENSIONS, REPLY_KINDS
 from .escape import code
 

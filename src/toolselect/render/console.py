@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..report.schema import FindingOut, Report, right_cell, shown_metric
+from ..report.reading import right_cell
+from ..report.schema import FindingOut, Report, shown_metric
 from ..stress import StressReport
 from .clients import client_lines
 from .common import (
@@ -37,6 +38,7 @@ from .common import (
 )
 from .console_stress import print_stress
 from .findings import finding_groups, more_text, tally
+from .search import search_changes, search_lines
 from .ticker import Ticker
 
 if TYPE_CHECKING:
@@ -262,6 +264,8 @@ class ConsoleView:
         """What the client did to the surface (evals.clients), then the report's warnings."""
         for line in client_lines(report, diff):
             self.console.print(f"[bold]client[/] {escape(line)}")
+        for line in search_lines(report, diff):
+            self.console.print(f"[bold]search[/] {escape(line)}")
         for warning in report.warnings:
             self.console.print(f"[yellow]warning:[/] {escape(warning)}")
 
@@ -453,6 +457,8 @@ class ConsoleView:
                     )
             for change in diff.tools:
                 self.console.print(f"  tool {escape(change.name)}: {change.kind}")
+            for line in search_changes(diff):
+                self.console.print(f"  {escape(line)}")
 
     def print_verdict(self, outcome: Outcome) -> None:
         """The verdict, said once: PASSED or FAILED, what it judged, the reasons and notes."""

@@ -44,6 +44,7 @@ from .findings import sorted_findings
 from .html_changes import cases_said, changes
 from .html_matrix import matrix_and_cases
 from .html_text import block, case_name, code, delta_span, esc, esc_lines, mini_badge, signed, ul, verdict_badge
+from .search import search_lines
 
 if TYPE_CHECKING:
     from ..outcome import ModelOutcome, Outcome
@@ -391,6 +392,12 @@ def extras(report: Report) -> str:
         renamed = [f"{code(old)} → {code(new)}" for old, new in (client.renamed if client else {}).items()][:100]
         listed = ul([esc(line) for line in clients]) + (f"<p>Renamed:</p>{ul(renamed)}" if renamed else "")
         out.append(block("As the client presents it", listed))
+    if searched := search_lines(report):
+        per_tool = report.search.per_tool if report.search else {}
+        found = [f"{code(tool)}: found in {m.numerator} of {m.denominator}" for tool, m in per_tool.items()]
+        out.append(
+            block("Behind the API's tool search", ul([esc(line) for line in searched]) + f"<p>Per tool:</p>{ul(found)}")
+        )
     notes = []
     if report.counts.pending_cases:
         notes.append(f"{report.counts.pending_cases} cases need review: scored and shown, not counted by the gate.")

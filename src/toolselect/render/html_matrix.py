@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from ..pick import is_foreign
 from ..report.build import CLIENT_FAILED, ERROR, MISSING, UNKNOWN
-from ..report.schema import PENDING, CaseOut, Report, SampleOut, case_expected, none_of, right_cell
+from ..report.reading import case_expected, none_of, right_cell
+from ..report.schema import PENDING, CaseOut, Report, SampleOut
 from ..taxonomy import SampleOutcome
 from .common import (
     args_text,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from ..report.schema import CaseOut, right_cell
+from ..report.reading import right_cell
+from ..report.schema import CaseOut
 from .common import (
     LOWER_IS_BETTER,
     delta_text,

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from ..gate import Verdict
 from ..lint.finding import Finding
-from ..report.schema import FindingOut, Report, right_cell, shown_metric
+from ..report.reading import right_cell
+from ..report.schema import FindingOut, Report, shown_metric
 from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
@@ -35,6 +36,7 @@ from .common import (
 )
 from .escape import code, esc
 from .findings import finding_groups, more_text, tally
+from .search import search_lines
 
 if TYPE_CHECKING:
     from ..outcome import Outcome
@@ -290,6 +292,8 @@ def _one_model(report: Report, verdict: Verdict) -> str:
         lines += [f"- {code(lo.name)}: {esc(lo.reason)}" for lo in report.surface.left_out] + [""]
     if clients := client_lines(report):
         lines += ["**As the client presents it**", "", *[f"- {esc(line)}" for line in clients], ""]
+    if searched := search_lines(report):
+        lines += ["**Behind the API's tool search**", "", *[f"- {esc(line)}" for line in searched], ""]
     if report.lint:
         lines += [f"### Lint: {lint_summary(report.lint)}", "", *lint_list(report.lint), ""]
     notes = []

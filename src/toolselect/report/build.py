@@ -14,6 +14,7 @@ from ..stats import cluster_bootstrap, wilson
 from ..surface import Surface
 from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
 from ..trajectory import Scores
+from .reading import none_of, steals
 from .schema import (
     CLIENT_FAILED,
     ERROR,
@@ -31,6 +32,7 @@ from .schema import (
     JudgeOut,
     LeftOutOut,
     Metric,
+    MissedOut,
     ReplyOut,
     Report,
     RunOut,
@@ -46,8 +48,6 @@ from .schema import (
     TraceCallOut,
     TraceOut,
     UsageOut,
-    none_of,
-    steals,
 )
 
 # --------------------------------------------------------------------------- building
@@ -265,15 +265,20 @@ def expected_position(result: Result) -> int | None:
     return result.tool_order.index(row) if row in result.tool_order else None
 
 
-def search_stats(results: Sequence[Result], k: int) -> SearchStatsOut:
-    """A deferred client's searches over the counted single-call samples that expected a tool: was
-    the expected tool among what a search found (recall@k), and was it then picked."""
+def search_stats(results: Sequence[Result], k: int, eager: Iterable[str] = ()) -> SearchStatsOut:
+    """The searches before the pick — a deferred client's, or the API's own (--tool-search) — over the
+    counted single-call samples that expected a deferred tool (an `eager` one is loaded, never searched
+    for): was the expected tool among what a search found (recall@k), and was it then picked. The tools
+    whose samples failed only because no search found them are the ones to keep loaded."""
     per_tool: dict[str, list[bool]] = defaultdict(list)
     found = not_picked = 0
+    loaded = set(eager)
+    missed: list[MissedOut] = []
+    keep: Counter[str] = Counter()
     decided = [
         r
         for r in results
-        if counted(r) and r.case.expected and r.case.script is None
+        if counted(r) and r.case.expected and r.case.script is None and not set(r.case.expected) & loaded
         and r.outcome not in (SampleOutcome.ERROR, SampleOutcome.CLIENT_FAILED, SampleOutcome.TOOL_MISSING)
     ]  # fmt: skip
     for r in decided:
@@ -282,6 +287,12 @@ def search_stats(results: Sequence[Result], k: int) -> SearchStatsOut:
         found += hit
         not_picked += hit and not r.tool_ok
         per_tool[row_label(r)].append(hit)
+        if not hit:
+            if len(missed) < MAX_MISSED:
+                queries = [s.query for s in r.pick.searched]
+                missed.append(MissedOut(case=r.case.name, tool=row_label(r), queries=queries[:3]))
+            if not r.passed:
+                keep.update(r.case.expected[:1])
     return SearchStatsOut(
         k=k,
         samples=len(decided),
@@ -290,7 +301,12 @@ def search_stats(results: Sequence[Result], k: int) -> SearchStatsOut:
         never_found=len(decided) - found,
         recall=metric(found, len(decided)),
         per_tool={tool: metric(sum(hits), len(hits)) for tool, hits in sorted(per_tool.items())},
+        missed=missed,
+        keep_loaded=[tool for tool, _ in keep.most_common()],
     )
+
+
+MAX_MISSED = 20  # the searches that missed, listed in a report (the rest are counted in never_found)
 
 
 def steal_out(cases: Sequence[CaseOut]) -> StealOut:
@@ -414,7 +430,11 @@ def build_report(
         warnings=[*warnings, *([warning] if warning else [])],
         dimensions=trajectories[0] if trajectories else None,
         failure_codes=trajectories[1] if trajectories else None,
-        search=search_stats(results, run.client.deferred) if run.client and run.client.deferred else None,
+        search=search_stats(results, run.client.deferred)
+        if run.client and run.client.deferred
+        else search_stats(results, run.tool_search.k, run.tool_search.eager)
+        if run.tool_search
+        else None,
         steal=steal_out(case_list) if run.client and (run.client.builtins or run.client.alongside) else None,
     )
     return built

@@ -8,8 +8,6 @@ disk (report/files.py) and one just built (report/build.py) are handled the same
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, Field
@@ -278,6 +276,18 @@ class ClientOut(Record):
     refused: str | None = None  # why the client can't take the surface at all (CLIENT-FAILED)
 
 
+class ToolSearchOut(Record):
+    """The API's own tool search the model was asked behind (--tool-search): its mode, the tools kept
+    loaded, how many tools one search returns at most, and the tool list's tokens per request with
+    every tool loaded and with the tools deferred (the search tool and the eager tools)."""
+
+    mode: Literal["anthropic-regex", "anthropic-bm25", "openai"]
+    eager: list[str] = Field(default_factory=list)
+    k: Count
+    tokens_loaded: Count
+    tokens_deferred: Count
+
+
 class RunOut(Record):
     toolselect_version: str
     provider: str
@@ -310,6 +320,7 @@ class RunOut(Record):
     label: Label | None = only_when_set()  # the model's label in a run of several models (evals.models)
     batch: BatchOut | None = only_when_set()  # --batch: the batches' requests, answers and wait
     client: ClientOut | None = only_when_set()  # evals.clients: the client it was asked through, and what it did
+    tool_search: ToolSearchOut | None = only_when_set()  # --tool-search: the tools deferred behind the API's search
 
 
 class GateOut(Record):
@@ -328,6 +339,7 @@ class GateOut(Record):
     base_failure: Literal["fail", "pass"] = "fail"
     fail_on_client_limits: bool = Field(True, exclude_if=lambda v: v)  # said only when turned off
     max_steal_rise: float | None = only_when_set()
+    max_search_recall_drop: float | None = only_when_set()
     min_clarify: float | None = only_when_set()
     reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
@@ -372,6 +384,14 @@ class PartOut(Record):
     fingerprint: Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
 
 
+class MissedOut(Record):
+    """A sample whose searches never found its tool: the case, the tool, and what was searched for."""
+
+    case: str
+    tool: str
+    queries: list[str] = Field(default_factory=list)
+
+
 class SearchStatsOut(Record):
     """A deferred client's searches, over the samples that expected one of the server's tools:
     how often a search found the expected tool (recall@k), found it but the model picked otherwise,
@@ -384,6 +404,8 @@ class SearchStatsOut(Record):
     never_found: Count
     recall: Metric
     per_tool: dict[str, Metric] = Field(default_factory=dict)
+    missed: list[MissedOut] = only_when_set([])  # the searches that never found the expected tool (the first few)
+    keep_loaded: list[str] = only_when_set([])  # the tools whose samples failed only because search never found them
 
 
 class StealOut(Record):
@@ -416,95 +438,3 @@ class Report(Record):
     part: PartOut | None = only_when_set()  # a shard's report: one slice of the units, merged by `toolselect merge`
     search: SearchStatsOut | None = only_when_set()  # a deferred client's searches (evals.clients)
     steal: StealOut | None = only_when_set()  # a client with tools of its own: how often they took the pick
-
-
-def steals(cases: Sequence[CaseOut]) -> dict[str, tuple[int, int, Counter[str]]]:
-    """Per case that expects one of the server's tools: (its samples a client's own tool took, its
-    decided samples, which tools took them). A report read back is scored the same way."""
-    from ..pick import is_foreign
-
-    out: dict[str, tuple[int, int, Counter[str]]] = {}
-    for case in cases:
-        if not case.expect_tool or case.status == PENDING or case.expect_calls is not None:
-            continue
-        decided = [s for s in case.samples if s.outcome not in ("NOT-EVALUATED", "ERROR", "CLIENT-FAILED")]
-        took = Counter(s.picked_tool for s in decided if s.picked_tool is not None and is_foreign(s.picked_tool))
-        out[case.name] = (sum(took.values()), len(decided), took)
-    return out
-
-
-def case_headline(case: CaseOut) -> tuple[str, SampleOut | None]:
-    """A case's headline outcome and the sample that shows it: PASS when every evaluated sample
-    passed, else its most common failing outcome (and its first failing sample)."""
-    evaluated = [s for s in case.samples if s.outcome != SampleOutcome.NOT_EVALUATED]
-    failing = [s for s in evaluated if s.outcome != SampleOutcome.PASS]
-    if failing:
-        worst = Counter(s.outcome for s in failing).most_common(1)[0][0]
-        return worst, failing[0]
-    if evaluated:
-        return SampleOutcome.PASS.value, evaluated[0]
-    return SampleOutcome.NOT_EVALUATED.value, case.samples[0] if case.samples else None
-
-
-def pick_name(sample: SampleOut | None) -> str:
-    """What a sample picked, in one word: a tool, (none), (error) or (not asked); for a trajectory,
-    its calls in order (✗: answered with an error), e.g. `get_forecast✗ → get_weather`."""
-    if sample is None or sample.outcome == SampleOutcome.NOT_EVALUATED:
-        return "(not asked)"
-    if sample.outcome == SampleOutcome.ERROR:
-        return ERROR
-    if sample.trace is not None:
-        return calls_text(sample.trace)
-    if sample.picked_tool is None and sample.reply is not None:
-        return none_of(sample.reply.kind)
-    return sample.picked_tool or NONE
-
-
-def none_of(kind: str | None) -> str:
-    """No call, and the kind of reply: `(none: clarify)`; `(none)` when no kind was read."""
-    return f"(none: {kind})" if kind else NONE
-
-
-REPLIED = frozenset(none_of(k) for k in ("clarify", "unable", "answer"))  # a usable reply without a call
-
-
-def right_cell(expected: str, picked: str) -> bool:
-    """A confusion cell of right answers: the tool wanted, or — for a case that wants no call and
-    names no kind of reply — no call with any usable reply (`(none)` row, `(none: answer)` column)."""
-    return expected == picked or (expected == NONE and picked in REPLIED)
-
-
-MAX_SHOWN_CALLS = 6
-
-
-def calls_text(trace: TraceOut) -> str:
-    """A trajectory's calls in one line: `a → b✗ → b`, `(none)`, `… (max turns)` at the limit."""
-    names = [c.name + ("✗" if c.error is not None else "") for c in trace.tool_calls]
-    if len(names) > MAX_SHOWN_CALLS:
-        names = [*names[: MAX_SHOWN_CALLS - 1], f"… {len(names) - MAX_SHOWN_CALLS + 1} more"]
-    text = " → ".join(names) or NONE
-    return text + (" (max turns)" if trace.hit_max_turns else "")
-
-
-SEQUENCE_JOIN = {"strict": " → ", "in_order": " → … ", "unordered": " + ", "any_of_these": " | "}
-
-
-def expected_text(
-    expect_tool: str | list[str] | None,
-    expect_calls: Sequence[str] | None,
-    sequence: str | None,
-    expect_reply: str | None = None,
-) -> str:
-    """What a case expects, in one line: a tool, `a | b`, `(none)`, `(none: clarify)`; a
-    trajectory's calls joined by its sequence: `a → b` (strict), `a → … b` (in order, others
-    allowed), `a + b` (any order), `a | b` (one of them)."""
-    if expect_calls is not None:
-        return SEQUENCE_JOIN[sequence or "strict"].join(expect_calls) or NONE
-    if expect_tool is None:
-        return none_of(expect_reply)
-    return " | ".join(expect_tool) if isinstance(expect_tool, list) else expect_tool
-
-
-def case_expected(case: CaseOut) -> str:
-    calls = [c.tool for c in case.expect_calls] if case.expect_calls is not None else None
-    return expected_text(case.expect_tool, calls, case.sequence, case.expect_reply)
