@@ -16,6 +16,9 @@ from tests.conftest import toolselect
 from tests.e2e.harness import key_env, run_eval
 from tests.fakes import tool_search
 from tests.fakes.model_api import FakeModelAPI
+from toolselect.outcome import compare_saved
+from toolselect.render.comment import render_comment
+from toolselect.report.files import read_report
 
 CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}}
 TOOLS = [
@@ -133,6 +136,11 @@ def test_a_description_that_loses_its_words_fails_the_search_gate(tmp_path):
                        env=key_env(tmp_path))  # fmt: skip
     assert gated.code == 1
     assert "search recall dropped" in gated.out and "more than max-search-recall-drop 10 pt" in gated.out
+    # the PR comment says it in its own section, and the gate's reason beside the verdict
+    outcome = compare_saved(read_report(base), read_report(head), {"max_search_recall_drop": 10}, base_label="main")
+    comment = render_comment(outcome)
+    assert "Behind the API's tool search" in comment and "found → never found: 'smog', 'a0', 'a1'" in comment
+    assert "search recall dropped" in comment and not outcome.verdict.passed
 
 
 def test_lint_runs_the_search_offline_with_the_prompts(tmp_path):

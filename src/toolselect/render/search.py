@@ -41,7 +41,7 @@ def search_lines(report: Report, diff: Diff | None = None) -> list[str]:
     eager = f"; {len(ts.eager)} kept loaded ({', '.join(ts.eager[:MAX_LISTED])})" if ts.eager else ""
     lines.append(
         f"tool list per request: {ts.tokens_deferred:,} tokens deferred vs {ts.tokens_loaded:,} with every tool "
-        f"loaded ({saved:.0%} less){eager}"
+        f"loaded ({saved:.0%} less){eager}{loaded_share(report)}"
     )
     missed = [(t, m) for t, m in s.per_tool.items() if m.value is not None and m.value < 1]
     if missed:
@@ -62,6 +62,22 @@ def search_lines(report: Report, diff: Diff | None = None) -> list[str]:
         )
         lines.append(f"elsewhere: {KEEP_LOADED_ELSEWHERE}")
     return lines
+
+
+def loaded_share(report: Report) -> str:
+    """`; 4.2 of 90 tools loaded per sample (4.7%)`: what the searches and the eager tools loaded."""
+    total = len(report.surface.tools)
+    eager = set(report.run.tool_search.eager) if report.run.tool_search else set()
+    loaded = [
+        len({t for s in sample.searched for t in s.found} | eager)
+        for case in report.cases
+        for sample in case.samples
+        if sample.searched
+    ]
+    if not loaded or not total:
+        return ""
+    mean = sum(loaded) / len(loaded)
+    return f"; {mean:.1f} of {total} tools loaded per sample ({mean / total:.1%})"
 
 
 def search_changes(diff: Diff | None) -> list[str]:
