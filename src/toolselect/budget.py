@@ -17,6 +17,7 @@ from .offer import Offer
 from .pick import Usage
 from .prices import CACHE_MIN_TOKENS, cost_usd
 from .providers import Provider, Request, WireTool
+from .providers.search import RESULTS
 from .settings import Settings
 from .surface import Surface
 
@@ -45,7 +46,19 @@ def prefix_tokens(tools: Sequence[WireTool], system: str | None) -> int:
 
 
 def _tokens(request: Request) -> int:
-    return prefix_tokens(request.tools, request.system) + len(request.prompt) // 4 + 20
+    return prefix_tokens(sent_tools(request), request.system) + len(request.prompt) // 4 + 20
+
+
+def sent_tools(request: Request) -> Sequence[WireTool]:
+    """The definitions a request puts in the model's context: behind the API's tool search, the eager
+    tools and about one search's worth of found ones (the heaviest, to err on the side of cost)."""
+    if request.search is None:
+        return request.tools
+    eager = [t for t in request.tools if t.name in request.search.eager]
+    deferred = sorted(
+        (t for t in request.tools if t.name not in request.search.eager), key=lambda t: -len(t.description)
+    )
+    return [*eager, *deferred[: RESULTS[request.search.mode]]]
 
 
 def _replay(provider: Provider, conversation: Loop, planned: set[str]) -> tuple[int, int]:
@@ -95,7 +108,7 @@ def estimate(
         if not settings.prompt_cache or local:
             return whole
         if order not in prefixes:
-            prefixes[order] = prefix_tokens(request.tools, request.system)
+            prefixes[order] = prefix_tokens(sent_tools(request), request.system)
         prefix = prefixes[order]
         if prefix < CACHE_MIN_TOKENS:
             return whole

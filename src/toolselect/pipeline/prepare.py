@@ -258,14 +258,14 @@ async def prepare_models(
     """Every model of the run prepared (`prepare`) on one side's `cases`: the tool surface listed once
     (or `surface`, frozen), one throttle per endpoint. With `settings.shard`, each model asks only the
     units `assigned` to its shard, and the run is marked with the plan's fingerprint."""
-    unasked = client_without_a_model([(m.client, m.provider) for m in settings.models])
     mode = settings.option("tool_search")
-    if unasked is None and mode != "off" and not all(PROVIDERS[m.provider].api for m in settings.models):
-        unasked = (
-            f"tool_search {mode} is the API's own search: it takes a model on "
-            f"{PROVIDER_OF[mode]}, and {settings.call.provider} answers one request with one pick"
+    if mode != "off" and not all(PROVIDERS[m.provider].api for m in settings.models):
+        raise ConfigError(
+            f"tool_search {mode} is the API's own search: it takes a model on {PROVIDER_OF[mode]}, and "
+            f"{settings.call.provider} answers one request with one pick",
+            hint=f"toolselect lint --tool-search {mode} runs the search offline",
         )
-        raise ConfigError(unasked, hint=f"toolselect lint --tool-search {mode} runs the search offline")
+    unasked = client_without_a_model([(m.client, m.provider) for m in settings.models])
     if unasked is not None:
         raise ConfigError(
             unasked, hint="toolselect lint --client NAME checks how a client presents the surface, offline"
