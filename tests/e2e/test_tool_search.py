@@ -207,3 +207,28 @@ def test_a_malformed_pattern_comes_back_as_the_apis_error_block_through_the_sdk(
     made = report(tmp_path)
     assert made["search"]["found"] == 0 and made["search"]["never_found"] == len(CASES)
     assert made["search"]["missed"][0]["queries"] == ["(unclosed"]
+
+
+def test_a_pull_request_run_compares_with_its_base_and_the_comment_says_what_search_lost(tmp_path):
+    """`eval --base-ref` as the Action runs a pull request: the base commit asked behind the same
+    search, the comment's section with found → never found, and the gate failing when asked."""
+    from tests.e2e.harness import commit_repo
+
+    more = [(f"a{i}", f"{city}: how bad is the pollution?", "get_air_quality")
+            for i, city in enumerate(["Bern", "Kyiv", "Riga", "Oslo", "Baku", "Lviv"])]  # fmt: skip
+    cases = CASES + more
+    write_repo(tmp_path, "anthropic", "anthropic-bm25", lines="  max_search_recall_drop: 10\n")
+    golden = [{"id": n, "question": q, "expected_tool": t, "expected_args": {"city": "X"}} for n, q, t in cases]
+    (tmp_path / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    base = {name: (tmp_path / name).read_text() for name in ("tools.json", "golden.jsonl", "toolselect.yaml")}
+    reworded = [dict(t) for t in TOOLS]
+    reworded[2]["description"] = "Particulate matter and ozone readings."
+    repo = commit_repo(tmp_path, base, {"tools.json": json.dumps({"tools": reworded}, indent=1)})
+    script = {"answers": {prompt: {"like": tool, "args": {"city": "X"}} for _, prompt, tool in cases}}
+    with FakeModelAPI(script) as api:
+        done = run_eval(repo.path, "anthropic", api, "--base-ref", "HEAD~1", "--markdown", "comment.md")
+    assert done.code == 1, done.out + done.err
+    comment = (repo.path / "comment.md").read_text()
+    assert "Behind the API's tool search" in comment
+    assert "found → never found: 'smog', 'a0', 'a1'" in comment and "search recall dropped" in comment
+    assert "keep loaded: eager: \\[get\\_air\\_quality, get\\_daylight\\]" in comment  # escaped Markdown
