@@ -5,6 +5,7 @@ as sent mapped back to what it is scored as. ask.py sends what this stage offers
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -129,8 +130,6 @@ def offer_to(
 
 def namespace_of(server: str) -> str:
     """The server's name as an API's namespace takes it (letters, digits, `_` and `-`, at most 64)."""
-    import re
-
     return (re.sub(r"[^A-Za-z0-9_-]+", "_", server).strip("_") or "server")[:64]
 
 

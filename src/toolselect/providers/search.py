@@ -64,7 +64,7 @@ def anthropic_searches(blocks: Sequence[Any]) -> tuple[tuple[Search, ...], tuple
     return tuple(found), tuple(kept)
 
 
-def responses_tools(tools: Sequence[WireTool], search: ToolSearch, strict: bool = False) -> list[dict[str, Any]]:
+def responses_tools(tools: Sequence[WireTool], search: ToolSearch) -> list[dict[str, Any]]:
     """The request's `tools`: OpenAI's tool search, and the tools as functions of one namespace (the
     server's), each deferred but the eager ones."""
     functions = [
