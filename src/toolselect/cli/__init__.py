@@ -174,6 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     snap.set_defaults(func=_later("surface", "cmd_snapshot"))
 
+    serve = sub.add_parser(
+        "serve",
+        help="serve a tools.json over stdio as an MCP server: tools/list only, every tools/call refused (what a "
+        "driven client connects to; try a client against a snapshot)",
+        usage="toolselect serve TOOLS.json [--name NAME] [--calls PATH]",
+    )
+    serve.add_argument("tools", type=Path, metavar="TOOLS.json", help="a tools/list result, as snapshot writes it")
+    serve.add_argument("--name", default="toolselect", help="the server's name in its initialize answer")
+    serve.add_argument("--calls", type=Path, metavar="PATH", help="append each refused tools/call here (JSON lines)")
+    serve.set_defaults(func=_later("surface", "cmd_serve"))
+
     lint = sub.add_parser(
         "lint",
         help="check the tool surface and the golden set before any model is asked",

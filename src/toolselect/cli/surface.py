@@ -17,6 +17,18 @@ from ..surface import Surface
 from .common import flag_overrides, load_settings
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve a frozen surface over stdio until the client hangs up (surface/serve.py)."""
+    import anyio
+
+    from ..surface.file import read_tools_file
+    from ..surface.serve import serve
+
+    tools = read_tools_file(args.tools)  # a file that isn't a tools list: one line and exit 2, before serving
+    anyio.run(serve, tools, args.name, args.calls)
+    return 0
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     """Write the live surface as a stable tools.json (-o), or say whether a committed one is current
     (--check: exit 1 with what changed when it is stale)."""
