@@ -339,6 +339,26 @@ class CachedProvider(Provider):
             self._keep(key, request, Pick(text=text))
         return text, False
 
+    async def forward_cached(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[dict[str, Any] | None, bool]:
+        """A driven client's request kept like a pick: the key covers the identity, the client's whole
+        body and its beta flags, marked so it never meets another request's key."""
+        request = Request(prompt=json.dumps(body, sort_keys=True, ensure_ascii=False), system=None, tools=())
+        kind = {"answer": "forwarded", "headers": dict(sorted(headers.items()))}
+        key = cache_key({**self.inner.identity(), **kind}, request) if self.cache else None
+        if key and self.cache:
+            self.touched.add(key)
+            if self.mode in ("use", "only") and (hit := self.cache.get(key)) is not None:
+                self.spend.cache_hits += 1
+                return json.loads(hit.text), True
+        if self.mode == "only":
+            return None, False
+        self.inner.ensure_connected()
+        self.spend.api_calls += 1
+        answer = await self.inner.forward(body, headers)
+        if key:
+            self._keep(key, request, Pick(text=json.dumps(answer, ensure_ascii=False)))
+        return answer, False
+
     async def aclose(self) -> None:
         await self.inner.aclose()
 

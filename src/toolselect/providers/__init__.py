@@ -194,6 +194,16 @@ class Provider(ABC):
         not cached and may not be asked (--cache-only); whether it came from the cache)."""
         return await self.write(system, prompt, schema), False
 
+    async def forward(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+        """A driven client's own request (its whole body, in this provider's wire format), sent as it is
+        but for the model (the run's); the API's whole answer. `headers`: the client's beta flags."""
+        raise ConfigError(f"provider {self.name} can't answer a client's own requests: use the client's API")
+
+    async def forward_cached(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[dict[str, Any] | None, bool]:
+        """`forward` through the answer cache when the provider has one: (the answer, or None when it is
+        not cached and may not be asked; whether it came from the cache)."""
+        return await self.forward(body, headers), False
+
     @property
     def author(self) -> str:
         """Who writes: "openai gpt-4.1-mini"."""

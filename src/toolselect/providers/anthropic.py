@@ -100,6 +100,23 @@ class AnthropicProvider(SdkProvider):
             self.throttle.succeeded((u.input_tokens or 0) + u.prompt_cache_write_tokens + (u.output_tokens or 0))
         return picked
 
+    async def forward(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+        """A driven client's Messages request as it is, on the run's model, answered whole (the endpoint
+        streams it to the client): its system prompt, tools, messages and settings are the client's."""
+        rest = {k: v for k, v in body.items() if k not in ("model", "max_tokens", "messages", "stream")}
+        try:
+            message = await self.patiently(lambda: self.sdk_client.messages.create(
+                model=self.model,
+                max_tokens=int(body.get("max_tokens") or self.call.max_tokens),
+                messages=body.get("messages") or [],
+                extra_body=rest,
+                extra_headers=headers,
+            ))  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
+            raise self.sort_error(exc) from None
+        answer: dict[str, Any] = message.to_dict()
+        return answer
+
     def _reading(self, message: Any, latency_ms: float | None) -> Pick:
         try:
             return self._read(message, latency_ms)
