@@ -339,10 +339,13 @@ class CachedProvider(Provider):
             self._keep(key, request, Pick(text=text))
         return text, False
 
-    async def forward_cached(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[dict[str, Any] | None, bool]:
+    async def forward_cached(
+        self, body: dict[str, Any], headers: dict[str, str], keyed: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any] | None, bool]:
         """A driven client's request kept like a pick: the key covers the identity, the client's whole
-        body and its beta flags, marked so it never meets another request's key."""
-        request = Request(prompt=json.dumps(body, sort_keys=True, ensure_ascii=False), system=None, tools=())
+        body (as `keyed` has it) and its beta flags, marked so it never meets another request's key."""
+        shown = keyed if keyed is not None else body
+        request = Request(prompt=json.dumps(shown, sort_keys=True, ensure_ascii=False), system=None, tools=())
         kind = {"answer": "forwarded", "headers": dict(sorted(headers.items()))}
         key = cache_key({**self.inner.identity(), **kind}, request) if self.cache else None
         if key and self.cache:

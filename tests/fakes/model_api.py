@@ -467,7 +467,7 @@ class FakeModelAPI:
             options = next((a for text, a in self.script.get("contains", {}).items() if text in prompt), None)
         if options is None:
             options = self.script.get("default", {"text": "I can answer that myself."})
-        descriptions = _descriptions(api, body)
+        descriptions = _descriptions(api, body) | dict.fromkeys(_referenced(api, body), "")
         results, turn = _history(api, body)
         if isinstance(options, list):
             options = next(
@@ -543,6 +543,21 @@ def _found_before(api: str, body: dict[str, Any]) -> list[str]:
     return names
 
 
+def _referenced(api: str, body: dict[str, Any]) -> list[str]:
+    """The tools a client's own search loaded: `tool_reference` blocks in its tool results, which the
+    API expands into their definitions (Claude Code's ToolSearch)."""
+    if api != "anthropic":
+        return []
+    names = []
+    for message in body.get("messages") or []:
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            for part in inner if isinstance(inner, list) else []:
+                if isinstance(part, dict) and part.get("type") == "tool_reference":
+                    names.append(str(part.get("tool_name")))
+    return names
+
+
 def _holds(when: dict[str, str] | None, descriptions: dict[str, str]) -> bool:
     return not when or all(text in descriptions.get(tool, "") for tool, text in when.items())
 
@@ -576,8 +591,14 @@ def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list
 
 
 def _text(content: Any) -> str:
+    """A message's text; a client's own notes to the model (`<system-reminder>` blocks, as Claude Code
+    puts before the user's words) are not the user's prompt."""
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+        return "".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and not str(part.get("text", "")).lstrip().startswith("<system-reminder>")
+        )
     return content if isinstance(content, str) else ""
 
 

@@ -41,14 +41,18 @@ class Session:
     stop_reason: str | None = None
     started: float = field(default_factory=time.perf_counter)
     requests: list[dict[str, Any]] = field(default_factory=list)  # the client's own request bodies (the last few)
+    volatile: tuple[str, ...] = ()  # what differs on every run of the client (its folder's name): not in the key
 
 
 class Endpoint:
     """Anthropic's Messages API on 127.0.0.1 for driven clients. `ends(name)`: whether a call of the
     tool named so ends the conversation (every tool but the client's own search)."""
 
-    def __init__(self, provider: Provider, ends: Callable[[str], bool], keep_requests: int = 2) -> None:
+    def __init__(
+        self, provider: Provider, ends: Callable[[str], bool], search_tool: str | None = None, keep_requests: int = 2
+    ) -> None:
         self.provider, self.ends, self.keep_requests = provider, ends, keep_requests
+        self.search_tool = search_tool  # the client's own search: what it found comes back in a tool result
         self.sessions: dict[str, Session] = {}
         self.url = ""
         self._server: Any = None
@@ -125,9 +129,11 @@ class Endpoint:
         if session.call is not None or session.turns >= MAX_TURNS or session.error is not None:
             return _message(body, ENDED, "end_turn")  # the sample is decided: whatever the client asks next
         session.turns += 1
+        if self.search_tool is not None:
+            session.searched += client_searches(body, self.search_tool)
         session.requests = [*session.requests[-(self.keep_requests - 1) :], body] if self.keep_requests else []
         try:
-            answer, cached = await self.provider.forward_cached(body, headers)
+            answer, cached = await self.provider.forward_cached(body, headers, keyed(body, session.volatile))
         except Exception as exc:  # noqa: BLE001 - the sample fails; the client is told to stop
             session.error = str(exc) or type(exc).__name__
             return _message(body, ENDED, "end_turn")
@@ -153,6 +159,39 @@ class Endpoint:
             session.call = ToolCall(str(first.get("name")), first.get("input"))
             return _message(body, ENDED, "end_turn")
         return answer  # text (the end), or the client's own search: it runs it and asks again
+
+
+def keyed(body: dict[str, Any], volatile: tuple[str, ...]) -> dict[str, Any]:
+    """The body as the answer cache's key reads it: without its `metadata` (a device and session id the
+    client makes up on every run) and with each volatile text (the run's folder) put as `…`."""
+    text = json.dumps({k: v for k, v in body.items() if k != "metadata"}, ensure_ascii=False)
+    for part in volatile:
+        text = text.replace(part, "…")
+    kept: dict[str, Any] = json.loads(text)
+    return kept
+
+
+def client_searches(body: dict[str, Any], search_tool: str) -> list[Search]:
+    """The client's own searches this request answers: its last assistant turn's calls of the search
+    tool, and the `tool_reference`s its tool results carry back (the tools the search loaded)."""
+    messages = body.get("messages") or []
+    if len(messages) < 2 or not isinstance(messages[-1].get("content"), list):
+        return []
+    asked = messages[-2].get("content") if isinstance(messages[-2].get("content"), list) else []
+    queries = {
+        str(b.get("id")): str((b.get("input") or {}).get("query", ""))
+        for b in asked
+        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == search_tool
+    }
+    out = []
+    for block in messages[-1]["content"]:
+        if not isinstance(block, dict) or block.get("type") != "tool_result" or block.get("tool_use_id") not in queries:
+            continue
+        inner = block.get("content")
+        parts: list[Any] = inner if isinstance(inner, list) else []
+        found = [str(p.get("tool_name")) for p in parts if isinstance(p, dict) and p.get("type") == "tool_reference"]
+        out.append(Search(queries[str(block["tool_use_id"])][:500], tuple(found)))
+    return out
 
 
 def _message(body: dict[str, Any], text: str, stop: str) -> dict[str, Any]:

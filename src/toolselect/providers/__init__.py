@@ -199,9 +199,12 @@ class Provider(ABC):
         but for the model (the run's); the API's whole answer. `headers`: the client's beta flags."""
         raise ConfigError(f"provider {self.name} can't answer a client's own requests: use the client's API")
 
-    async def forward_cached(self, body: dict[str, Any], headers: dict[str, str]) -> tuple[dict[str, Any] | None, bool]:
+    async def forward_cached(
+        self, body: dict[str, Any], headers: dict[str, str], keyed: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any] | None, bool]:
         """`forward` through the answer cache when the provider has one: (the answer, or None when it is
-        not cached and may not be asked; whether it came from the cache)."""
+        not cached and may not be asked; whether it came from the cache). `keyed`: the body as its key
+        reads it (without what changes on every run of the client: its folder, its session)."""
         return await self.forward(body, headers), False
 
     @property

@@ -1,0 +1,73 @@
+"""Claude Code, driven (`claude -p`): how it is started for one sample, and how its names read back.
+
+Started as a user of Anthropic's own API would start it: non-interactive (`-p`), the run's model
+(`--model`), only the MCP server toolselect serves (`--mcp-config`, `--strict-mcp-config`), its
+answer as JSON; a fresh HOME and an empty working folder (no settings, memory files, hooks or plugins
+of the pull request's); its model endpoint toolselect's (ANTHROPIC_BASE_URL) with a key of the
+sample's own — never a real one; no update check, telemetry or other traffic; and its tool search on
+(`ENABLE_TOOL_SEARCH=true`), as it is on Anthropic's endpoint (behind a custom base URL it would
+otherwise load every tool up front). In `-p` mode a tool it has no permission for is never run; the
+endpoint ends the sample at the pick before that anyway. Observed with 2.1.197 and 2.1.332."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+NAME = "claude-code"
+PACKAGE = "@anthropic-ai/claude-code"
+SEARCH_TOOL = "ToolSearch"  # its own search over the deferred tools: runs in the client, then it asks again
+MAX_TURNS = 6
+
+QUIET = {
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "ENABLE_TOOL_SEARCH": "true",  # as on Anthropic's own endpoint
+}
+
+
+def server_prefix(server: str) -> str:
+    """How Claude Code names a server's tools: `mcp__<server>__<tool>`."""
+    return f"mcp__{server}__"
+
+
+def mcp_config(server: str, tools_file: Path, calls: Path | None = None) -> str:
+    """Its MCP configuration: the one server, toolselect serving the frozen surface over stdio (each
+    refused tools/call written to `calls`)."""
+    command = [sys.executable, "-m", "toolselect", "serve", str(tools_file), "--name", server]
+    command += ["--calls", str(calls)] if calls is not None else []
+    return json.dumps({"mcpServers": {server: {"type": "stdio", "command": command[0], "args": command[1:]}}})
+
+
+def command(program: Path, prompt: str, config: Path, model: str) -> list[str]:
+    return [
+        str(program),
+        "-p",
+        prompt,
+        "--model",
+        model,
+        "--mcp-config",
+        str(config),
+        "--strict-mcp-config",
+        "--output-format",
+        "json",
+        "--max-turns",
+        str(MAX_TURNS),
+        "--no-session-persistence",
+    ]
+
+
+def environment(home: Path, url: str, key: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Its whole environment: nothing of toolselect's (no real key), a PATH to run, its own HOME."""
+    return {
+        "PATH": environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": key,
+        **QUIET,
+    }

@@ -1,0 +1,98 @@
+"""One sample asked through a real client: its own folder and HOME, the client started on the prompt, its
+requests answered by the endpoint, and the pick read back in the server's names — the server's tool,
+a built-in (a steal), or no call with the client's last text."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..pick import Pick, Search, built_in, failed
+from ..sweep import stop_group
+from . import claude_code
+from .endpoint import Endpoint
+
+TIMEOUT_S = 180.0
+
+
+@dataclass(frozen=True)
+class Driven:
+    """A real client toolselect runs: which, where its program is, the name it gives the server."""
+
+    name: str
+    program: Path
+    server: str  # the server's name in the client's MCP configuration (and its tool names)
+    model: str  # the run's model, as the client is told it
+    tools_file: Path  # the frozen surface toolselect serves to it
+    calls: Path | None = None  # where the server writes each tools/call it refused (none should come)
+
+    def tool_of(self, name: str) -> str:
+        """The tool a name the client's model called is scored as: the server's, or a built-in."""
+        prefix = claude_code.server_prefix(self.server)
+        return name[len(prefix) :] if name.startswith(prefix) else built_in(name)
+
+    @property
+    def search_tool(self) -> str:
+        return claude_code.SEARCH_TOOL
+
+    def ends(self, name: str) -> bool:
+        """A call of this tool ends the sample (anything but the client's own search)."""
+        return name != claude_code.SEARCH_TOOL
+
+
+async def drive(driven: Driven, endpoint: Endpoint, prompt: str, environ: Mapping[str, str]) -> Pick:
+    """Ask `prompt` through the client; never a tool run."""
+    session = endpoint.open()
+    started = time.perf_counter()
+    try:
+        with tempfile.TemporaryDirectory(prefix="toolselect-client-") as folder:
+            root = Path(folder)
+            # in its prompt (its folder; its memory's path, where `_` reads `-`): not in the key
+            session.volatile = (root.name, root.name.replace("_", "-"))
+            (root / "home").mkdir()
+            (root / "work").mkdir()
+            config = root / "mcp.json"
+            config.write_text(claude_code.mcp_config(driven.server, driven.tools_file, driven.calls), encoding="utf-8")
+            argv = claude_code.command(driven.program, prompt, config, driven.model)
+            env = claude_code.environment(root / "home", endpoint.url, session.key, environ)
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=root / "work",
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+            err = b""
+            try:
+                _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT_S)
+            except TimeoutError:
+                if session.call is None:
+                    return failed(f"{driven.name} did not finish within {TIMEOUT_S:g} s")
+            finally:
+                await stop_group(proc)  # the client, and what it started (its MCP server), all gone
+        latency = (time.perf_counter() - started) * 1000
+        if session.error is not None:
+            return failed(f"{driven.name}: {session.error}", latency)
+        if session.call is None and session.turns == 0:
+            said = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+            return failed(f"{driven.name} asked no model request (exit {proc.returncode}): {' | '.join(said)}"[:500])
+        call = session.call
+        return Pick(
+            tool=driven.tool_of(call.tool) if call is not None else None,
+            args=call.args if call is not None else None,
+            text=session.text if call is None else "",
+            calls=1 if call is not None else 0,
+            latency_ms=latency,
+            usage=session.usage,
+            stop_reason=session.stop_reason,
+            cached=session.cached,
+            searched=tuple(Search(s.query, tuple(driven.tool_of(n) for n in s.found)) for s in session.searched),
+        )
+    finally:
+        endpoint.close(session)
