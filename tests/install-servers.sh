@@ -8,8 +8,8 @@
 #                        setup installs it into the server's own environment (uv, offline);
 #   tests/.excel/       excel-mcp-server from PyPI in its own virtualenv: a real 46-tool server, the
 #                        scale a real surface has (lint, the comment and the console at 40+ tools);
-#   tests/.clients/      Claude Code from npm (@anthropic-ai/claude-code, pinned): the real client
-#                        toolselect drives against the fake model API;
+#   tests/.clients/      Claude Code from npm (@anthropic-ai/claude-code, pinned) in claude-code/: the
+#                        real client toolselect drives against the fake model API (--clients-dir);
 #   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
 #                        the HTML report's tests drive through Python's playwright (playwright's
 #                        own browser download is not used);
@@ -38,9 +38,10 @@ if [ ! -x "$here/.excel/bin/excel-mcp-server" ]; then
     python3 -m venv "$here/.excel"
     "$here/.excel/bin/python" -m pip install --quiet --disable-pip-version-check excel-mcp-server==2.2.2
 fi
-if [ ! -x "$here/.clients/node_modules/.bin/claude" ]; then
-    mkdir -p "$here/.clients"
-    npm install --prefix "$here/.clients" --no-audit --no-fund --loglevel=error --no-save @anthropic-ai/claude-code@2.1.332
+if [ ! -x "$here/.clients/claude-code/node_modules/.bin/claude" ]; then
+    mkdir -p "$here/.clients/claude-code"
+    npm install --prefix "$here/.clients/claude-code" --no-audit --no-fund --loglevel=error --no-save \
+        @anthropic-ai/claude-code@2.1.332
 fi
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()

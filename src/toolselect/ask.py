@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .converse import Conversation
+from .drive.endpoint import Endpoint
+from .drive.sample import drive
 from .errors import InfraError
 from .golden import Case, placeholder
 from .offer import Offer
@@ -29,6 +31,9 @@ from .throttle import Throttle
 STOPPED = "the run stopped before this sample was asked"
 PLACEHOLDER = "the prompt is still a TODO placeholder: never sent to a paid model (write the prompt)"
 NOT_ON_SURFACE = "the case expects a tool the surface does not have: not asked"
+DRIVEN_SINGLE = (
+    "a driven client answers single-call cases: trajectory cases are asked emulated (--client-mode emulated)"
+)
 MAX_FAIL = "--max-fail"  # how a sample not asked after --max-fail's cases failed is marked (the gate counts them)
 
 
@@ -158,6 +163,14 @@ async def ask_all(
         return warmed[job.order], None
 
     async def ask(job: Job) -> Pick:
+        if offer.driven is not None and endpoint is not None:  # the real client, run for this sample
+            if job.case.script is not None:
+                return skipped(DRIVEN_SINGLE)
+            try:
+                return await drive(offer.driven, endpoint, job.case.prompt, job.sample)
+            except InfraError as exc:
+                fatal.append(exc)
+                return failed(exc.message)
         request = offered.request(job)
         loop = looped(surface, request, job, offer)
         if loop is not None:  # a trajectory's conversation, or a deferred client's search before the pick
@@ -197,7 +210,15 @@ async def ask_all(
             if on_done:
                 on_done(job, pick)
 
-    await asyncio.gather(*(worker() for _ in range(min(throttle.size, len(jobs)) or 1)))
+    endpoint = None
+    if offer.driven is not None:  # the local model API the real client talks to, for this run
+        endpoint = Endpoint(provider, ends=offer.driven.ends, search_tool=offer.driven.search_tool)
+        await endpoint.start()
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(throttle.size, len(jobs)) or 1)))
+    finally:
+        if endpoint is not None:
+            await endpoint.stop()
     stopped = None
     if fatal:
         stopped = fatal[0].message + (f" ({fatal[0].hint})" if fatal[0].hint else "")

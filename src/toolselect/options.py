@@ -440,6 +440,15 @@ OPTIONS: tuple[Option, ...] = (
            "names or `{name, gate}`",
            "files", "client", flag="--client", metavar="NAME",
            shown_default="none: the raw tool list"),
+    Option("client_mode",
+           "real: drive the installed client itself (claude-code), each sample a run of it against a local endpoint "
+           "that stands in for its model API; emulated: present the surface as its profile says; auto: real when the "
+           "client is installed in clients-dir",
+           "text", "client", default="auto", choices=("auto", "real", "emulated"), metavar="MODE"),
+    Option("clients_dir",
+           "where driven clients are installed: <dir>/<client>/node_modules (npm install --prefix <dir>/claude-code "
+           "@anthropic-ai/claude-code@2.1.332)",
+           "text", "client", metavar="DIR", input=None, shown_default="~/.cache/toolselect/clients"),
     Option("alongside",
            "other servers your users run beside yours, offered with your tools as each client names them: a "
            "bundled pool server (github, filesystem, …), a tools.json file; in the config also {command: [...]} or "

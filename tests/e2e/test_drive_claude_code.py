@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,8 @@ from toolselect.providers.call import ModelCall
 from toolselect.providing import make_provider
 from toolselect.throttle import Throttle
 
-CLAUDE = TESTS / ".clients" / "node_modules" / ".bin" / "claude"
+CLIENTS = TESTS / ".clients"
+CLAUDE = CLIENTS / "claude-code" / "node_modules" / ".bin" / "claude"
 CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
@@ -48,18 +48,17 @@ def claude() -> Path:
 
 
 def ask_all(tmp_path: Path, claude: Path, prompts: list[str], api: FakeModelAPI) -> list[Any]:
-    tools = tmp_path / "tools.json"
-    tools.write_text(json.dumps({"tools": TOOLS}))
-
     async def run() -> list[Any]:
         call = ModelCall("anthropic", "claude-sonnet-4-5", base_url=api.url)
         provider = make_provider(call, Throttle(4), {"ANTHROPIC_API_KEY": "k"}, tmp_path / "cache", "use")
         provider.connect()
-        driven = Driven("claude-code", claude, "weather", "claude-sonnet-4-5", tools, tmp_path / "calls.jsonl")
+        driven = Driven(
+            "claude-code", claude, "weather", "claude-sonnet-4-5", tuple(TOOLS), calls=tmp_path / "calls.jsonl"
+        )
         endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
         await endpoint.start()
         try:
-            return [await drive(driven, endpoint, p, os.environ) for p in prompts]
+            return [await drive(driven, endpoint, p) for p in prompts]
         finally:
             await endpoint.stop()
             await provider.aclose()
@@ -86,3 +85,48 @@ def test_claude_code_picks_through_its_own_request_and_nothing_runs(tmp_path, cl
     assert "Bash" in names and "mcp__weather__get_weather" in json.dumps(first)
     assert len(json.dumps(first.get("system"))) > 2000 and first["model"] == "claude-sonnet-4-5"
     assert not (tmp_path / "calls.jsonl").exists()  # no tools/call ever reached the server
+
+
+def write_project(folder: Path, mode: str = "auto") -> None:
+    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    golden = [
+        {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
+         "expected_args": {"city": "Paris"}},
+        {"id": "files", "question": "List the files here", "expected_tool": None},
+    ]  # fmt: skip
+    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    (folder / "toolselect.yaml").write_text(
+        "tools_file: tools.json\nevals:\n  provider: anthropic\n  model: claude-sonnet-4-5\n  golden: golden.jsonl\n"
+        f"  min_accuracy: 0\n  server_name: weather\n  clients: [claude-code]\n  client_mode: {mode}\n"
+        f"  clients_dir: {CLIENTS}\n"
+    )
+
+
+def test_eval_drives_the_installed_client_and_says_so(tmp_path, claude):
+    from tests.e2e.harness import run_eval
+
+    write_project(tmp_path)
+    with FakeModelAPI(SCRIPT) as api:
+        done = run_eval(tmp_path, "anthropic", api)
+        assert done.code == 0, done.out + done.err
+        asked = api.requests
+        again = run_eval(tmp_path, "anthropic", api)
+        assert again.code == 0 and api.requests == asked  # a re-run drives the client, and asks the model nothing
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["run"]["client"]["driven"] == "2.1.332"
+    by = {c["name"]: c["samples"][0] for c in report["cases"]}
+    assert by["paris"]["outcome"] == "PASS" and by["paris"]["searched"][0]["found"] == ["get_weather"]
+    assert by["files"]["picked_tool"] == "(built-in: Bash)"  # its own tool took the pick
+    assert "Claude Code 2.1.332, driven: the real client" in done.out
+
+
+def test_a_client_asked_for_real_and_not_installed_stops_with_the_install_line(tmp_path):
+    from tests.e2e.harness import run_eval
+
+    write_project(tmp_path, "real")
+    config = tmp_path / "toolselect.yaml"
+    config.write_text(config.read_text().replace(str(CLIENTS), str(tmp_path / "none")))
+    with FakeModelAPI(SCRIPT) as api:
+        done = run_eval(tmp_path, "anthropic", api)
+        assert done.code == 3 and api.requests == 0
+    assert "claude-code is not installed in" in done.err and "npm install --prefix" in done.err

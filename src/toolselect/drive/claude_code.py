@@ -71,3 +71,20 @@ def environment(home: Path, url: str, key: str, environ: Mapping[str, str]) -> d
         "ANTHROPIC_API_KEY": key,
         **QUIET,
     }
+
+
+TESTED = "2.1.332"  # the version this module was observed with (and tests/install-servers.sh installs)
+
+
+def installed(clients_dir: Path) -> tuple[Path, str] | None:
+    """The installed Claude Code under `clients_dir` (its program and version), or None."""
+    folder = clients_dir / NAME / "node_modules"
+    program = folder / ".bin" / "claude"
+    manifest = folder / "@anthropic-ai" / "claude-code" / "package.json"
+    if not program.exists() or not manifest.is_file():
+        return None
+    try:
+        version = str(json.loads(manifest.read_text(encoding="utf-8")).get("version", "?"))
+    except (OSError, ValueError):
+        version = "?"
+    return program, version

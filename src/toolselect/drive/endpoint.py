@@ -31,6 +31,7 @@ class Session:
     """One sample's conversation as the endpoint saw it."""
 
     key: str
+    sample: int = 0  # which sample of its case: each is asked anew (and cached apart)
     turns: int = 0
     call: ToolCall | None = None  # the first call that ended it (a server tool, or a built-in)
     text: str = ""  # the last answer's text
@@ -58,8 +59,8 @@ class Endpoint:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
 
-    def open(self) -> Session:
-        session = Session("toolselect-" + secrets.token_hex(12))
+    def open(self, sample: int = 0) -> Session:
+        session = Session("toolselect-" + secrets.token_hex(12), sample)
         self.sessions[session.key] = session
         return session
 
@@ -133,7 +134,9 @@ class Endpoint:
             session.searched += client_searches(body, self.search_tool)
         session.requests = [*session.requests[-(self.keep_requests - 1) :], body] if self.keep_requests else []
         try:
-            answer, cached = await self.provider.forward_cached(body, headers, keyed(body, session.volatile))
+            answer, cached = await self.provider.forward_cached(
+                body, headers, keyed(body, session.volatile) | {"sample": session.sample}
+            )
         except Exception as exc:  # noqa: BLE001 - the sample fails; the client is told to stop
             session.error = str(exc) or type(exc).__name__
             return _message(body, ENDED, "end_turn")

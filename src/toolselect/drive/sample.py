@@ -5,12 +5,14 @@ a built-in (a steal), or no call with the client's last text."""
 from __future__ import annotations
 
 import asyncio
+import json
 import tempfile
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
 from . import claude_code
@@ -27,7 +29,9 @@ class Driven:
     program: Path
     server: str  # the server's name in the client's MCP configuration (and its tool names)
     model: str  # the run's model, as the client is told it
-    tools_file: Path  # the frozen surface toolselect serves to it
+    definitions: tuple[dict[str, Any], ...]  # the frozen surface toolselect serves to it
+    version: str = "?"
+    path: str = "/usr/bin:/bin"  # its PATH
     calls: Path | None = None  # where the server writes each tools/call it refused (none should come)
 
     def tool_of(self, name: str) -> str:
@@ -44,9 +48,9 @@ class Driven:
         return name != claude_code.SEARCH_TOOL
 
 
-async def drive(driven: Driven, endpoint: Endpoint, prompt: str, environ: Mapping[str, str]) -> Pick:
+async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0) -> Pick:
     """Ask `prompt` through the client; never a tool run."""
-    session = endpoint.open()
+    session = endpoint.open(sample)
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(prefix="toolselect-client-") as folder:
@@ -55,10 +59,11 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, environ: Mappin
             session.volatile = (root.name, root.name.replace("_", "-"))
             (root / "home").mkdir()
             (root / "work").mkdir()
-            config = root / "mcp.json"
-            config.write_text(claude_code.mcp_config(driven.server, driven.tools_file, driven.calls), encoding="utf-8")
+            tools, config = root / "tools.json", root / "mcp.json"
+            tools.write_text(json.dumps({"tools": list(driven.definitions)}), encoding="utf-8")
+            config.write_text(claude_code.mcp_config(driven.server, tools, driven.calls), encoding="utf-8")
             argv = claude_code.command(driven.program, prompt, config, driven.model)
-            env = claude_code.environment(root / "home", endpoint.url, session.key, environ)
+            env = claude_code.environment(root / "home", endpoint.url, session.key, {"PATH": driven.path})
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=root / "work",
@@ -96,3 +101,42 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, environ: Mappin
         )
     finally:
         endpoint.close(session)
+
+
+DRIVABLE = {claude_code.NAME: ("anthropic", claude_code.installed, claude_code.PACKAGE, claude_code.TESTED)}
+DEFAULT_DIR = Path("~/.cache/toolselect/clients")
+
+
+def driven_for(
+    client: str,
+    mode: str,
+    clients_dir: str | None,
+    provider: str,
+    server: str,
+    model: str,
+    definitions: tuple[dict[str, Any], ...],
+    path: str,
+) -> Driven | None:
+    """The real client to drive for `client` (--client-mode real, or auto when it is installed), or None
+    to present the surface as its profile says. Real and not installed, or on another API: refused."""
+    if mode == "emulated" or client not in DRIVABLE:
+        if mode == "real":
+            raise ConfigError(f"--client-mode real: toolselect drives {', '.join(DRIVABLE)} only (not {client})")
+        return None
+    api, find, package, tested = DRIVABLE[client]
+    folder = Path(clients_dir).expanduser() if clients_dir else DEFAULT_DIR.expanduser()
+    found = find(folder)
+    if found is None:
+        if mode == "real":
+            raise InfraError(
+                f"{client} is not installed in {folder}",
+                hint=f"npm install --prefix {folder / client} {package}@{tested}",
+            )
+        return None
+    if provider != api:
+        raise ConfigError(
+            f"{client} speaks the {api} API: driving it takes provider {api} (the run's is {provider})",
+            hint="--client-mode emulated presents the surface as its profile says, on any provider",
+        )
+    program, version = found
+    return Driven(client, program, server, model, definitions, version, path)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..drive.sample import Driven
 from ..pick import ALONGSIDE, Pick, Search, alongside, built_in
 from ..providers import ToolSearch, WireTool
 from ..providers.registry import PROVIDERS
@@ -40,6 +41,7 @@ class Offer:
     deferred: Deferral | None = None  # the client loads definitions only once a search finds them
     presented: Presented | None = None  # how the client presented the surface (None: the raw list)
     search: ToolSearch | None = None  # the tools deferred behind the API's own tool search (--tool-search)
+    driven: Driven | None = None  # the real client asked for each sample (its own presentation, not the profile's)
 
     def from_wire(self, wire_name: str) -> str:
         """The tool behind a name the model answered with (unknown names pass through)."""
@@ -175,4 +177,5 @@ def client_record(offered: Offer) -> ClientOut | None:
         deferred=offered.deferred.results if offered.deferred else None,
         alongside=dict(Counter(b.removeprefix(ALONGSIDE).split("/")[0] for b in others)),
         refused=offered.refused,
+        driven=offered.driven.version if offered.driven is not None else None,
     )

@@ -10,6 +10,7 @@ from functools import cached_property
 
 from ..ask import Job, plan
 from ..budget import Budget, estimate, prefix_tokens
+from ..drive.sample import driven_for
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
@@ -171,6 +172,18 @@ async def prepare(
         )
         if offered.presented is not None:  # what the client does to the surface, checked
             findings += lint_client(offered.presented, cases, *place)
+        if settings.client is not None:  # the real client, when it is installed (or asked for)
+            driven = driven_for(
+                settings.client.name,
+                settings.option("client_mode"),
+                settings.option("clients_dir"),
+                settings.call.provider,
+                settings.server_label,
+                settings.call.model,
+                tuple(surface.definitions),
+                environ.get("PATH", "/usr/bin:/bin"),
+            )
+            offered = replace(offered, driven=driven) if driven is not None else offered
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))

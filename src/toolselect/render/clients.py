@@ -37,10 +37,13 @@ def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
     if c is None:
         return []
     first = next(iter(c.renamed.values()), None)
-    lines = [
-        f"{c.title} (facts of {c.checked}): {len(report.surface.tools) - len(c.dropped)} of "
-        f"{len(report.surface.tools)} tools sent" + (f", named like {first}" if first else "")
-    ]
+    if c.driven is not None:  # the real client asked each sample: what it sent is its own
+        lines = [f"{c.title} {c.driven}, driven: the real client, run for each sample against a local endpoint"]
+    else:
+        lines = [
+            f"{c.title} (facts of {c.checked}): {len(report.surface.tools) - len(c.dropped)} of "
+            f"{len(report.surface.tools)} tools sent" + (f", named like {first}" if first else "")
+        ]
     if c.refused:
         lines.append(f"nothing was sent: {c.refused}")
     if c.dropped:
@@ -111,7 +114,9 @@ def client_rows(models: Sequence[ModelOutcome]) -> list[ClientRow]:
         rows.append(
             ClientRow(
                 m.label,
-                (c.title if c else "the raw tool list") + (" (nothing sent)" if c and c.refused else ""),
+                (c.title if c else "the raw tool list")
+                + (f" {c.driven} (driven)" if c and c.driven else "")
+                + (" (nothing sent)" if c and c.refused else ""),
                 pct(head.metrics["accuracy"]),
                 steal_text(head),
                 tuple(d.tool for d in c.dropped if d.tool in expected) if c else (),

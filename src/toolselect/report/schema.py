@@ -274,6 +274,7 @@ class ClientOut(Record):
     alongside: dict[str, Count] = Field(default_factory=dict)  # other servers beside yours → tools offered
     deferred: Count | None = None  # definitions behind a search that loads at most this many tools
     refused: str | None = None  # why the client can't take the surface at all (CLIENT-FAILED)
+    driven: str | None = only_when_set()  # the real client's version, when it was run for each sample
 
 
 class ToolSearchOut(Record):
