@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +133,40 @@ def test_a_client_asked_for_real_and_not_installed_stops_with_the_install_line(t
         done = run_eval(tmp_path, "anthropic", api)
         assert done.code == 3 and api.requests == 0
     assert "claude-code is not installed in" in done.err and "npm install --prefix" in done.err
+
+
+def others_can_run(path: Path) -> bool:
+    """Whether a user of no group of ours can reach and run `path` (each folder on its way searchable)."""
+    real = path.resolve()
+    return all(p.stat().st_mode & 0o001 for p in (real, *real.parents))
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv") or not others_can_run(Path(sys.executable)),
+    reason="needs root, setpriv and an interpreter others can run (the image's is; a pyenv under /root is not)",
+)
+def test_the_client_runs_as_the_pull_requests_programs_do_never_root(tmp_path, claude):
+    """As root, the client runs as the pull request's programs' user (nobody here): its folder and HOME
+    are theirs, and it picks as before."""
+    from toolselect.contain import NOBODY, Confinement
+
+    confined = Confinement(NOBODY, shutil.which("setpriv"))
+    tmp_path.chmod(0o755)
+
+    async def run() -> Any:
+        with FakeModelAPI(SCRIPT) as api:
+            call = ModelCall("anthropic", "claude-sonnet-4-5", base_url=api.url)
+            provider = make_provider(call, Throttle(4), {"ANTHROPIC_API_KEY": "k"}, tmp_path / "cache", "use")
+            provider.connect()
+            driven = Driven("claude-code", claude, "weather", "claude-sonnet-4-5", tuple(TOOLS), confined=confined)
+            endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
+            await endpoint.start()
+            try:
+                return await drive(driven, endpoint, "Is it raining in Paris?")
+            finally:
+                await endpoint.stop()
+                await provider.aclose()
+
+    pick = asyncio.run(run())
+    assert pick.error is None, pick.error
+    assert (pick.tool, pick.args) == ("get_weather", {"city": "Paris"})

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..contain import Confinement
 from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
@@ -32,6 +34,7 @@ class Driven:
     definitions: tuple[dict[str, Any], ...]  # the frozen surface toolselect serves to it
     version: str = "?"
     path: str = "/usr/bin:/bin"  # its PATH
+    confined: Confinement | None = None  # as whom it runs: the pull request's programs' user (never root)
     calls: Path | None = None  # where the server writes each tools/call it refused (none should come)
 
     def tool_of(self, name: str) -> str:
@@ -63,6 +66,11 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
             tools.write_text(json.dumps({"tools": list(driven.definitions)}), encoding="utf-8")
             config.write_text(claude_code.mcp_config(driven.server, tools, driven.calls), encoding="utf-8")
             argv = claude_code.command(driven.program, prompt, config, driven.model)
+            if driven.confined is not None:  # it reads the pull request's words: it runs as their programs do
+                argv = driven.confined.command(argv)
+                if driven.confined.owner is not None:
+                    for path in (root, *root.rglob("*")):
+                        os.chown(path, *driven.confined.owner, follow_symlinks=False)
             env = claude_code.environment(root / "home", endpoint.url, session.key, {"PATH": driven.path})
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -116,6 +124,7 @@ def driven_for(
     model: str,
     definitions: tuple[dict[str, Any], ...],
     path: str,
+    confined: Confinement | None = None,
 ) -> Driven | None:
     """The real client to drive for `client` (--client-mode real, or auto when it is installed), or None
     to present the surface as its profile says. Real and not installed, or on another API: refused."""
@@ -139,4 +148,4 @@ def driven_for(
             hint="--client-mode emulated presents the surface as its profile says, on any provider",
         )
     program, version = found
-    return Driven(client, program, server, model, definitions, version, path)
+    return Driven(client, program, server, model, definitions, version, path, confined)

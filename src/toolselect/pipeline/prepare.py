@@ -10,6 +10,7 @@ from functools import cached_property
 
 from ..ask import Job, plan
 from ..budget import Budget, estimate, prefix_tokens
+from ..contain import confinement
 from ..drive.sample import driven_for
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
@@ -182,6 +183,7 @@ async def prepare(
                 settings.call.model,
                 tuple(surface.definitions),
                 environ.get("PATH", "/usr/bin:/bin"),
+                confinement(environ),
             )
             offered = replace(offered, driven=driven) if driven is not None else offered
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
