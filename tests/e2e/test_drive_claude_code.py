@@ -132,7 +132,7 @@ def test_a_client_asked_for_real_and_not_installed_stops_with_the_install_line(t
     with FakeModelAPI(SCRIPT) as api:
         done = run_eval(tmp_path, "anthropic", api)
         assert done.code == 3 and api.requests == 0
-    assert "claude-code is not installed in" in done.err and "npm install --prefix" in done.err
+    assert "claude-code is not installed in" in done.err and "toolselect clients install claude-code" in done.err
 
 
 def others_can_run(path: Path) -> bool:
@@ -170,3 +170,14 @@ def test_the_client_runs_as_the_pull_requests_programs_do_never_root(tmp_path, c
     pick = asyncio.run(run())
     assert pick.error is None, pick.error
     assert (pick.tool, pick.args) == ("get_weather", {"city": "Paris"})
+
+
+def test_clients_install_puts_the_tested_version_where_eval_finds_it(tmp_path):
+    from tests.conftest import toolselect
+
+    done = toolselect("clients", "install", "claude-code", "--clients-dir", str(tmp_path / "clients"), cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert done.out.startswith("claude-code 2.1.332 installed: ")
+    assert (tmp_path / "clients" / "claude-code" / "node_modules" / ".bin" / "claude").exists()
+    unknown = toolselect("clients", "install", "cursr", cwd=tmp_path)
+    assert unknown.code == 2 and "toolselect drives claude-code: not 'cursr'" in unknown.err

@@ -250,6 +250,16 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--json", type=Path, metavar="PATH", help="write the tools and their tokens as JSON")
     view.set_defaults(func=_later("surface", "cmd_surface"))
 
+    cl = sub.add_parser(
+        "clients",
+        help="install a client toolselect drives (claude-code) from npm, at the version it was tested with",
+        usage="toolselect clients install NAME[@VERSION] [--clients-dir DIR]",
+    )
+    cl.add_argument("action", choices=["install"])
+    cl.add_argument("client", metavar="NAME[@VERSION]", help="claude-code, or claude-code@2.1.332")
+    add_flags(cl, [option("clients_dir")])
+    cl.set_defaults(func=_later("clients", "cmd_clients"))
+
     imp = sub.add_parser(
         "import",
         help="turn a published eval suite into a golden file (Apify's {query, expectedTools}, the golden-set "

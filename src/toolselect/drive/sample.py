@@ -132,14 +132,14 @@ def driven_for(
         if mode == "real":
             raise ConfigError(f"--client-mode real: toolselect drives {', '.join(DRIVABLE)} only (not {client})")
         return None
-    api, find, package, tested = DRIVABLE[client]
+    api, find, _, _ = DRIVABLE[client]
     folder = Path(clients_dir).expanduser() if clients_dir else DEFAULT_DIR.expanduser()
     found = find(folder)
     if found is None:
         if mode == "real":
             raise InfraError(
                 f"{client} is not installed in {folder}",
-                hint=f"npm install --prefix {folder / client} {package}@{tested}",
+                hint=f"toolselect clients install {client}" + (f" --clients-dir {folder}" if clients_dir else ""),
             )
         return None
     if provider != api:
