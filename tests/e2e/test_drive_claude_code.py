@@ -181,3 +181,18 @@ def test_clients_install_puts_the_tested_version_where_eval_finds_it(tmp_path):
     assert (tmp_path / "clients" / "claude-code" / "node_modules" / ".bin" / "claude").exists()
     unknown = toolselect("clients", "install", "cursr", cwd=tmp_path)
     assert unknown.code == 2 and "toolselect drives claude-code: not 'cursr'" in unknown.err
+
+
+def test_a_client_not_installed_is_emulated_and_the_run_says_so(tmp_path):
+    from tests.e2e.harness import run_eval
+
+    write_project(tmp_path)  # auto: real when installed
+    config = tmp_path / "toolselect.yaml"
+    config.write_text(config.read_text().replace(str(CLIENTS), str(tmp_path / "none")))
+    with FakeModelAPI(SCRIPT) as api:
+        done = run_eval(tmp_path, "anthropic", api)
+        assert done.code == 0, done.out + done.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "driven" not in report["run"]["client"]
+    assert any("claude-code is not installed in" in w and "(emulated)" in w for w in report["warnings"])
+    assert "toolselect clients install claude-code" in done.out

@@ -149,3 +149,18 @@ def driven_for(
         )
     program, version = found
     return Driven(client, program, server, model, definitions, version, path, confined)
+
+
+def emulated_because(client: str, mode: str, clients_dir: str | None) -> str | None:
+    """Why a client toolselect could drive is asked as its profile says instead (auto, not installed): a
+    note for the run's warnings, never a silent fallback."""
+    if mode != "auto" or client not in DRIVABLE:
+        return None
+    folder = Path(clients_dir).expanduser() if clients_dir else DEFAULT_DIR.expanduser()
+    if DRIVABLE[client][1](folder) is not None:
+        return None
+    more = f" --clients-dir {folder}" if clients_dir else ""
+    return (
+        f"{client} is not installed in {folder}: asked as its profile says (emulated); `toolselect clients install "
+        f"{client}{more}` drives the real client"
+    )

@@ -11,7 +11,7 @@ from functools import cached_property
 from ..ask import Job, plan
 from ..budget import Budget, estimate, prefix_tokens
 from ..contain import confinement
-from ..drive.sample import driven_for
+from ..drive.sample import driven_for, emulated_because
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
@@ -186,6 +186,9 @@ async def prepare(
                 confinement(environ),
             )
             offered = replace(offered, driven=driven) if driven is not None else offered
+            mode, where = settings.option("client_mode"), settings.option("clients_dir")
+            if driven is None and (why := emulated_because(settings.client.name, mode, where)):
+                provider.problems.append(why)
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
             jobs = tuple(j for j in jobs if keep(j))
