@@ -107,9 +107,9 @@ class SideStats(Record):
     api_calls: int
 
 
-class SearchDelta(Record):
-    """The search's recall (report.search) base → head, paired over the cases on both sides, and the
-    cases whose tool every search found on the base and none finds on the head (found → never found)."""
+class RateDelta(Record):
+    """A rate base → head, paired over the cases on both sides: how many cases it rose in and fell in,
+    and the exact sign test's p."""
 
     base: float | None
     head: float | None
@@ -117,19 +117,17 @@ class SearchDelta(Record):
     rose: int
     fell: int
     p_value: float
+
+
+class StealDelta(RateDelta):
+    """The steal rate (report.steal): a client's own tools taking picks."""
+
+
+class SearchDelta(RateDelta):
+    """The search's recall (report.search), and the cases whose tool every search found on the base and
+    none finds on the head (found → never found)."""
+
     lost: list[str] = Field(default_factory=list)
-
-
-class StealDelta(Record):
-    """The steal rate (report.steal) base → head, paired over the cases on both sides: how many
-    cases it rose in and fell in, and the exact sign test's p."""
-
-    base: float | None
-    head: float | None
-    delta_pt: float | None
-    rose: int
-    fell: int
-    p_value: float
 
 
 class Diff(Record):
@@ -360,34 +358,36 @@ def search_delta(base: Report, head: Report) -> SearchDelta | None:
     eager = [*(base.run.tool_search.eager if base.run.tool_search else []),
              *(head.run.tool_search.eager if head.run.tool_search else [])]  # fmt: skip
     before, after = search_hits(base.cases, eager), search_hits(head.cases, eager)
-    rose = fell = 0
-    lost = []
-    for name, (hits, n) in after.items():
-        if name in before and n and before[name][1]:
-            share, was = hits / n, before[name][0] / before[name][1]
-            rose += share > was
-            fell += share < was
-            if was == 1 and hits == 0:
-                lost.append(name)
-    b, h = base.search.recall.value, head.search.recall.value
-    delta = round((h - b) * 100, 6) if b is not None and h is not None else None
-    return SearchDelta(base=b, head=h, delta_pt=delta, rose=rose, fell=fell, p_value=sign_test(rose, fell), lost=lost)
+    lost = [name for name, (hits, n) in after.items() if n and hits == 0 and name in before and _all(before[name])]
+    return SearchDelta(**_paired(before, after, base.search.recall.value, head.search.recall.value), lost=lost)
 
 
 def steal_delta(base: Report, head: Report) -> StealDelta | None:
     """The steal rate's change, paired by case (a case's share of stolen samples rose or fell)."""
     if base.steal is None or head.steal is None:
         return None
-    before, after = steals(base.cases), steals(head.cases)
+    before = {name: (took, n) for name, (took, n, _) in steals(base.cases).items()}
+    after = {name: (took, n) for name, (took, n, _) in steals(head.cases).items()}
+    return StealDelta(**_paired(before, after, base.steal.rate.value, head.steal.rate.value))
+
+
+def _all(counted: tuple[int, int]) -> bool:
+    return counted[1] > 0 and counted[0] == counted[1]
+
+
+def _paired(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]], b: float | None, h: float | None
+) -> dict[str, Any]:
+    """A rate's change, paired by case: (samples counted, samples) per case on each side; the cases
+    whose share rose or fell, the sign test over them, and the rate's own change in points."""
     rose = fell = 0
-    for name, (took, n, _) in after.items():
+    for name, (hits, n) in after.items():
         if name in before and n and before[name][1]:
-            share, was = took / n, before[name][0] / before[name][1]
+            share, was = hits / n, before[name][0] / before[name][1]
             rose += share > was
             fell += share < was
-    b, h = base.steal.rate.value, head.steal.rate.value
     delta = round((h - b) * 100, 6) if b is not None and h is not None else None
-    return StealDelta(base=b, head=h, delta_pt=delta, rose=rose, fell=fell, p_value=sign_test(rose, fell))
+    return {"base": b, "head": h, "delta_pt": delta, "rose": rose, "fell": fell, "p_value": sign_test(rose, fell)}
 
 
 def incomparable(base: Report, head: Report) -> list[str]:

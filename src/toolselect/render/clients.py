@@ -10,24 +10,13 @@ from dataclasses import dataclass
 from ..diff import Diff
 from ..outcome import ModelOutcome
 from ..report.schema import Report
-from .common import delta_text, frac, interval, pct
+from .common import frac, interval, pct, rate_change
 from .escape import code, esc
 
 
 def steal_text(report: Report) -> str:
     """`25.0% (1/4)`: the share of picks a client's own tools took from the server's, or `—`."""
     return f"{pct(report.steal.rate)} ({frac(report.steal.rate)})" if report.steal else "—"
-
-
-def steal_change(diff: Diff | None) -> str | None:
-    """`steal rate 10.0% → 25.0% (+15.0 pt; rose in 2 cases, fell in 0; p = 0.5)`, when it moved."""
-    s = diff.steal if diff is not None else None
-    if s is None or s.base is None or s.head is None or not s.delta_pt:
-        return None
-    return (
-        f"steal rate {s.base:.1%} → {s.head:.1%} ({delta_text(s.delta_pt)}; rose in {s.rose} cases, fell in "
-        f"{s.fell}; sign test p = {s.p_value:.2g})"
-    )
 
 
 def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
@@ -65,7 +54,7 @@ def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
             f"steal rate {steal_text(report)}, 95% CI {interval(report.steal.rate)}: samples that expected your "
             f"tool and got the client's own or another server's" + (f" ({took})" if took else "")
         )
-    if (moved := steal_change(diff)) is not None:
+    if (moved := rate_change("steal rate", diff.steal if diff else None)) is not None:
         lines.append(moved)
     s = report.search
     if c.deferred and s is not None:

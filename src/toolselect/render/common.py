@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..diff import CellDelta, Diff
+from ..diff import CellDelta, Diff, RateDelta
 from ..lint.finding import Finding
 from ..pick import Usage, is_foreign
 from ..prices import cached_share
@@ -160,6 +160,16 @@ LOWER_IS_BETTER = frozenset({"under_trigger_rate", "over_trigger_rate", "error_r
 
 
 HEADLINE_METRICS = ("accuracy", "tool_accuracy", "arg_accuracy", "no_call_recall", "over_trigger_rate", "error_rate")
+
+
+def rate_change(name: str, moved: RateDelta | None) -> str | None:
+    """`steal rate 10.0% → 25.0% (+15.0 pt; rose in 2 cases, fell in 0; sign test p = 0.5)`, when it moved."""
+    if moved is None or moved.base is None or moved.head is None or not moved.delta_pt:
+        return None
+    return (
+        f"{name} {moved.base:.1%} → {moved.head:.1%} ({delta_text(moved.delta_pt)}; rose in {moved.rose} cases, "
+        f"fell in {moved.fell}; sign test p = {moved.p_value:.2g})"
+    )
 
 
 def delta_text(value: float | None) -> str:

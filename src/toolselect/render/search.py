@@ -8,7 +8,7 @@ import json
 
 from ..diff import Diff
 from ..report.schema import Report
-from .common import pct
+from .common import pct, rate_change
 
 # Where a client lets a server keep a tool loaded (docs/tool-search.md has the sources).
 KEEP_LOADED_ELSEWHERE = (
@@ -83,21 +83,10 @@ def loaded_share(report: Report) -> str:
 def search_changes(diff: Diff | None) -> list[str]:
     """How the search moved against the base: its recall, and the cases it found before and never now."""
     lines = []
-    if (moved := recall_change(diff)) is not None:
+    if (moved := rate_change("search recall", diff.search if diff else None)) is not None:
         lines.append(moved)
     if diff is not None and diff.search is not None and diff.search.lost:
         lost = diff.search.lost
         more = f" … {len(lost) - MAX_LISTED} more" if len(lost) > MAX_LISTED else ""
         lines.append(f"found → never found: {', '.join(repr(c) for c in lost[:MAX_LISTED])}{more}")
     return lines
-
-
-def recall_change(diff: Diff | None) -> str | None:
-    """`search recall 90.0% → 70.0% (-20.0 pt; lost in 2 cases, gained in 0; p = 0.5)`, when it moved."""
-    moved = diff.search if diff is not None else None
-    if moved is None or moved.base is None or moved.head is None or not moved.delta_pt:
-        return None
-    return (
-        f"search recall {moved.base:.1%} → {moved.head:.1%} ({moved.delta_pt:+.1f} pt; lost in {moved.fell} cases, "
-        f"gained in {moved.rose}; sign test p = {moved.p_value:.2g})"
-    )
