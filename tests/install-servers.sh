@@ -8,7 +8,7 @@
 #                        setup installs it into the server's own environment (uv, offline);
 #   tests/.excel/       excel-mcp-server from PyPI in its own virtualenv: a real 46-tool server, the
 #                        scale a real surface has (lint, the comment and the console at 40+ tools);
-#   tests/.clients/      Claude Code from npm (@anthropic-ai/claude-code, pinned) in claude-code/: the
+#   tests/.clients/      Claude Code from npm (@anthropic-ai/claude-code, pinned) in claude-code/2.1.332/: the
 #                        real client toolselect drives against the fake model API (--clients-dir);
 #   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
 #                        the HTML report's tests drive through Python's playwright (playwright's
@@ -38,9 +38,11 @@ if [ ! -x "$here/.excel/bin/excel-mcp-server" ]; then
     python3 -m venv "$here/.excel"
     "$here/.excel/bin/python" -m pip install --quiet --disable-pip-version-check excel-mcp-server==2.2.2
 fi
-if [ ! -x "$here/.clients/claude-code/node_modules/.bin/claude" ]; then
-    mkdir -p "$here/.clients/claude-code"
-    npm install --prefix "$here/.clients/claude-code" --no-audit --no-fund --loglevel=error --no-save \
+# each version in a folder of its own, as `toolselect clients install` lays them out
+if [ ! -x "$here/.clients/claude-code/2.1.332/node_modules/.bin/claude" ]; then
+    mkdir -p "$here/.clients/claude-code/2.1.332"
+    echo '{"name": "toolselect-client", "private": true}' > "$here/.clients/claude-code/2.1.332/package.json"
+    npm install --prefix "$here/.clients/claude-code/2.1.332" --no-audit --no-fund --loglevel=error \
         @anthropic-ai/claude-code@2.1.332
 fi
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -120,6 +120,35 @@ def _run_action(environ: Mapping[str, str], wf: Workflow) -> int:
             chown_like(owned, workspace)
 
 
+def install_clients(settings: Settings, wf: Workflow, env: Mapping[str, str]) -> None:
+    """The clients the run drives, each installed (from npm, at its pinned or tested version) unless
+    actions/cache brought it, before any program of the pull request runs: in the Action a client is
+    never emulated because it is missing (only when the run's provider speaks another API, and the run
+    says so), and a failed install stops the run (exit 3). The outputs
+    name what the folder holds, for the cache's key."""
+    from .drive.install import KINDS, VERSION, ensure
+
+    if settings.option("client_mode") == "emulated":
+        return
+    wanted = {
+        (m.client.name, m.client_version)
+        for m in settings.models
+        if m.client and m.client.name in KINDS and (m.call.provider == KINDS[m.client.name].api or m.client_version)
+    }
+    if not wanted:
+        return
+    folder = Path(settings.option("clients_dir"))
+    fresh = False
+    for name, version in sorted(wanted, key=str):
+        program, found, now = ensure(KINDS[name], version, folder)
+        print(f"toolselect: {name} {found} {'installed' if now else 'restored from the cache'}: {program}", flush=True)
+        fresh = fresh or now
+    home = Path(env.get("HOME") or Path.home())
+    chown_like([folder], home)  # the runner user's, as the rest of HOME (it saves the cache and cleans up)
+    held = sorted(f"{p.parent.name}-{p.name}" for p in folder.glob("*/*") if VERSION.match(p.name))
+    wf.set_outputs({"clients": "+".join(held), "clients-installed": "true" if fresh else "false"})
+
+
 def check_folders(cache_dir: Path, report_dir: Path, workspace: Path) -> None:
     """The answer cache and the report folder are the run's own: never a symlink (writes and chown
     would follow it out of the workspace), never outside the workspace, and the cache never
@@ -186,6 +215,7 @@ def evaluate_event(
     check_folders(run.settings.cache_dir, workspace / REPORT_DIR, workspace)
     for warning in run.plan.warnings:
         wf.annotate("warning", warning, title="toolselect")
+    install_clients(run.settings, wf, env)
     view = ConsoleView()
     with containment(env, workspace, print):  # the one stretch in which the pull request's programs run
         outcome = _phases(loaded, run.settings, env, run.over, inputs, run.plan, wf, view, workspace, workdir)

@@ -263,7 +263,7 @@ def _ignored(root: Path, path: Path) -> bool:
 
 def _models(head: Settings) -> dict[str, Any]:
     """The head's model, or its models with their labels, and its clients: the base asks exactly those."""
-    clients = {m.client.name: m.client for m in head.models if m.client}
+    clients = {m.client.name: (m.client, m.client_version) for m in head.models if m.client}
     if clients:
         models = {m.model_label: m for m in head.models}
         listed: dict[str, Any] = {"clients": tuple(clients.values())}

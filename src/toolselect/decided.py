@@ -49,6 +49,7 @@ def decide_run(
         over = replace(over, cache_mode="only")
     if plan.batch is not None:
         over = replace(over, values={**over.values, "batch": plan.batch})
+    over = _clients_folder(loaded, over, env)
     settings = resolve_settings(loaded, over, env, workdir)
     keys_fit(settings, inputs, f"{place}{source}" if source else "the default")
     junit = workdir / inputs["junit"] if inputs.get("junit") else None
@@ -59,6 +60,23 @@ def overrides(inputs: Mapping[str, Any]) -> Overrides:
     """The inputs that set options of the run (not the Action's own: token, comment, …)."""
     run = {k: v for k, v in inputs.items() if BY_KEY[k].group not in ("action", "base", "report")}
     return Overrides(run, source="input")
+
+
+def _clients_folder(loaded: Loaded, over: Overrides, env: Mapping[str, str]) -> Overrides:
+    """In the Action the clients toolselect drives live in its own folder (kept with actions/cache, out
+    of the checkout): TOOLSELECT_CLIENTS_DIR as action.yml sets it, else ~/.cache/toolselect/clients. A
+    config — maybe the pull request's — naming another is refused: its programs would run as the client."""
+    from .drive.install import DEFAULT_DIR
+
+    if loaded.config_value("clients_dir"):
+        place = where(loaded.doc.file, loaded.doc.line(("evals", "clients_dir"))) if loaded.doc else ""
+        raise ConfigError(
+            f"{place}evals.clients_dir: in the Action the clients it drives are installed into its own folder, and "
+            "the config may come from a pull request (a folder of its own would run its programs as the client)",
+            hint="remove evals.clients_dir; the Action installs each client and keeps it with actions/cache",
+        )
+    folder = env.get("TOOLSELECT_CLIENTS_DIR") or str(DEFAULT_DIR.expanduser())
+    return replace(over, values={**over.values, "clients_dir": folder})
 
 
 ENDPOINT_INPUTS = {

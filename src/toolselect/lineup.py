@@ -106,13 +106,17 @@ def client_specs(
     from_flags = "clients" in over.values
     gates: list[dict[str, Any]] = []  # each client's own gate
     profiles = []
+    versions: list[str | None] = []  # a driven client's pinned version (claude-code@2.1.332)
     for i, entry in enumerate(given):
         gates.append(entry.gate.model_dump() if isinstance(entry, ClientEntry) and entry.gate else {})
-        if not isinstance(entry, (str, ClientEntry)):  # a profile already read: the head's, for its base
-            profiles.append(entry)
+        if isinstance(entry, tuple):  # a profile already read, and its pin: the head's, for its base
+            profiles.append(entry[0])
+            versions.append(entry[1])
             continue
         try:
-            profiles.append(load_profile(entry if isinstance(entry, str) else entry.name, cwd if from_flags else base))
+            name, version = client_pin(entry if isinstance(entry, str) else entry.name)
+            profiles.append(load_profile(name, cwd if from_flags else base))
+            versions.append(version)
         except ConfigError as exc:
             where_ = "" if from_flags else f"{at('evals', 'clients', i)}evals.clients[{i}]: "
             raise ConfigError(f"{where_}{exc.message}", hint=exc.hint) from None
@@ -127,11 +131,28 @@ def client_specs(
         )
     out = []
     for spec in specs:
-        for own, profile in zip(gates, profiles, strict=True):
+        for own, profile, version in zip(gates, profiles, versions, strict=True):
             gate = spec.gate.overridden(own | {k: over.values[k] for k in GATE_KEYS if k in over.values})
             label = profile.name if len(specs) == 1 else f"{spec.label}@{profile.name}"
-            out.append(replace(spec, label=_as_label(label), gate=gate, client=profile, model_label=spec.label))
+            named = replace(spec, label=_as_label(label), gate=gate, client=profile, model_label=spec.label)
+            out.append(replace(named, client_version=version))
     return tuple(out)
+
+
+def client_pin(entry: str) -> tuple[str, str | None]:
+    """A client's name and the version it is pinned to: `claude-code@2.1.332` (only a client toolselect
+    drives has versions; a profile file's name is kept whole)."""
+    from .drive.install import KINDS, pinned
+
+    if "@" not in entry or entry.endswith((".yaml", ".yml")):
+        return entry, None
+    name = entry.split("@", 1)[0]
+    if name not in KINDS:
+        raise ConfigError(
+            f"{entry}: only a client toolselect drives ({', '.join(KINDS)}) is pinned to a version",
+            hint=f"name it without @: {name}",
+        )
+    return pinned(entry)
 
 
 def provider_for(model: str) -> str:

@@ -441,13 +441,14 @@ OPTIONS: tuple[Option, ...] = (
            "files", "client", flag="--client", metavar="NAME",
            shown_default="none: the raw tool list"),
     Option("client_mode",
-           "real: drive the installed client itself (claude-code), each sample a run of it against a local endpoint "
-           "that stands in for its model API; emulated: present the surface as its profile says; auto: real when the "
-           "client is installed in clients-dir",
+           "real: drive the installed client itself (claude-code, or claude-code@VERSION), each sample a run of it "
+           "against a local endpoint that stands in for its model API; emulated: present the surface as its profile "
+           "says; auto: real when the client is installed in clients-dir (in the Action: installed) and the provider "
+           "speaks its API",
            "text", "client", default="auto", choices=("auto", "real", "emulated"), metavar="MODE"),
     Option("clients_dir",
-           "where driven clients are installed: <dir>/<client>/node_modules (npm install --prefix <dir>/claude-code "
-           "@anthropic-ai/claude-code@2.1.332)",
+           "where driven clients are installed, each version in its own folder: <dir>/<client>/<version> (`toolselect "
+           "clients install NAME[@VERSION]` puts them there); in the Action its own folder, kept with actions/cache",
            "text", "client", metavar="DIR", input=None, shown_default="~/.cache/toolselect/clients"),
     Option("alongside",
            "other servers your users run beside yours, offered with your tools as each client names them: a "

@@ -46,6 +46,7 @@ class ModelSpec:
     gate: Gate
     client: Profile | None = None  # the client that presents the surface to it (evals.clients); None: the raw list
     model_label: str = ""  # with a client: the model's own label (`label` is the model's and the client's)
+    client_version: str | None = None  # a driven client pinned to a version (claude-code@2.1.332)
 
     @property
     def provider(self) -> str:

@@ -224,3 +224,19 @@ def test_the_gate_is_declared_once():
     declared = {o.key for o in OPTIONS if o.group in ("gate", "compare") and o.config is not None}
     assert {f.name for f in fields(Gate)} == declared
     assert set(GateOut.model_fields) - {"passed", "reasons", "stopped"} == declared
+
+
+def test_the_clients_it_drives_are_kept_in_a_cache_of_their_own_outside_the_checkout():
+    steps = ACTION["runs"]["steps"]
+    by_id = {s["id"]: s for s in steps if "id" in s}
+    restore = by_id["clients-restore"]
+    [save] = [s for s in steps if "clients-installed" in s.get("if", "")]
+    assert steps.index(restore) < steps.index(by_id["eval"]) < steps.index(save)
+    assert restore["with"]["path"] == save["with"]["path"] and "runner.temp" in restore["with"]["path"]
+    assert "workspace" not in restore["with"]["path"] and "working-directory" not in restore["with"]["path"]
+    # the container's HOME (/github/home) is _temp/_github_home on the runner: the default folder there
+    assert "_github_home/.cache/toolselect/clients" in restore["with"]["path"]
+    assert by_id["eval-host"]["env"]["TOOLSELECT_CLIENTS_DIR"] == "${{ runner.temp }}/toolselect-clients"
+    assert restore["with"]["restore-keys"].strip() == "toolselect-clients-${{ runner.os }}-${{ runner.arch }}-"
+    assert save["with"]["key"].endswith("${{ steps.eval.outputs.clients || steps.eval-host.outputs.clients }}")
+    assert save["if"].startswith("always() && ")

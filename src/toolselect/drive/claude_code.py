@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 NAME = "claude-code"
-PACKAGE = "@anthropic-ai/claude-code"
 SEARCH_TOOL = "ToolSearch"  # its own search over the deferred tools: runs in the client, then it asks again
 MAX_TURNS = 6
 
@@ -27,6 +26,7 @@ QUIET = {
     "DISABLE_ERROR_REPORTING": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "ENABLE_TOOL_SEARCH": "true",  # as on Anthropic's own endpoint
+    "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",  # no memory file from any folder above its own
 }
 
 
@@ -69,22 +69,6 @@ def environment(home: Path, url: str, key: str, environ: Mapping[str, str]) -> d
         "LANG": "C.UTF-8",
         "ANTHROPIC_BASE_URL": url,
         "ANTHROPIC_API_KEY": key,
+        "GIT_CEILING_DIRECTORIES": str(home.parent),  # its folder is no git repository's, whatever holds it
         **QUIET,
     }
-
-
-TESTED = "2.1.332"  # the version this module was observed with (and tests/install-servers.sh installs)
-
-
-def installed(clients_dir: Path) -> tuple[Path, str] | None:
-    """The installed Claude Code under `clients_dir` (its program and version), or None."""
-    folder = clients_dir / NAME / "node_modules"
-    program = folder / ".bin" / "claude"
-    manifest = folder / "@anthropic-ai" / "claude-code" / "package.json"
-    if not program.exists() or not manifest.is_file():
-        return None
-    try:
-        version = str(json.loads(manifest.read_text(encoding="utf-8")).get("version", "?"))
-    except (OSError, ValueError):
-        version = "?"
-    return program, version

@@ -7,9 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
 from . import claude_code
 from .endpoint import Endpoint
+from .install import KINDS, folder_of, installed
 
 TIMEOUT_S = 180.0
 
@@ -36,6 +40,7 @@ class Driven:
     path: str = "/usr/bin:/bin"  # its PATH
     confined: Confinement | None = None  # as whom it runs: the pull request's programs' user (never root)
     calls: Path | None = None  # where the server writes each tools/call it refused (none should come)
+    runs: Path | None = None  # where each sample's folder is made (None: the system's temporary folder)
 
     def tool_of(self, name: str) -> str:
         """The tool a name the client's model called is scored as: the server's, or a built-in."""
@@ -56,12 +61,14 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
     session = endpoint.open(sample)
     started = time.perf_counter()
     try:
-        with tempfile.TemporaryDirectory(prefix="toolselect-client-") as folder:
+        if driven.runs is not None:
+            driven.runs.mkdir(mode=0o711, parents=True, exist_ok=True)  # its samples' folders: no one lists them
+        with tempfile.TemporaryDirectory(prefix="toolselect-client-", dir=driven.runs) as folder:
             root = Path(folder)
-            # in its prompt (its folder; its memory's path, where `_` reads `-`): not in the key
-            session.volatile = (root.name, root.name.replace("_", "-"))
+            session.volatile = volatile(root)
             (root / "home").mkdir()
             (root / "work").mkdir()
+            await fresh_repository(root / "work")
             tools, config = root / "tools.json", root / "mcp.json"
             tools.write_text(json.dumps({"tools": list(driven.definitions)}), encoding="utf-8")
             config.write_text(claude_code.mcp_config(driven.server, tools, driven.calls), encoding="utf-8")
@@ -111,12 +118,45 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
         endpoint.close(session)
 
 
-DRIVABLE = {claude_code.NAME: ("anthropic", claude_code.installed, claude_code.PACKAGE, claude_code.TESTED)}
-DEFAULT_DIR = Path("~/.cache/toolselect/clients")
+def volatile(root: Path) -> tuple[str, ...]:
+    """What the client's prompt says that changes from run to run and decides no pick, kept out of the
+    answer cache's key: its folder (as a path, and in its memory's path where every other character
+    reads `-`) and today's date (else every answer would be asked again each day)."""
+    now = datetime.now(UTC)
+    days = {
+        d.strftime("%Y-%m-%d") for d in (now, now.astimezone(), now - timedelta(hours=14), now + timedelta(hours=14))
+    }
+    return (str(root), re.sub(r"[^A-Za-z0-9]", "-", str(root)), *sorted(days))
+
+
+async def fresh_repository(folder: Path) -> None:
+    """The client's folder made a git repository of its own, empty, as a user's project is one: what it
+    says of the folder (a repository, its branch, its status) is the same wherever toolselect runs,
+    and it never takes a repository above the folder for its project."""
+    git = shutil.which("git")
+    if git is None:
+        return
+    proc = await asyncio.create_subprocess_exec(
+        git,
+        "-c",
+        "init.defaultBranch=main",
+        "init",
+        "-q",
+        str(folder),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(folder)},
+    )
+    await proc.wait()
+
+
+RUNS = ".runs"  # in the clients folder: each sample's folder, where nothing above it is anyone else's to write
 
 
 def driven_for(
     client: str,
+    version: str | None,
     mode: str,
     clients_dir: str | None,
     provider: str,
@@ -126,38 +166,56 @@ def driven_for(
     path: str,
     confined: Confinement | None = None,
 ) -> Driven | None:
-    """The real client to drive for `client` (--client-mode real, or auto when it is installed), or None
-    to present the surface as its profile says. Real and not installed, or on another API: refused."""
-    if mode == "emulated" or client not in DRIVABLE:
-        if mode == "real":
-            raise ConfigError(f"--client-mode real: toolselect drives {', '.join(DRIVABLE)} only (not {client})")
+    """The real client to drive for `client` (at `version` when pinned): --client-mode real, or auto
+    when it is installed; None to present the surface as its profile says. Real (or pinned) and not
+    installed, or on another API: refused."""
+    if mode == "emulated" or client not in KINDS:
+        if mode == "real" or version is not None:
+            raise ConfigError(f"toolselect drives {', '.join(KINDS)} only (not {client}): --client-mode emulated")
         return None
-    api, find, _, _ = DRIVABLE[client]
-    folder = Path(clients_dir).expanduser() if clients_dir else DEFAULT_DIR.expanduser()
-    found = find(folder)
+    kind = KINDS[client]
+    folder = folder_of(clients_dir)
+    found = installed(kind, folder, version)
     if found is None:
-        if mode == "real":
+        if mode == "real" or version is not None:
             raise InfraError(
-                f"{client} is not installed in {folder}",
-                hint=f"toolselect clients install {client}" + (f" --clients-dir {folder}" if clients_dir else ""),
+                f"{client}{'@' + version if version else ''} is not installed in {folder}",
+                hint=f"toolselect clients install {client}{'@' + version if version else ''}"
+                + (f" --clients-dir {folder}" if clients_dir else ""),
             )
         return None
-    if provider != api:
+    if provider != kind.api:
+        if mode == "auto" and version is None:
+            return None  # emulated, and the run says why (emulated_because)
         raise ConfigError(
-            f"{client} speaks the {api} API: driving it takes provider {api} (the run's is {provider})",
+            f"{client} speaks the {kind.api} API: driving it takes provider {kind.api} (the run's is {provider})",
             hint="--client-mode emulated presents the surface as its profile says, on any provider",
         )
-    program, version = found
-    return Driven(client, program, server, model, definitions, version, path, confined)
+    program, found_version = found
+    runs = folder.resolve() / RUNS
+    open_to_all = next((p for p in (runs, *runs.parents) if p.exists() and p.stat().st_mode & 0o002), None)
+    if open_to_all is not None:
+        raise ConfigError(
+            f"the clients folder {folder} is inside {open_to_all}, which anyone may write: a memory file or "
+            f"settings planted there (CLAUDE.md, .claude/) would reach {client}, reading every folder above its own",
+            hint="install the clients into a folder of yours (--clients-dir; by default ~/.cache/toolselect/clients)",
+        )
+    return Driven(client, program, server, model, definitions, found_version, path, confined, runs=runs)
 
 
-def emulated_because(client: str, mode: str, clients_dir: str | None) -> str | None:
-    """Why a client toolselect could drive is asked as its profile says instead (auto, not installed): a
-    note for the run's warnings, never a silent fallback."""
-    if mode != "auto" or client not in DRIVABLE:
+def emulated_because(client: str, mode: str, clients_dir: str | None, provider: str) -> str | None:
+    """Why a client toolselect could drive is asked as its profile says instead (auto: not installed, or
+    the run's provider speaks another API): a note for the run's warnings, never a silent fallback."""
+    if mode != "auto" or client not in KINDS:
         return None
-    folder = Path(clients_dir).expanduser() if clients_dir else DEFAULT_DIR.expanduser()
-    if DRIVABLE[client][1](folder) is not None:
+    kind = KINDS[client]
+    if provider != kind.api:
+        return (
+            f"{client} speaks the {kind.api} API and the run's provider is {provider}: asked as its profile says "
+            f"(emulated); provider {kind.api} drives the real client"
+        )
+    folder = folder_of(clients_dir)
+    if installed(kind, folder) is not None:
         return None
     more = f" --clients-dir {folder}" if clients_dir else ""
     return (

@@ -176,6 +176,7 @@ async def prepare(
         if settings.client is not None:  # the real client, when it is installed (or asked for)
             driven = driven_for(
                 settings.client.name,
+                settings.models[0].client_version,
                 settings.option("client_mode"),
                 settings.option("clients_dir"),
                 settings.call.provider,
@@ -187,7 +188,7 @@ async def prepare(
             )
             offered = replace(offered, driven=driven) if driven is not None else offered
             mode, where = settings.option("client_mode"), settings.option("clients_dir")
-            if driven is None and (why := emulated_because(settings.client.name, mode, where)):
+            if driven is None and (why := emulated_because(settings.client.name, mode, where, settings.call.provider)):
                 provider.problems.append(why)
         jobs = plan(cases, settings.repeat, len(offered.tools), settings.shuffle, settings.seed or 0)
         if keep is not None:
