@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import toolselect
 from tests.e2e.harness import PROVIDERS, key_env, run_eval
 from tests.fakes.model_api import FakeModelAPI
+from toolselect.offer.clients import load_profile
 
 TOOLS = [
     {"name": "search_notes", "description": "Full-text search over the user's notes; returns matching lines.",
@@ -40,9 +41,9 @@ def searching(tool: str, args: dict[str, Any], query: str) -> list[dict[str, Any
 
 SCRIPT: dict[str, Any] = {
     "answers": {
-        # a model in Claude Code reaches for its own Grep; elsewhere for the server's search tool
+        # a model in Claude Code reaches for its own Bash (it has no Grep); elsewhere for the server's search tool
         CASES[0][1]: [
-            {"like": "Grep", "args": {"pattern": "TODO"}},
+            {"like": "Bash", "args": {"command": "grep -rn TODO ."}},
             {"like": "search_notes", "args": {"query": "TODO"}},
         ],
         CASES[1][1]: searching("get_weather", {"city": "Paris"}, "current conditions"),
@@ -75,7 +76,7 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
         assert "client raw · provider" in done.out and "and client cursor · provider" in done.out
         assert re.search(r"┃ client\s+┃ accuracy", done.out)
         log = list(api.log)
-        # 4 cases × raw and cursor; Claude Code: Grep at once, a search before each weather pick, a text answer
+        # 4 cases × raw and cursor; Claude Code: Bash at once, a search before each weather pick, a text answer
         assert len(log) == 14
 
         # what the fake was sent: each client's names, in the server's order, after its built-ins
@@ -86,7 +87,8 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
         cursor = tuple(f"mcp_weather_{t}" for t in raw)
         assert len(sent[raw]) == 4 and len(sent[cursor]) == 4
         assert {e["system"] for e in sent[raw] + sent[cursor]} == {None}
-        builtins = {"Agent", "Bash", "Edit", "Glob", "Grep", "Read", "WebFetch", "WebSearch", "Write"}
+        builtins = {b.name for b in load_profile("claude-code").builtins}  # as captured from the real client
+        assert {"Bash", "Read", "Edit", "Write"} <= builtins and not {"Grep", "Glob"} & builtins
         claude = [e for e in log if "ToolSearch" in e["tools"]]
         assert len(claude) == 6
         first = [e for e in claude if e["turn"] == 0]
@@ -94,7 +96,7 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
         assert len(first) == 4 and all(set(e["tools"]) == builtins | {"ToolSearch"} for e in first)
         [system] = {e["system"] for e in claude}
         assert "Use the dedicated tools" in system
-        listing = "\n".join(f"mcp__weather__{t}" for t in raw)
+        listing = "\n".join(f"mcp__weather__{t}" for t in sorted(raw))  # sorted by name, as it was seen to
         assert f"<available-deferred-tools>\n{listing}\n</available-deferred-tools>" in system
         # after the search, its finds are sent in full
         loaded = sorted(tuple(e["tools"][len(builtins) + 1 :]) for e in claude if e["turn"] == 1)
@@ -106,18 +108,18 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
         assert list(by) == ["raw", "cursor", "claude-code"]
         assert by["raw"]["confusion"]["search_notes"] == {"search_notes": 1}
         assert by["cursor"]["confusion"]["get_weather"] == {"get_weather": 1}
-        assert by["claude-code"]["confusion"]["search_notes"] == {"(built-in: Grep)": 1}
+        assert by["claude-code"]["confusion"]["search_notes"] == {"(built-in: Bash)": 1}
         assert by["claude-code"]["metrics"]["accuracy"]["numerator"] == 3
         assert by["raw"]["metrics"]["accuracy"]["numerator"] == 4
         [todo] = [c for c in by["claude-code"]["cases"] if c["name"] == "todo"]
         assert todo["samples"][0]["outcome"] == "SEL-WRONG"
-        assert "got the client's own tool (built-in: Grep)" in todo["samples"][0]["reasons"][0]
-        assert "(built-in: Grep)" in done.out  # the console's matrix has its column
+        assert "got the client's own tool (built-in: Bash)" in todo["samples"][0]["reasons"][0]
+        assert "(built-in: Bash)" in done.out  # the console's matrix has its column
 
         [paris] = [c for c in by["claude-code"]["cases"] if c["name"] == "paris"]
         assert paris["samples"][0]["searched"] == [{"query": "current conditions", "found": ["get_weather"]}]
         assert by["claude-code"]["search"]["recall"]["numerator"] == 2  # found both it searched for
-        assert by["claude-code"]["run"]["client"]["builtins"][0] == "Bash"
+        assert by["claude-code"]["run"]["client"]["builtins"][:2] == ["Agent", "Bash"]
         assert by["cursor"]["run"]["client"]["renamed"]["get_weather"] == "mcp_weather_get_weather"
 
         again = run_eval(tmp_path, provider, api)
@@ -127,19 +129,19 @@ def test_each_client_is_asked_as_it_presents_the_surface(tmp_path, provider):
 
 def test_a_client_that_cuts_the_list_is_asked_only_what_it_sends(tmp_path):
     """Cursor sends the first 40 of 90 tools: the fake sees 40, a case that expects tool 70 is asked
-    and fails (the model never saw it), the finding names it; and Claude Code, whose name for the
-    long tool is 70 characters (over 64), sends nothing: every sample is CLIENT-FAILED. The gate fails
-    on both clients' limits unless --no-fail-on-client-limits."""
-    long = "search_the_issue_tracker_for_matching_tickets_by_text"
+    and fails (the model never saw it), the finding names it; and the OpenAI Agents SDK, whose name for
+    the long tool is 70 characters (over the OpenAI API's 64), sends nothing: every sample is
+    CLIENT-FAILED. The gate fails on both clients' limits unless --no-fail-on-client-limits."""
+    long = "search_the_issue_tracker_for_matching_tickets_by_text_and_label_names"
     tools = [{"name": long if i == 0 else f"tool_{i:02d}", "description": f"Tool number {i}.",
               "inputSchema": {"type": "object"}} for i in range(90)]  # fmt: skip
     cases = [("late", "use tool 70", "tool_70", None), ("early", "use tool 5", "tool_05", None)]
-    write_repo(tmp_path, "openai", tools, cases, "  clients: [cursor, claude-code]\n")
+    write_repo(tmp_path, "openai", tools, cases, "  clients: [cursor, openai-agents]\n")
     script = {"answers": {"use tool 70": {"like": "tool_70"}, "use tool 5": {"like": "tool_05"}}}
     with FakeModelAPI(script) as api:
         done = run_eval(tmp_path, "openai", api, "--server-name", "jira-cloud")
         assert done.code == 1, done.out + done.err
-        assert [len(e["tools"]) for e in api.log] == [40, 40]  # Cursor's two requests; none from Claude Code
+        assert [len(e["tools"]) for e in api.log] == [40, 40]  # Cursor's two requests; none from the SDK
         assert all(e["tools"][0] == "mcp_jira-cloud_tool_01" for e in api.log)
         relaxed = run_eval(tmp_path, "openai", api, "--server-name", "jira-cloud", "--no-fail-on-client-limits")
         assert relaxed.code == 0, relaxed.out + relaxed.err
@@ -151,12 +153,12 @@ def test_a_client_that_cuts_the_list_is_asked_only_what_it_sends(tmp_path):
     assert by["cursor"]["confusion"] == {"tool_05": {"tool_05": 1}, "tool_70": {"(none: unable)": 1}}
     dropped = [f for f in by["cursor"]["lint"] if f["code"] == "client-tool-dropped" and f["tool"] == "tool_70"]
     assert dropped and dropped[0]["severity"] == "error"
-    claude = by["claude-code"]
-    assert [s["outcome"] for c in claude["cases"] for s in c["samples"]] == ["CLIENT-FAILED"] * 2
-    reason = claude["cases"][0]["samples"][0]["reasons"][0]
-    assert reason.startswith(f"in Claude Code the name mcp__jira-cloud__{long} is 70 characters, over its 64")
+    agents = by["openai-agents"]
+    assert [s["outcome"] for c in agents["cases"] for s in c["samples"]] == ["CLIENT-FAILED"] * 2
+    reason = agents["cases"][0]["samples"][0]["reasons"][0]
+    assert reason.startswith(f"in OpenAI Agents SDK the name {long} is {len(long)} characters, over its 64")
     # the first run's verdict: each client's limit is a gate reason
-    assert "✗ cursor:" in done.out and "✗ claude-code:" in done.out
+    assert "✗ cursor:" in done.out and "✗ openai-agents:" in done.out
     assert "Cursor never sends tool_70 to the model" in done.out and "fail-on-client-limits" in done.out
 
 
@@ -301,14 +303,22 @@ def test_a_server_alongside_is_offered_as_the_client_names_it_and_its_steals_cou
 
 
 def test_the_action_checks_the_clients_without_a_key(tmp_path):
-    """No API key in the workflow: the Action still lists the surface and finds what Claude Code
-    does to it: a name over 64 characters. Nothing is sent to a model; every sample is
-    CLIENT-FAILED, the check fails on the client limit and the comment says why."""
-    from tests.e2e.harness import make_repo, pull_request_event, register_pull, run_action
+    """No API key in the workflow: the Action still lists the surface and finds what the OpenAI
+    Agents SDK does to it: a name over the OpenAI API's 64 characters. Nothing is sent to a model;
+    every sample is CLIENT-FAILED, the check fails on the client limit and the comment says why."""
+    from dataclasses import replace
+
+    from tests.e2e.harness import git, make_repo, pull_request_event, register_pull, run_action
     from tests.fakes.github_api import FakeGitHub
 
-    label = "acme-weather-forecasts-for-every-city-on-earth"
-    repo = make_repo(tmp_path, extra_config=f"  server_name: {label}\n  clients: [claude-code]\n")
+    repo = make_repo(tmp_path, extra_config="  clients: [openai-agents]\n")
+    name = "get_the_weather_forecasts_for_every_city_on_earth_for_the_coming_days"  # the pull request adds it
+    listed = repo.path / "evals" / "tools.json"
+    surface = json.loads(listed.read_text())
+    surface["tools"].append({"name": name, "description": "Forecasts.", "inputSchema": {"type": "object"}})
+    listed.write_text(json.dumps(surface, indent=1))
+    git("commit", "-qam", "a long name", cwd=repo.path)
+    repo = replace(repo, head=git("rev-parse", "HEAD", cwd=repo.path))
     with FakeModelAPI({}) as api, FakeGitHub({"ghs_action_token": "github-actions[bot]"}) as github:
         register_pull(github, repo)
         run = run_action(repo.path, tmp_path, inputs={"openai-api-key": ""}, event=pull_request_event(repo),
@@ -316,8 +326,7 @@ def test_the_action_checks_the_clients_without_a_key(tmp_path):
         assert api.log == []  # no key, no request
         [comment] = [c for c in github.comments_on(7) if c["user"]["login"] == "github-actions[bot]"]
     assert run.code == 1, run.stdout + run.stderr
-    name = f"mcp__{label}__get_forecast"
-    assert f"in Claude Code the name {name} is {len(name)} characters, over its 64" in comment["body"].replace(
+    assert f"in OpenAI Agents SDK the name {name} is {len(name)} characters, over its 64" in comment["body"].replace(
         "\\_", "_"
     )
     outcomes = {s["outcome"] for c in run.report()["cases"] for s in c["samples"]}

@@ -311,3 +311,24 @@ def test_a_clients_folder_anyone_may_write_above_is_refused(tmp_path, claude):
         done = run_eval(tmp_path, "anthropic", api)
         assert done.code == 2 and api.requests == 0, done.out + done.err
     assert "which anyone may write: a memory file or" in done.err
+
+
+def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_path, claude):
+    """The drift test: the tested Claude Code captured again (synthetic surfaces, a recording endpoint)
+    says what the bundled facts say — naming, sanitising, the 128 cut, order, built-ins and their
+    sizes, deferral, the system prompt's size and hash. When it fails, a fact of the client changed:
+    `toolselect clients capture claude-code --out src/toolselect/data/clients/claude-code.observed.yaml`."""
+    import yaml
+
+    from tests.conftest import ROOT, toolselect
+
+    out = tmp_path / "now.yaml"
+    done = toolselect(
+        "clients", "capture", "claude-code", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path
+    )
+    assert done.code == 0, done.out + done.err
+    now = yaml.safe_load(out.read_text())
+    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/claude-code.observed.yaml").read_text())
+    now.pop("date"), bundled.pop("date")
+    assert now == bundled
+    assert now["names"]["max_length"] == 128 and now["names"]["past_limit"] == "dropped" and now["order"] == "name"

@@ -210,8 +210,13 @@ def test_init_trajectory_writes_seed_004s_suite_that_runs_as_written(tmp_path):
 
 def test_lint_checks_the_surface_as_each_client_presents_it_offline(tmp_path):
     """No key, no model: `lint --client` says what Cursor and Claude Code do to a 90-tool surface —
-    the tools Cursor never sends (an error when a golden case expects one), the name Claude Code
-    can't take — at each tool's line in tools.json, and writes it to the JSON."""
+    the tools Cursor never sends (an error when a golden case expects one), Claude Code's names, sorted
+    as the real client was seen to sort them — at each tool's line in tools.json, and writes it to the
+    JSON."""
+    from toolselect.offer.clients import load_profile
+
+    seen = load_profile("claude-code").observed
+    assert seen is not None
     long = "search_the_issue_tracker_for_matching_tickets_by_text"
     tools = [{"name": long if i == 0 else f"tool_{i:02d}", "description": f"Tool number {i}.",
               "inputSchema": {"type": "object"}} for i in range(90)]  # fmt: skip
@@ -225,7 +230,7 @@ def test_lint_checks_the_surface_as_each_client_presents_it_offline(tmp_path):
     )  # fmt: skip
     assert done.code == 2, done.out + done.err  # error findings fail lint
     assert "Cursor (facts of 2026-12-03): 40 of 90 tools sent, named like mcp_jira-cloud_" in done.out
-    assert "Claude Code (facts of 2026-12-03): 90 of 90 tools sent" in done.out
+    assert f"Claude Code ({seen.version}, observed {seen.date}): 90 of 90 tools sent" in done.out
     report = json.loads((tmp_path / "lint.json").read_text())
     cursor, claude = report["clients"]
     # Cursor filters out the long name (10 + 53 characters, over 60), then sends the next 40
@@ -236,7 +241,8 @@ def test_lint_checks_the_surface_as_each_client_presents_it_offline(tmp_path):
     assert late["severity"] == "error" and "the golden set expects it in late" in late["message"]
     assert late["file"] == "tools.json" and late["line"] > 1
     assert found[("client-tool-dropped", "tool_80")]["severity"] == "warning"
-    assert found[("client-name-too-long", long)]["severity"] == "error"
+    assert not [f for f in report["findings"] if f["tool"] == long and "Claude Code" in f["message"]]  # it takes 128
+    assert [s["tool"] for s in claude["sent"][1:3]] == ["tool_01", "tool_02"]
     markdown = (tmp_path / "lint.md").read_text()
     assert "- client Cursor (facts of 2026-12-03): 40 of 90 tools sent" in markdown
     unknown = toolselect("lint", "--tools", "tools.json", "--client", "claude", cwd=tmp_path, env={})

@@ -25,7 +25,9 @@ def by_code(findings):
 @pytest.mark.parametrize("name", BUILT_IN)
 def test_every_bundled_profile_loads_with_its_sources_and_date(name):
     profile = load_profile(name)
-    assert profile.name == name and profile.checked == "2026-12-03"
+    assert profile.name == name and profile.checked == (
+        profile.observed.date if profile.observed else "2026-12-06" if name == "vscode" else "2026-12-03"
+    )
     if name != "raw":  # every limit a profile states comes with where it was read
         assert profile.names.sources
         if profile.tools.max is not None:
@@ -34,18 +36,30 @@ def test_every_bundled_profile_loads_with_its_sources_and_date(name):
         assert profile.builtins_source and all(b.input_schema["type"] == "object" for b in profile.builtins)
 
 
-def test_claude_code_prefixes_and_normalises_and_a_name_over_64_fails_the_session():
+def test_claude_code_as_captured_sorts_its_tools_and_drops_a_name_over_128():
+    """The bundled facts of the real client (data/clients/claude-code.observed.yaml): `mcp__<server>__<tool>`,
+    every character but letters, digits, `_` and `-` made `_`; sorted by name; a name over 128 never sent
+    (no error: the client drops it); its own tools as it sends them when it defers (no Grep, no Glob)."""
     profile = load_profile("claude-code")
+    assert profile.observed is not None and profile.observed.version == "2.1.332"
     assert client_name(profile, "weather", "get_weather") == "mcp__weather__get_weather"
     assert client_name(profile, "my server", "get.weather") == "mcp__my_server__get_weather"
-    long = "search_the_issue_tracker_for_matching_tickets_by_text"  # 53: 70 with the prefix
-    presented = present(profile, "jira-cloud", ["get_issue", long])
-    found = by_code(lint_client(presented, [case(long)]))
-    [too_long] = found["client-name-too-long"]
-    assert too_long.severity == "error" and too_long.tool == long
-    assert "is 70 characters, over its 64" in too_long.message and "the session fails" in too_long.message
-    assert presented.renamed[0] == ("get_issue", "mcp__jira-cloud__get_issue")
-    assert [b.name for b in profile.builtins][:3] == ["Bash", "Read", "Edit"]
+    long = "search_the_issue_tracker_for_matching_tickets_by_text" * 2  # 106: 123 with the prefix
+    longer = long + "_and_more"  # 132 with the prefix
+    presented = present(profile, "jira-cloud", ["zeta_issue", "get_issue", long, longer])
+    assert [s.tool for s in presented.shown] == ["get_issue", long, "zeta_issue"]  # sorted by the client's names
+    found = by_code(lint_client(presented, [case(longer)]))
+    [dropped] = found["client-tool-dropped"]
+    assert (
+        dropped.severity == "error"
+        and dropped.tool == longer
+        and "over Claude Code's 128 characters" in dropped.message
+    )
+    assert "client-name-too-long" not in found
+    names = [b.name for b in profile.builtins]
+    assert {"Bash", "Read", "Edit", "Write"} <= set(names) and "Grep" not in names and "Glob" not in names
+    bash = next(b for b in profile.builtins if b.name == "Bash")
+    assert bash.description == "Executes shell commands in your environment."  # the written stub, not its text
 
 
 def test_cursor_sends_the_first_40_tools_and_drops_a_name_over_60():
@@ -76,8 +90,8 @@ def test_vscode_lowercases_and_cuts_the_label_truncates_at_64_and_says_when_two_
     assert len(presented.shown[0].name) == 64
     [collision] = found["client-name-collision"]
     assert collision.severity == "error" and "both named" in collision.message
-    grouped = present(profile, "big", [f"t{i}" for i in range(130)])
-    assert grouped.grouped == ("t128", "t129") and len(grouped.shown) == 130
+    grouped = present(profile, "big", [f"t{i}" for i in range(66)])  # past 64: half its hard limit of 128
+    assert grouped.grouped == ("t64", "t65") and len(grouped.shown) == 66
     assert by_code(lint_client(grouped, []))["client-tools-grouped"][0].severity == "warning"
 
 
@@ -129,7 +143,7 @@ def test_the_offer_puts_the_built_ins_first_and_maps_every_name_back():
     assert made.deferred is not None
     assert [t.name for t in made.deferred.tools] == ["mcp__my_server__get_weather", "mcp__my_server__search"]
     assert made.from_wire("mcp__my_server__get_weather") == "get.weather"
-    assert made.from_wire("Grep") == built_in("Grep") == "(built-in: Grep)"
+    assert made.from_wire("Bash") == built_in("Bash") == "(built-in: Bash)"
     assert made.system is not None and made.system.endswith("\n\nBe brief.")  # the client's, then the run's
     assert "mcp__my_server__search\n</available-deferred-tools>" in made.system
     cursor = offer(surface, None, present(load_profile("cursor"), "s", surface.names))

@@ -15,10 +15,9 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..pick import Search, ToolCall, Usage
-from ..providers import Provider
 from ..providers.search import anthropic_searches
 from .stream import anthropic_events
 
@@ -45,12 +44,20 @@ class Session:
     volatile: tuple[str, ...] = ()  # what differs on every run of the client (its folder's name): not in the key
 
 
+class Forwards(Protocol):
+    """Who answers a client's requests: the run's provider (through its answer cache), or a recorder."""
+
+    async def forward_cached(
+        self, body: dict[str, Any], headers: dict[str, str], keyed: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any] | None, bool]: ...
+
+
 class Endpoint:
     """Anthropic's Messages API on 127.0.0.1 for driven clients. `ends(name)`: whether a call of the
     tool named so ends the conversation (every tool but the client's own search)."""
 
     def __init__(
-        self, provider: Provider, ends: Callable[[str], bool], search_tool: str | None = None, keep_requests: int = 2
+        self, provider: Forwards, ends: Callable[[str], bool], search_tool: str | None = None, keep_requests: int = 2
     ) -> None:
         self.provider, self.ends, self.keep_requests = provider, ends, keep_requests
         self.search_tool = search_tool  # the client's own search: what it found comes back in a tool result

@@ -59,7 +59,7 @@ def pinned(entry: str) -> tuple[str, str | None]:
 
 
 def folder_of(clients_dir: str | Path | None) -> Path:
-    return (Path(clients_dir) if clients_dir else DEFAULT_DIR).expanduser()
+    return (Path(clients_dir) if clients_dir else DEFAULT_DIR).expanduser().absolute()
 
 
 def installed(kind: Kind, clients_dir: Path, version: str | None = None) -> tuple[Path, str] | None:

@@ -41,6 +41,7 @@ class Driven:
     confined: Confinement | None = None  # as whom it runs: the pull request's programs' user (never root)
     calls: Path | None = None  # where the server writes each tools/call it refused (none should come)
     runs: Path | None = None  # where each sample's folder is made (None: the system's temporary folder)
+    env: tuple[tuple[str, str], ...] = ()  # over its environment (a capture turns its tool search off)
 
     def tool_of(self, name: str) -> str:
         """The tool a name the client's model called is scored as: the server's, or a built-in."""
@@ -79,6 +80,7 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
                     for path in (root, *root.rglob("*")):
                         os.chown(path, *driven.confined.owner, follow_symlinks=False)
             env = claude_code.environment(root / "home", endpoint.url, session.key, {"PATH": driven.path})
+            env.update(driven.env)
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=root / "work",

@@ -82,7 +82,9 @@ def offer(
             shown.name if SAFE_NAME.fullmatch(shown.name) and shown.name not in taken else safe_name(shown.name, taken)
         )
         taken.add(name)
-        server.append(WireTool(name, tool.description, tool.input_schema))
+        cut = profile.description_max
+        text = tool.description if cut is None or len(tool.description) <= cut else tool.description[:cut] + "…"
+        server.append(WireTool(name, text, tool.input_schema))
         back[name] = tool.name
     room = None if profile.tools.max is None else max(0, profile.tools.max - len(server))
     for label, definition in list(beside)[:room]:

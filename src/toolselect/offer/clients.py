@@ -79,6 +79,58 @@ class Builtin(Authored):
     input_schema: dict[str, Any]
 
 
+class ObservedNames(Authored):
+    template: str
+    replace: str = ""
+    kept: list[str] = Field(default_factory=list)
+    replaced: dict[str, str] = Field(default_factory=dict)
+    gone: list[str] = Field(default_factory=list)
+    max_length: int | None = None
+    past_limit: Literal["truncated", "shortened", "dropped"] | None = None
+    cut_to: list[int] = Field(default_factory=list)
+
+
+class ObservedTool(Authored):
+    name: str
+    chars: int  # its definition's size in the client's request (its text is the client's: not kept)
+
+
+class ObservedSystem(Authored):
+    chars: int
+    sha256: str
+
+
+class ObservedDeferral(Authored):
+    as_driven: bool  # every server tool behind the client's search, as toolselect drives it
+    search_tool: str | None = None
+    listing: str | None = None  # where the deferred names are put ("a system message")
+    builtins: list[str] = Field(default_factory=list)  # its own tools sent beside the search
+
+
+class ObservedCount(Authored):
+    sent: int
+    deferred_by_default: bool
+
+
+class Observed(Authored):
+    """What `toolselect clients capture` saw the real client do (drive/capture.py): facts and sizes."""
+
+    name: str
+    version: str
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    model: str = ""
+    names: ObservedNames
+    collisions: str
+    order: Literal["server", "name", "other"]
+    builtins_first: bool
+    fields: list[str]
+    description_max: int | None = None
+    builtins: list[ObservedTool] = Field(default_factory=list)
+    system: ObservedSystem
+    deferred: ObservedDeferral
+    counts: dict[int, ObservedCount] = Field(default_factory=dict)
+
+
 class Profile(Authored):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$")
     title: str
@@ -90,6 +142,9 @@ class Profile(Authored):
     builtins_source: str | None = None
     system: str | None = None  # a short system prompt of the client's intent
     system_source: str | None = None
+    order: Literal["server", "name"] = "server"  # the server's tools in its order, or sorted by their names
+    description_max: int | None = Field(None, ge=1)  # a longer description is cut to this many characters
+    observed: Observed | None = None  # the real client, captured: its facts decide over the written ones
 
 
 GENERIC = {"server", "main", "index", "app", "run", "__main__", "cli", "mcp"}  # names no user keeps
@@ -97,18 +152,71 @@ BUILT_IN = ("claude-code", "cursor", "vscode", "openai-agents", "raw")
 
 
 def load_profile(name: str, base: Path | None = None) -> Profile:
-    """A bundled profile by name, or the user's own from a YAML file (relative to `base`)."""
+    """A bundled profile by name (with what its client was observed to do, when it was captured), or
+    the user's own from a YAML file (relative to `base`)."""
     if name in BUILT_IN:
         text = resources.files("toolselect").joinpath(f"data/clients/{name}.yaml")
         with resources.as_file(text) as path:
-            return _read(path, f"the bundled profile {name}")
+            profile = _read(path, f"the bundled profile {name}")
+        captured = resources.files("toolselect").joinpath(f"data/clients/{name}.observed.yaml")
+        if captured.is_file():
+            with resources.as_file(captured) as path:
+                doc = load_yaml(path, f"the bundled capture of {name}", "client capture")
+            try:
+                profile = profile.model_copy(update={"observed": Observed.model_validate(doc.data)})
+            except ValidationError as exc:
+                raise ConfigErrors(explain_errors(exc, doc)) from None
+        return as_observed(profile)
     path = Path(name) if base is None or Path(name).is_absolute() else base / name
     if not name.endswith((".yaml", ".yml")) or not path.is_file():
         raise ConfigError(
             f"unknown client '{name}'{did_you_mean(name, BUILT_IN)}",
             hint=f"use one of {', '.join(BUILT_IN)}, or a profile file (.yaml) of the same shape (docs/clients.md)",
         )
-    return _read(path, display_path(path))
+    return as_observed(_read(path, display_path(path)))
+
+
+def as_observed(profile: Profile) -> Profile:
+    """The profile with what its client was observed to do put over what was written: its naming, its
+    cut, its order, the descriptions' cut, and its built-ins as it sends them when driven (a written
+    stub kept for each it has one of; a neutral one, with the real definition's size, for the rest)."""
+    seen = profile.observed
+    if seen is None:
+        return profile
+    n = seen.names
+    names = profile.names.model_copy(
+        update={
+            "template": n.template,
+            "replace": n.replace,
+            "max_length": n.max_length,
+            "past_limit": {"shortened": "truncated"}.get(n.past_limit or "", n.past_limit) or profile.names.past_limit,
+        }
+    )
+    listed = [b for b in seen.deferred.builtins if b != seen.deferred.search_tool] if seen.deferred.as_driven else []
+    listed = listed or [b.name for b in seen.builtins]
+    sizes = {b.name: b.chars for b in seen.builtins}
+    written = {b.name: b for b in profile.builtins}
+    builtins = [
+        written.get(name)
+        or Builtin(
+            name=name,
+            description=f"{profile.title}'s built-in tool {name} (its definition: {sizes.get(name, 0):,} characters).",
+            input_schema={"type": "object"},
+        )
+        for name in listed
+        if name != "DeferredToolPlaceholder"
+    ]
+    deferred = profile.deferred if seen.deferred.as_driven else Deferred()
+    return profile.model_copy(
+        update={
+            "names": names,
+            "order": "name" if seen.order == "name" else "server",
+            "description_max": seen.description_max,
+            "builtins": builtins,
+            "deferred": deferred,
+            "checked": seen.date,
+        }
+    )
 
 
 def _read(path: Path, shown: str) -> Profile:
@@ -210,6 +318,8 @@ def present(profile: Profile, server: str, tools: Sequence[str]) -> Presented:
             grouped = [s.tool for s in past]
         else:
             refused = True
+    if profile.order == "name":  # as the client sorts them (case aside)
+        kept.sort(key=lambda s: s.name.lower())
     seen: dict[str, str] = {}
     collisions = []
     for s in kept:
@@ -337,4 +447,5 @@ def summary(presented: Presented) -> str:
         parts.append(f"only names in context until the model searches ({p.deferred.search} search)")
     if p.builtins:
         parts.append(f"beside {len(p.builtins)} built-in tools ({', '.join(b.name for b in p.builtins[:4])}, …)")
-    return f"{p.title} (facts of {p.checked}): " + "; ".join(parts)
+    seen = f"{p.observed.version}, observed {p.observed.date}" if p.observed else f"facts of {p.checked}"
+    return f"{p.title} ({seen}): " + "; ".join(parts)

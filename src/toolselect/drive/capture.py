@@ -1,0 +1,319 @@
+"""`toolselect clients capture NAME[@VERSION]`: what a real client does to a server's tools, observed.
+
+The client is run against a recording endpoint (no model: every request is answered with a short text)
+with synthetic surfaces served by toolselect — tools listed out of name order, names with odd
+characters, two that collide once sanitised, names past every known length limit, a long
+description, 10, 90 and 300 tools — each with its tool search off (every definition inline), as it is
+driven, and on its own default. `facts` reads the recorded requests into the client's observed
+facts (pure): naming, sanitising, order, collisions, the length cut, the count, built-ins (names and
+sizes), deferral and its listing, the search tool, the system prompt's size and hash. The facts hold
+sizes and hashes, never the client's own text."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from .endpoint import Endpoint
+from .sample import Driven, drive
+
+SERVER = "probe"
+ORDERED = ("zulu_status", "alpha_lookup", "mike_report", "bravo_list", "kilo_check")  # the server's order
+ODD = {  # a tool name → the character it tries
+    "dot.name": ".",
+    "space name": " ",
+    "colon:name": ":",
+    "slash/name": "/",
+    "at@name": "@",
+    "plus+name": "+",
+    "dash-name": "-",
+    "under_name": "_",
+    "caf\u00e9_name": "\u00e9",
+}
+CLASH = ("clash.one", "clash_one")  # alike once `.` becomes `_`
+LENGTHS = (40, 50, 52, 53, 60, 116, 117, 120, 188)  # tool names this long: client names past 64 and 128
+WORDY = "wordy_tool"
+WORDY_CHARS = 5000
+COUNTS = (10, 90, 300)
+PROMPT = "Reply with the word ok."
+SEARCH_OFF, AS_DRIVEN, DEFAULT = "off", "driven", "default"
+
+
+def long_name(length: int) -> str:
+    return f"long_{length:03d}_" + "x" * (length - 9)
+
+
+def tool(name: str, description: str | None = None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "title": f"Title of {name}",
+        "description": description or f"Probe tool {name}: returns its own name.",
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "description": "anything"}}},
+        "outputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        "annotations": {"readOnlyHint": True},
+    }
+
+
+def naming_surface() -> list[dict[str, Any]]:
+    names = [*ORDERED, *ODD, *CLASH, *(long_name(n) for n in LENGTHS)]
+    return [*(tool(n) for n in names), tool(WORDY, ("A long description. " * 400)[:WORDY_CHARS])]
+
+
+def count_surface(count: int) -> list[dict[str, Any]]:
+    return [tool(f"bulk_{i:03d}") for i in range(1, count + 1)]
+
+
+class Recorder:
+    """Stands in for the model: records each request the client makes and answers it with a text."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    async def forward_cached(
+        self, body: dict[str, Any], headers: dict[str, str], keyed: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any] | None, bool]:
+        self.bodies.append(body)
+        answer = {
+            "id": "msg_capture",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        return answer, False
+
+
+SEARCH_ENV = {SEARCH_OFF: "false", AS_DRIVEN: None, DEFAULT: ""}  # ENABLE_TOOL_SEARCH: None keeps toolselect's
+
+
+async def record(driven: Driven) -> dict[str, dict[str, Any]]:
+    """Each surface × tool-search setting, run once through the client: the first request it made."""
+    recorder = Recorder()
+    endpoint = Endpoint(recorder, ends=lambda name: True)
+    await endpoint.start()
+    runs: dict[str, dict[str, Any]] = {}
+    try:
+        plan: list[tuple[str, list[dict[str, Any]], tuple[str, ...]]] = [
+            ("naming", naming_surface(), (SEARCH_OFF, AS_DRIVEN))
+        ]
+        plan += [(f"count-{n}", count_surface(n), (SEARCH_OFF, AS_DRIVEN, DEFAULT)) for n in COUNTS]
+        for label, surface, settings in plan:
+            for setting in settings:
+                env = dict(driven.env)
+                if SEARCH_ENV[setting] is not None:
+                    env["ENABLE_TOOL_SEARCH"] = str(SEARCH_ENV[setting])
+                    if not SEARCH_ENV[setting]:
+                        env.pop("ENABLE_TOOL_SEARCH")
+                one = replace(driven, server=SERVER, definitions=tuple(surface), env=tuple(env.items()))
+                recorder.bodies.clear()
+                pick = await drive(one, endpoint, PROMPT)
+                if not recorder.bodies:
+                    raise RuntimeError(f"{driven.name} made no model request ({label}, {setting}): {pick.error}")
+                runs[f"{label}/{setting}"] = next((b for b in recorder.bodies if b.get("tools")), recorder.bodies[0])
+    finally:
+        await endpoint.stop()
+    return runs
+
+
+def capture(driven: Driven) -> dict[str, Any]:
+    """The client's observed facts (runs it: a few seconds a setting)."""
+    return facts(asyncio.run(record(driven)), driven.name, driven.version, date.today().isoformat())
+
+
+# ---------------------------------------------------------------------------- reading the requests (pure)
+
+
+@dataclass(frozen=True)
+class Naming:
+    template: str  # `mcp__{server}__{tool}`
+
+    def of(self, name: str) -> str:
+        return self.template.replace("{server}", SERVER).replace("{tool}", name)
+
+
+def facts(runs: Mapping[str, dict[str, Any]], name: str, version: str, day: str) -> dict[str, Any]:
+    """The facts the recorded requests show (see the module's docstring)."""
+    inline = runs["naming/off"]
+    names = [str(t.get("name")) for t in inline.get("tools") or []]
+    naming = _template(names)
+    mcp = [n for n in names if _is_server_tool(n, naming)]
+    builtins = [t for t in inline.get("tools") or [] if not _is_server_tool(str(t.get("name")), naming)]
+    driven = runs["naming/driven"]
+    driven_names = [str(t.get("name")) for t in driven.get("tools") or []]
+    deferred = not any(_is_server_tool(n, naming) for n in driven_names)
+    out: dict[str, Any] = {
+        "name": name,
+        "version": version,
+        "date": day,
+        "model": str(inline.get("model", "")),
+        "names": {"template": naming.template, **_sanitising(mcp, naming), **_lengths(mcp, naming)},
+        "collisions": _collisions(mcp, naming),
+        "order": _order(mcp, naming),
+        "builtins_first": bool(mcp) and names.index(mcp[0]) >= len(builtins),
+        "fields": sorted(_server_tool(inline, naming, ORDERED[1]) or {}),
+        "description_max": _description_max(inline, naming),
+        "builtins": [{"name": str(t.get("name")), "chars": len(json.dumps(t, ensure_ascii=False))} for t in builtins],
+        "system": _system(inline),
+        "deferred": {
+            "as_driven": deferred,
+            "search_tool": _search_tool(driven_names, [str(t.get("name")) for t in builtins], naming),
+            "listing": _listing(driven, naming) if deferred else None,
+            "builtins": [n for n in driven_names if not _is_server_tool(n, naming)],
+        },
+        "counts": {},
+    }
+    for count in COUNTS:
+        sent = _server_names(runs.get(f"count-{count}/off"), naming)
+        by_default = _server_names(runs.get(f"count-{count}/default"), naming)
+        out["counts"][count] = {"sent": len(sent), "deferred_by_default": not by_default}
+    return out
+
+
+def _template(names: Sequence[str]) -> Naming:
+    probe = ORDERED[1]
+    found = [n for n in names if probe in n]
+    if len(found) != 1:
+        raise ValueError(f"the client's request has {len(found)} tools named like {probe}: {found[:3]}")
+    name = found[0]
+    head, _, tail = name.partition(probe)
+    return Naming(head.replace(SERVER, "{server}") + "{tool}" + tail.replace(SERVER, "{server}"))
+
+
+def _is_server_tool(name: str, naming: Naming) -> bool:
+    head = naming.template.split("{tool}")[0].replace("{server}", SERVER)
+    return bool(head) and name.startswith(head)
+
+
+def _server_names(body: dict[str, Any] | None, naming: Naming) -> list[str]:
+    tools = (body or {}).get("tools") or []
+    return [str(t.get("name")) for t in tools if _is_server_tool(str(t.get("name")), naming)]
+
+
+def _server_tool(body: dict[str, Any], naming: Naming, name: str) -> dict[str, Any] | None:
+    return next((t for t in body.get("tools") or [] if t.get("name") == naming.of(name)), None)
+
+
+def _sanitising(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
+    """Which characters of a tool's name the client replaces (and with what), which it keeps."""
+    kept, replaced, dropped = [], {}, []
+    for original, char in ODD.items():
+        for into in (char, "_", "-", ""):
+            if naming.of(original.replace(char, into)) in mcp:
+                if into == char:
+                    kept.append(char)
+                else:
+                    replaced[char] = into
+                break
+        else:
+            dropped.append(char)
+    others = [c for c in ODD.values() if c not in "-_"]
+    if set(replaced) == set(others) and set(replaced.values()) == {"_"} and set(kept) >= {"-", "_"}:
+        pattern = "[^A-Za-z0-9_-]"
+    elif replaced:
+        pattern = "[" + "".join(re.escape(c) for c in sorted(replaced)) + "]"
+    else:
+        pattern = ""
+    return {"replace": pattern, "kept": sorted(kept), "replaced": dict(sorted(replaced.items())), "gone": dropped}
+
+
+def _lengths(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
+    """What the client does to long names: the longest it sends whole, and what it does past it — cut
+    (a name that begins the whole one), shortened otherwise (a hash, an ellipsis), or never sent."""
+    whole, cut, shortened, gone = [], [], [], []
+    for length in LENGTHS:
+        full, stem = naming.of(long_name(length)), naming.of(f"long_{length:03d}_")
+        if full in mcp:
+            whole.append(len(full))
+        elif found := [n for n in mcp if n != full and full.startswith(n) and len(n) >= len(stem)]:
+            cut.append(len(found[0]))
+        elif found := [n for n in mcp if n.startswith(stem[: max(len(stem) - 1, 1)]) and n != full]:
+            shortened.append(len(found[0]))
+        else:
+            gone.append(len(full))
+    past = "truncated" if cut else "shortened" if shortened else "dropped" if gone else None
+    return {
+        "max_length": max(whole, default=None) if past else None,
+        "past_limit": past,
+        "cut_to": sorted(set(cut + shortened)),
+    }
+
+
+def _collisions(mcp: Sequence[str], naming: Naming) -> str:
+    together = naming.of(CLASH[1])
+    seen = mcp.count(together)
+    if seen >= 2:
+        return "both sent under one name"
+    if seen == 1 and naming.of(CLASH[0]) not in mcp:
+        renamed = [n for n in mcp if n.startswith(together) and n != together]
+        return "one renamed" if renamed else "one dropped"
+    return "none"
+
+
+def _order(mcp: Sequence[str], naming: Naming) -> str:
+    ours = [n for n in mcp if any(n == naming.of(o) for o in ORDERED)]
+    if ours == [naming.of(o) for o in ORDERED]:
+        return "server"
+    if ours == sorted(ours, key=str.lower):
+        return "name"
+    return "other"
+
+
+def _description_max(body: dict[str, Any], naming: Naming) -> int | None:
+    wordy = _server_tool(body, naming, WORDY)
+    if wordy is None:
+        return None
+    length = len(str(wordy.get("description", "")))
+    return None if length >= WORDY_CHARS else length
+
+
+def _system(body: dict[str, Any]) -> dict[str, Any]:
+    """The system prompt's size and hash (its text is the client's, not kept)."""
+    system = body.get("system")
+    if isinstance(system, list):
+        text = "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    else:
+        text = str(system or "")
+    text = re.sub(r"cc_version=[0-9.]+", "cc_version=…", text)  # a build number in its billing line
+    text = re.sub(r"[^\s`'\"]*toolselect-client-[^\s`'\"]*", "…", text)  # the run's folder (its memory's path)
+    text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", "…", text)  # today's date
+    return {"chars": len(text), "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}
+
+
+def _search_tool(driven: Sequence[str], inline_builtins: Sequence[str], naming: Naming) -> str | None:
+    new = [n for n in driven if n not in inline_builtins and not _is_server_tool(n, naming)]
+    return next((n for n in new if "search" in n.lower()), None)
+
+
+def _listing(body: dict[str, Any], naming: Naming) -> str | None:
+    """Where the deferred tools' names are put: in which message (by role) or the system prompt."""
+    probe = naming.of(ORDERED[1])
+    if probe in json.dumps(body.get("system") or "", ensure_ascii=False):
+        return "the system prompt"
+    for message in body.get("messages") or []:
+        if probe in json.dumps(message.get("content"), ensure_ascii=False):
+            return f"a {message.get('role')} message"
+    return None
+
+
+def write(facts_: Mapping[str, Any], path: Path | None) -> str:
+    import yaml
+
+    head = (
+        f"# What {facts_.get('name', 'the client')} {facts_['version']} was seen to do to a server's tools on "
+        f"{facts_['date']} (model {facts_.get('model') or '?'}),\n# written by `toolselect clients capture`: "
+        "facts and sizes, never the client's own text. Regenerate, don't edit.\n"
+    )
+    text = head + yaml.safe_dump(dict(facts_), sort_keys=False, allow_unicode=True, width=120)
+    if path is not None:
+        path.write_text(text, encoding="utf-8")
+    return text
