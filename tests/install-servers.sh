@@ -8,8 +8,9 @@
 #                        setup installs it into the server's own environment (uv, offline);
 #   tests/.excel/       excel-mcp-server from PyPI in its own virtualenv: a real 46-tool server, the
 #                        scale a real surface has (lint, the comment and the console at 40+ tools);
-#   tests/.clients/      Claude Code from npm (@anthropic-ai/claude-code, pinned) in claude-code/2.1.332/: the
-#                        real client toolselect drives against the fake model API (--clients-dir);
+#   tests/.clients/      Claude Code and Codex from npm (@anthropic-ai/claude-code, @openai/codex, pinned),
+#                        in <client>/<version>/: the real clients toolselect drives against the fake
+#                        model API (--clients-dir);
 #   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
 #                        the HTML report's tests drive through Python's playwright (playwright's
 #                        own browser download is not used);
@@ -39,12 +40,16 @@ if [ ! -x "$here/.excel/bin/excel-mcp-server" ]; then
     "$here/.excel/bin/python" -m pip install --quiet --disable-pip-version-check excel-mcp-server==2.2.2
 fi
 # each version in a folder of its own, as `toolselect clients install` lays them out
-if [ ! -x "$here/.clients/claude-code/2.1.332/node_modules/.bin/claude" ]; then
-    mkdir -p "$here/.clients/claude-code/2.1.332"
-    echo '{"name": "toolselect-client", "private": true}' > "$here/.clients/claude-code/2.1.332/package.json"
-    npm install --prefix "$here/.clients/claude-code/2.1.332" --no-audit --no-fund --loglevel=error \
-        @anthropic-ai/claude-code@2.1.332
-fi
+client() { # name, npm package, version, program
+    local dir="$here/.clients/$1/$3"
+    if [ ! -x "$dir/node_modules/.bin/$4" ]; then
+        mkdir -p "$dir"
+        echo '{"name": "toolselect-client", "private": true}' > "$dir/package.json"
+        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$2@$3"
+    fi
+}
+client claude-code @anthropic-ai/claude-code 2.1.332 claude
+client codex @openai/codex 0.171.0 codex
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)

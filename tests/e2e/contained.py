@@ -158,6 +158,8 @@ def host_step(inputs: dict[str, str], host_env: Path, tmp: Path) -> tuple[list[s
         if expression.startswith("inputs."):
             name = expression.removeprefix("inputs.")
             return inputs.get(name, defaults[name])
+        if expression == "runner.temp":  # as run_action gives the job its RUNNER_TEMP
+            return str(tmp / "runner-temp")
         assert expression == "steps.host-env.outputs.dir", expression
         return str(host_env)
 

@@ -90,6 +90,17 @@ def test_claude_code_picks_through_its_own_request_and_nothing_runs(tmp_path, cl
     assert not (tmp_path / "calls.jsonl").exists()  # no tools/call ever reached the server
 
 
+def test_a_prompt_that_reads_like_an_option_is_the_prompt(tmp_path, claude):
+    """A golden prompt is the pull request's words: one that looks like the client's own option
+    (`--settings=…` would bring hooks, `--version` ends the run) reaches the model as the prompt."""
+    planted = '--settings={"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"touch HOOK"}]}]}}'
+    with FakeModelAPI(SCRIPT) as api:
+        version, settings = ask_all(tmp_path, claude, ["--version", planted], api)
+        prompts = [e["prompt"] for e in api.log]
+    assert version.error is None and version.text == "Hello!" and settings.text == "Hello!"
+    assert prompts == ["--version", planted]
+
+
 def write_project(folder: Path, mode: str = "auto") -> None:
     (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
     golden = [
@@ -180,7 +191,7 @@ def test_clients_install_puts_the_tested_version_where_eval_finds_it(tmp_path):
     assert done.out.startswith("claude-code 2.1.332 installed: ")
     assert (tmp_path / "clients" / "claude-code" / "2.1.332" / "node_modules" / ".bin" / "claude").exists()
     unknown = toolselect("clients", "install", "cursr", cwd=tmp_path)
-    assert unknown.code == 2 and "toolselect drives claude-code: not 'cursr'" in unknown.err
+    assert unknown.code == 2 and "toolselect does not drive 'cursr' (known: claude-code, codex)" in unknown.err
 
 
 def test_a_client_not_installed_is_emulated_and_the_run_says_so(tmp_path):
@@ -233,7 +244,8 @@ def test_the_action_drives_the_client_its_cache_brought_and_names_it_for_the_nex
         run = action_on_push(tmp_path, api, "claude-code", TOOLSELECT_CLIENTS_DIR=str(CLIENTS))
     assert run.code == 0, run.stdout + run.stderr
     assert f"claude-code 2.1.332 restored from the cache: {CLAUDE}" in run.stdout
-    assert run.outputs["clients"] == "claude-code-2.1.332" and run.outputs["clients-installed"] == "false"
+    # every version the folder holds names the cache's key (this folder has Codex too)
+    assert run.outputs["clients"] == "claude-code-2.1.332+codex-0.171.0" and run.outputs["clients-installed"] == "false"
     report = json.loads((run.report_dir / "report.json").read_text())
     assert report["run"]["client"]["driven"] == "2.1.332"  # the real client, never its profile
 
@@ -294,23 +306,24 @@ def test_planted_client_settings_hooks_and_memory_never_reach_the_client(tmp_pat
     assert {c["name"]: c["samples"][0]["outcome"] for c in report["cases"]}["paris"] == "PASS"
 
 
-def test_a_clients_folder_anyone_may_write_above_is_refused(tmp_path, claude):
-    """Claude Code reads memory files from every folder above its own: its samples' folders are made in
-    the clients folder, so one inside a folder anyone may write (/tmp) is refused, with the way out."""
-    from tests.e2e.harness import run_eval
+def test_a_clients_folder_the_pull_requests_programs_may_write_above_is_refused(tmp_path, claude):
+    """Clients read files from folders above their own (memory files, settings, `.env`): with the pull
+    request's programs running as another user, a clients folder inside one that user may write (as
+    anyone may write /tmp) is refused, with the way out; run as toolselect itself, nothing is held."""
+    from toolselect.contain import NOBODY, Confinement
+    from toolselect.drive.sample import driven_for
+    from toolselect.errors import ConfigError
 
     shared = tmp_path / "shared"
-    shared.mkdir()
+    (shared / "clients").mkdir(parents=True)
     shared.chmod(0o1777)  # as /tmp is
-    (shared / "clients").mkdir()
     (shared / "clients" / "claude-code").symlink_to(CLIENTS / "claude-code", target_is_directory=True)
-    write_project(tmp_path)
-    config = tmp_path / "toolselect.yaml"
-    config.write_text(config.read_text().replace(str(CLIENTS), str(shared / "clients")))
-    with FakeModelAPI(SCRIPT) as api:
-        done = run_eval(tmp_path, "anthropic", api)
-        assert done.code == 2 and api.requests == 0, done.out + done.err
-    assert "which anyone may write: a memory file or" in done.err
+    confined = Confinement(NOBODY, "/usr/bin/setpriv")
+    args = ("claude-code", None, "real", str(shared / "clients"), "anthropic", "weather", "m", tuple(TOOLS), "/usr/bin")
+    with pytest.raises(ConfigError, match="which the pull request's programs may write: a memory file or settings"):
+        driven_for(*args, confined)
+    assert driven_for(*args, Confinement(None, None)) is not None  # as toolselect itself: its own folders
+    assert driven_for(*args[:3], str(CLIENTS), *args[4:], confined) is not None
 
 
 def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_path, claude):

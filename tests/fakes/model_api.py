@@ -590,15 +590,20 @@ def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list
     return True
 
 
+NOTES = ("<system-reminder>", "<environment_context>", "# AGENTS.md instructions", "<user_instructions>")
+
+
 def _text(content: Any) -> str:
     """A message's text; a client's own notes to the model (`<system-reminder>` blocks, as Claude Code
-    puts before the user's words) are not the user's prompt."""
+    puts before the user's words; Codex's `<environment_context>` message) are not the user's prompt."""
     if isinstance(content, list):
         return "".join(
             part.get("text", "")
             for part in content
-            if isinstance(part, dict) and not str(part.get("text", "")).lstrip().startswith("<system-reminder>")
+            if isinstance(part, dict) and not str(part.get("text", "")).lstrip().startswith(NOTES)
         )
+    if isinstance(content, str) and content.lstrip().startswith(NOTES):
+        return ""
     return content if isinstance(content, str) else ""
 
 
@@ -608,7 +613,8 @@ def _prompt(api: str, body: dict[str, Any]) -> str:
         given = body.get("input")
         if isinstance(given, str):
             return given
-        return next((_text(m.get("content")) for m in given or [] if m.get("role") == "user"), "")
+        users = (_text(m.get("content")) for m in given or [] if m.get("role") == "user")
+        return next((t for t in users if t), "")
     users = (_text(m.get("content")) for m in body.get("messages") or [] if m.get("role") == "user")
     return next((t for t in users if t), "")
 
@@ -667,15 +673,33 @@ def _tool_names(api: str, body: dict[str, Any]) -> list[str]:
 
 
 def _descriptions(api: str, body: dict[str, Any]) -> dict[str, str]:
-    """Each tool the request offers (a namespace's functions too; not an API's own search tool)."""
+    """Each tool the request offers (a namespace's functions too; not an API's own search tool, but a
+    client's own: `tool_search` with `execution: client`, and the functions its searches loaded)."""
     out = {}
     for tool in body.get("tools") or []:
+        if tool.get("type") == "tool_search" and tool.get("execution") == "client":
+            out["tool_search"] = str(tool.get("description") or "")
+            continue
         if str(tool.get("type", "")).startswith(("tool_search", "namespace")):
             for spec in tool.get("tools", []) if tool.get("type") == "namespace" else []:
                 out[spec.get("name")] = spec.get("description") or ""
             continue
         spec = tool.get("function", tool) if api == "chat" else tool
-        out[spec.get("name")] = spec.get("description") or ""
+        if spec.get("name"):  # a hosted tool (web_search) has none
+            out[spec.get("name")] = spec.get("description") or ""
+    for space in _loaded(body):
+        out |= {f.get("name"): f.get("description") or "" for f in space.get("tools", [])}
+    return out
+
+
+def _loaded(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The namespaces (and functions) a client's own search loaded: its `tool_search_output` items."""
+    given = body.get("input")
+    out: list[dict[str, Any]] = []
+    for item in given if isinstance(given, list) else []:
+        if isinstance(item, dict) and item.get("type") == "tool_search_output" and item.get("execution") == "client":
+            for tool in item.get("tools") or []:
+                out.append(tool if tool.get("type") == "namespace" else {"name": None, "tools": [tool]})
     return out
 
 
@@ -860,7 +884,13 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
         output.insert(1, {"type": "tool_search_output", "id": f"tso_{n}", "status": "completed", "call_id": None,
                           "execution": "server", "tools": tools if searched["namespace"] else loaded})  # fmt: skip
     spaced = _namespaces(body)
+    own_search = any(t.get("type") == "tool_search" and t.get("execution") == "client" for t in body.get("tools") or [])
     for i, call in enumerate(calls):
+        if own_search and call["tool"] == "tool_search":  # the client's own search: it runs it
+            arguments = call.get("args") or {"query": ""}
+            output.append({"type": "tool_search_call", "id": f"ts_{n}_{i}", "call_id": f"tsc_{n}_{i}",
+                           "execution": "client", "status": "completed", "arguments": arguments})  # fmt: skip
+            continue
         output.append(
             {
                 "type": "function_call",
@@ -896,7 +926,7 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
 def _namespaces(body: dict[str, Any]) -> dict[str, str]:
     """Each function of a namespace, by name → its namespace (a call of one carries it)."""
     out: dict[str, str] = {}
-    for tool in body.get("tools") or []:
+    for tool in [*(body.get("tools") or []), *_loaded(body)]:
         if tool.get("type") == "namespace":
             out |= {f.get("name"): tool.get("name") for f in tool.get("tools", [])}
     return out

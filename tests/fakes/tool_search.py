@@ -12,7 +12,10 @@ OpenAI Responses (`tool_search`, hosted): the deferred functions of the request 
 namespace) are loaded by a `tool_search_call` whose arguments name `paths` (a namespace or a
 function) and a `query`; OpenAI documents no ranking, so this fake loads the functions a path names,
 and within a namespace the 5 that rank best for the query (BM25, as above). Refused: deferred
-functions without `tool_search`, or `tool_search` with nothing deferred.
+functions without `tool_search`, or `tool_search` with nothing deferred. A `tool_search` with
+`execution: client` is the client's own (Codex): the model calls it as a `tool_search_call` with its
+`arguments`, the client searches and sends the functions it loaded back in a `tool_search_output`,
+and the model may call those next (model_api.py).
 
 The model's side: a scripted answer may say `"search": "<pattern or query>"`; else the model writes
 one from the prompt (its longer words, as a case-insensitive alternation for the regex variant; the
@@ -71,6 +74,8 @@ def searching(api: str, body: dict[str, Any]) -> Searching | None:
         return Searching(kind, deferred, loaded, problem=problem)
     if api != "responses":
         return None
+    if any(t.get("type") == "tool_search" and t.get("execution") == "client" for t in tools):
+        return None  # the client's own search (Codex): it runs it and sends back what it loaded
     has_search = any(t.get("type") == "tool_search" for t in tools)
     deferred, loaded, namespace = {}, set(), None
     for t in tools:

@@ -26,7 +26,7 @@ def by_code(findings):
 def test_every_bundled_profile_loads_with_its_sources_and_date(name):
     profile = load_profile(name)
     assert profile.name == name and profile.checked == (
-        profile.observed.date if profile.observed else "2026-12-06" if name == "vscode" else "2026-12-03"
+        profile.observed.date if profile.observed else "2026-12-06" if name in ("vscode", "codex") else "2026-12-03"
     )
     if name != "raw":  # every limit a profile states comes with where it was read
         assert profile.names.sources

@@ -252,12 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     cl = sub.add_parser(
         "clients",
-        help="install a client toolselect drives (claude-code) from npm, at the version it was tested with; "
+        help="install a client toolselect drives (claude-code, codex) from npm, at the version it was tested with; "
         "capture what it does to a server's tools (its observed facts, as YAML)",
         usage="toolselect clients {install,capture} NAME[@VERSION] [--clients-dir DIR] [--out FILE]",
     )
     cl.add_argument("action", choices=["install", "capture"])
-    cl.add_argument("client", metavar="NAME[@VERSION]", help="claude-code, or claude-code@2.1.332")
+    cl.add_argument("client", metavar="NAME[@VERSION]", help="claude-code, codex, or one pinned: codex@0.171.0")
     add_flags(cl, [option("clients_dir")])
     cl.add_argument("--out", type=Path, metavar="FILE", help="capture: write the facts to FILE (else stdout)")
     cl.set_defaults(func=_later("clients", "cmd_clients"))

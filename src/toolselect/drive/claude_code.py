@@ -16,7 +16,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from .wires import Anthropic
+
 NAME = "claude-code"
+WIRE = Anthropic
 SEARCH_TOOL = "ToolSearch"  # its own search over the deferred tools: runs in the client, then it asks again
 MAX_TURNS = 6
 
@@ -35,6 +38,25 @@ def server_prefix(server: str) -> str:
     return f"mcp__{server}__"
 
 
+def tool_name(tool: str) -> str:
+    """The name it gives a tool after the prefix: every character but letters, digits, `_`, `-` made `_`."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool)
+
+
+def refuses(server: str) -> str | None:
+    return None
+
+
+def setup(
+    root: Path, server: str, tools_file: Path, calls: Path | None, url: str, key: str, model: str, path: str
+) -> tuple[list[str], dict[str, str]]:
+    """Its files in `root` (the MCP configuration), and how it is started: its arguments (after its
+    program, before `--` and the prompt) and its whole environment (HOME is `root/home`)."""
+    config = root / "mcp.json"
+    config.write_text(mcp_config(server, tools_file, calls), encoding="utf-8")
+    return arguments(config, model), environment(root / "home", url, key, {"PATH": path})
+
+
 def mcp_config(server: str, tools_file: Path, calls: Path | None = None) -> str:
     """Its MCP configuration: the one server, toolselect serving the frozen surface over stdio (each
     refused tools/call written to `calls`)."""
@@ -43,11 +65,9 @@ def mcp_config(server: str, tools_file: Path, calls: Path | None = None) -> str:
     return json.dumps({"mcpServers": {server: {"type": "stdio", "command": command[0], "args": command[1:]}}})
 
 
-def command(program: Path, prompt: str, config: Path, model: str) -> list[str]:
+def arguments(config: Path, model: str) -> list[str]:
     return [
-        str(program),
         "-p",
-        prompt,
         "--model",
         model,
         "--mcp-config",

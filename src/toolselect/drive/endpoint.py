@@ -1,8 +1,9 @@
-"""The local model endpoint a driven client talks to, in its own API's wire format (Anthropic Messages,
-streamed when asked): each of its requests goes to the run's provider through the answer cache; its
-side requests that decide no pick (a title, a token count) are answered here; and the conversation
-ends at the first call of a tool that is not the client's search — the server's tool is the pick, a
-built-in is a steal — answered with a final text instead, so no tool is ever run.
+"""The local model endpoint a driven client talks to, in its own API's wire format (Anthropic Messages
+or OpenAI Responses, streamed when asked: wires.py): each of its requests goes to the run's provider
+through the answer cache; its side requests that decide no pick (a title, a token count) are answered
+here; and the conversation ends at the first call of a tool that is not the client's search — the
+server's tool is the pick, a built-in is a steal — answered with a final text instead, so no tool is
+ever run.
 
 One endpoint serves every client process of a run; each process gets a key of its own (its session),
 which is how a request finds its sample. The real API keys never reach a client."""
@@ -18,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..pick import Search, ToolCall, Usage
-from ..providers.search import anthropic_searches
-from .stream import anthropic_events
+from .wires import Anthropic, Responses, Wire
 
 ENDED = "(toolselect recorded the tool this answer calls; nothing was run.)"
 MAX_TURNS = 12  # requests one sample may make before the endpoint ends it
@@ -41,6 +41,7 @@ class Session:
     stop_reason: str | None = None
     started: float = field(default_factory=time.perf_counter)
     requests: list[dict[str, Any]] = field(default_factory=list)  # the client's own request bodies (the last few)
+    seen: set[str] = field(default_factory=set)  # the client's own searches counted already (by call id)
     volatile: tuple[str, ...] = ()  # what differs on every run of the client (its folder's name): not in the key
 
 
@@ -84,6 +85,7 @@ class Endpoint:
                 Route("/", self._alive, methods=["GET", "HEAD"]),
                 Route("/v1/messages", self._messages, methods=["POST"]),
                 Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
+                Route("/v1/responses", self._responses, methods=["POST"]),
             ]
         )
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off", access_log=False)
@@ -116,29 +118,41 @@ class Endpoint:
         return JSONResponse({"input_tokens": max(1, len(body) // 4)})
 
     async def _messages(self, request: Any) -> Any:
+        return await self._route(request, Anthropic)
+
+    async def _responses(self, request: Any) -> Any:
+        return await self._route(request, Responses)
+
+    async def _route(self, request: Any, wire: Wire) -> Any:
         from starlette.responses import JSONResponse, Response
 
         key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
         session = self.sessions.get(key.strip())
         if session is None:
-            return JSONResponse(_error("authentication_error", "unknown key"), status_code=401)
+            return JSONResponse(wire.error("authentication_error", "unknown key"), status_code=401)
         try:
             body = json.loads(await request.body())
         except ValueError:
-            return JSONResponse(_error("invalid_request_error", "the body is not JSON"), status_code=400)
-        answer = await self._answer(session, body, {k: v for k, v in request.headers.items() if k == "anthropic-beta"})
+            return JSONResponse(wire.error("invalid_request_error", "the body is not JSON"), status_code=400)
+        headers = {k: v for k, v in request.headers.items() if k in wire.headers}
+        answer = await self._answer(session, body, headers, wire)
         if body.get("stream"):
-            return Response(anthropic_events(answer), media_type="text/event-stream")
+            return Response(wire.events(answer), media_type="text/event-stream")
         return JSONResponse(answer)
 
-    async def _answer(self, session: Session, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
-        if not body.get("tools"):  # a side request (a title, a summary): it decides no pick
-            return _message(body, "", "end_turn")
+    async def _answer(
+        self, session: Session, body: dict[str, Any], headers: dict[str, str], wire: Wire
+    ) -> dict[str, Any]:
+        if wire.side(body):  # a side request (a title, a summary): it decides no pick
+            return wire.ended(body, "")
         if session.call is not None or session.turns >= MAX_TURNS or session.error is not None:
-            return _message(body, ENDED, "end_turn")  # the sample is decided: whatever the client asks next
+            return wire.ended(body, ENDED)  # the sample is decided: whatever the client asks next
         session.turns += 1
-        if self.search_tool is not None:
-            session.searched += client_searches(body, self.search_tool)
+        if self.search_tool is not None:  # the searches it ran itself since its last request
+            for at, search in wire.client_searches(body, self.search_tool):
+                if at not in session.seen:
+                    session.seen.add(at)
+                    session.searched.append(search)
         session.requests = [*session.requests[-(self.keep_requests - 1) :], body] if self.keep_requests else []
         try:
             answer, cached = await self.provider.forward_cached(
@@ -146,76 +160,33 @@ class Endpoint:
             )
         except Exception as exc:  # noqa: BLE001 - the sample fails; the client is told to stop
             session.error = str(exc) or type(exc).__name__
-            return _message(body, ENDED, "end_turn")
+            return wire.ended(body, ENDED)
         if answer is None:  # --cache-only and not cached
             session.error = "not in the answer cache"
-            return _message(body, ENDED, "end_turn")
+            return wire.ended(body, ENDED)
         session.cached = session.cached and cached
-        blocks = list(answer.get("content") or [])
-        found, _ = anthropic_searches(blocks)
-        session.searched += found
-        session.text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-        session.stop_reason = answer.get("stop_reason")
-        u = answer.get("usage") or {}
-        session.usage = session.usage + Usage(
-            u.get("input_tokens") or 0,
-            u.get("output_tokens") or 0,
-            u.get("cache_creation_input_tokens") or 0,
-            u.get("cache_read_input_tokens") or 0,
-        )
-        uses = [b for b in blocks if b.get("type") == "tool_use"]
-        if uses and self.ends(str(uses[0].get("name"))):
-            first = uses[0]
-            session.call = ToolCall(str(first.get("name")), first.get("input"))
-            return _message(body, ENDED, "end_turn")
+        read = wire.read(answer)
+        session.searched += read.searched
+        session.text, session.stop_reason = read.text, read.stop_reason
+        session.usage = session.usage + read.usage
+        if read.calls and self.ends(read.calls[0].tool):
+            session.call = read.calls[0]
+            return wire.ended(body, ENDED)
         return answer  # text (the end), or the client's own search: it runs it and asks again
 
 
+OWN = ("metadata", "prompt_cache_key", "client_metadata")  # ids a client makes up on every run
+
+
 def keyed(body: dict[str, Any], volatile: tuple[str, ...]) -> dict[str, Any]:
-    """The body as the answer cache's key reads it: without its `metadata` (a device and session id the
-    client makes up on every run) and with each volatile text (the run's folder) put as `…`."""
-    text = json.dumps({k: v for k, v in body.items() if k != "metadata"}, ensure_ascii=False)
+    """The body as the answer cache's key reads it: without the ids the client makes up on every run
+    (Claude Code's `metadata`; Codex's `prompt_cache_key`, `client_metadata`, its items' ids) and with each volatile
+    text (the run's folder, today's date) put as `…`."""
+    kept = {k: v for k, v in body.items() if k not in OWN}
+    if isinstance(kept.get("input"), list):  # the id Codex gives each item it sends: new on every run
+        kept["input"] = [{k: v for k, v in i.items() if k != "id"} if isinstance(i, dict) else i for i in kept["input"]]
+    text = json.dumps(kept, ensure_ascii=False)
     for part in volatile:
         text = text.replace(part, "…")
-    kept: dict[str, Any] = json.loads(text)
-    return kept
-
-
-def client_searches(body: dict[str, Any], search_tool: str) -> list[Search]:
-    """The client's own searches this request answers: its last assistant turn's calls of the search
-    tool, and the `tool_reference`s its tool results carry back (the tools the search loaded)."""
-    messages = body.get("messages") or []
-    if len(messages) < 2 or not isinstance(messages[-1].get("content"), list):
-        return []
-    asked = messages[-2].get("content") if isinstance(messages[-2].get("content"), list) else []
-    queries = {
-        str(b.get("id")): str((b.get("input") or {}).get("query", ""))
-        for b in asked
-        if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("name") == search_tool
-    }
-    out = []
-    for block in messages[-1]["content"]:
-        if not isinstance(block, dict) or block.get("type") != "tool_result" or block.get("tool_use_id") not in queries:
-            continue
-        inner = block.get("content")
-        parts: list[Any] = inner if isinstance(inner, list) else []
-        found = [str(p.get("tool_name")) for p in parts if isinstance(p, dict) and p.get("type") == "tool_reference"]
-        out.append(Search(queries[str(block["tool_use_id"])][:500], tuple(found)))
+    out: dict[str, Any] = json.loads(text)
     return out
-
-
-def _message(body: dict[str, Any], text: str, stop: str) -> dict[str, Any]:
-    return {
-        "id": "msg_toolselect_" + secrets.token_hex(6),
-        "type": "message",
-        "role": "assistant",
-        "model": body.get("model", ""),
-        "content": [{"type": "text", "text": text}] if text else [],
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-    }
-
-
-def _error(kind: str, message: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": kind, "message": message}}

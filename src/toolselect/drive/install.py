@@ -36,12 +36,13 @@ class Kind:
 
 KINDS = {
     "claude-code": Kind("claude-code", "Claude Code", "@anthropic-ai/claude-code", "claude", "anthropic", "2.1.332"),
+    "codex": Kind("codex", "Codex", "@openai/codex", "codex", "openai-responses", "0.171.0"),
 }
 
 
 def kind_of(name: str) -> Kind:
     if name not in KINDS:
-        raise ConfigError(f"toolselect drives {', '.join(KINDS)}: not {name!r}{did_you_mean(name, tuple(KINDS))}")
+        raise ConfigError(f"toolselect does not drive {name!r}{did_you_mean(name, tuple(KINDS))}")
     return KINDS[name]
 
 

@@ -20,7 +20,7 @@ from ..contain import Confinement
 from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
-from . import claude_code
+from . import claude_code, codex
 from .endpoint import Endpoint
 from .install import KINDS, folder_of, installed
 
@@ -43,18 +43,30 @@ class Driven:
     runs: Path | None = None  # where each sample's folder is made (None: the system's temporary folder)
     env: tuple[tuple[str, str], ...] = ()  # over its environment (a capture turns its tool search off)
 
+    @property
+    def driver(self) -> Any:
+        """The module that knows how to start this client and read its names (claude_code, codex)."""
+        return DRIVERS[self.name]
+
     def tool_of(self, name: str) -> str:
-        """The tool a name the client's model called is scored as: the server's, or a built-in."""
-        prefix = claude_code.server_prefix(self.server)
-        return name[len(prefix) :] if name.startswith(prefix) else built_in(name)
+        """The tool a name the client's model called is scored as: the server's (its name read back
+        through the client's sanitising), or a built-in."""
+        prefix = self.driver.server_prefix(self.server)
+        if not name.startswith(prefix):
+            return built_in(name)
+        given = name[len(prefix) :]
+        back: dict[str, str] = {}
+        for definition in self.definitions:
+            back.setdefault(self.driver.tool_name(str(definition.get("name"))), str(definition.get("name")))
+        return back.get(given, given)
 
     @property
     def search_tool(self) -> str:
-        return claude_code.SEARCH_TOOL
+        return str(self.driver.SEARCH_TOOL)
 
     def ends(self, name: str) -> bool:
         """A call of this tool ends the sample (anything but the client's own search)."""
-        return name != claude_code.SEARCH_TOOL
+        return name != self.driver.SEARCH_TOOL
 
 
 async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0) -> Pick:
@@ -70,17 +82,19 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
             (root / "home").mkdir()
             (root / "work").mkdir()
             await fresh_repository(root / "work")
-            tools, config = root / "tools.json", root / "mcp.json"
+            tools = root / "tools.json"
             tools.write_text(json.dumps({"tools": list(driven.definitions)}), encoding="utf-8")
-            config.write_text(claude_code.mcp_config(driven.server, tools, driven.calls), encoding="utf-8")
-            argv = claude_code.command(driven.program, prompt, config, driven.model)
+            args, env = driven.driver.setup(
+                root, driven.server, tools, driven.calls, endpoint.url, session.key, driven.model, driven.path
+            )
+            env.update(driven.env)
+            # the prompt (the golden set's, maybe a pull request's) after `--`: never read as an option
+            argv = [str(driven.program), *args, "--", prompt]
             if driven.confined is not None:  # it reads the pull request's words: it runs as their programs do
                 argv = driven.confined.command(argv)
                 if driven.confined.owner is not None:
                     for path in (root, *root.rglob("*")):
                         os.chown(path, *driven.confined.owner, follow_symlinks=False)
-            env = claude_code.environment(root / "home", endpoint.url, session.key, {"PATH": driven.path})
-            env.update(driven.env)
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=root / "work",
@@ -120,6 +134,18 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
         endpoint.close(session)
 
 
+def writable_by(path: Path, owner: tuple[int, int]) -> bool:
+    """Whether a user (uid, gid) may create entries in `path`: anyone may, or it is theirs or their group's."""
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    uid, gid = owner
+    return bool(
+        st.st_mode & 0o002 or (st.st_uid == uid and st.st_mode & 0o200) or (st.st_gid == gid and st.st_mode & 0o020)
+    )
+
+
 def volatile(root: Path) -> tuple[str, ...]:
     """What the client's prompt says that changes from run to run and decides no pick, kept out of the
     answer cache's key: its folder (as a path, and in its memory's path where every other character
@@ -153,6 +179,7 @@ async def fresh_repository(folder: Path) -> None:
     await proc.wait()
 
 
+DRIVERS: dict[str, Any] = {claude_code.NAME: claude_code, codex.NAME: codex}
 RUNS = ".runs"  # in the clients folder: each sample's folder, where nothing above it is anyone else's to write
 
 
@@ -194,12 +221,15 @@ def driven_for(
             hint="--client-mode emulated presents the surface as its profile says, on any provider",
         )
     program, found_version = found
+    if (refusal := DRIVERS[client].refuses(server)) is not None:
+        raise ConfigError(refusal)
     runs = folder.resolve() / RUNS
-    open_to_all = next((p for p in (runs, *runs.parents) if p.exists() and p.stat().st_mode & 0o002), None)
-    if open_to_all is not None:
+    theirs = confined.owner if confined is not None else None  # None: they run as toolselect does (nothing held)
+    open_to_them = next((p for p in (runs, *runs.parents) if theirs and writable_by(p, theirs)), None)
+    if open_to_them is not None:
         raise ConfigError(
-            f"the clients folder {folder} is inside {open_to_all}, which anyone may write: a memory file or "
-            f"settings planted there (CLAUDE.md, .claude/) would reach {client}, reading every folder above its own",
+            f"the clients folder {folder} is inside {open_to_them}, which the pull request's programs may write: a "
+            f"memory file or settings planted there would reach {client}, which reads folders above its own",
             hint="install the clients into a folder of yours (--clients-dir; by default ~/.cache/toolselect/clients)",
         )
     return Driven(client, program, server, model, definitions, found_version, path, confined, runs=runs)

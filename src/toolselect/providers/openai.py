@@ -436,6 +436,17 @@ class ResponsesProvider(_OpenAIBase):
 
         return Response.construct(**body)
 
+    async def forward(self, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+        """A driven client's Responses request as it is (its metadata aside), on the run's model, answered
+        whole (the endpoint streams it to the client)."""
+        rest = {k: v for k, v in body.items() if k not in ("model", "input", "stream", "client_metadata")}
+        try:
+            send = self.sdk_client.responses.create
+            response = await self.patiently(lambda: send(model=self.model, input=body.get("input"), extra_body=rest))
+        except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
+            raise self.sort_error(exc) from None
+        return dict(response.to_dict())
+
     def _read(self, response: Any, latency_ms: float | None) -> Pick:
         items = list(getattr(response, "output", None) or [])
         calls = [i for i in items if getattr(i, "type", None) == "function_call"]

@@ -1,0 +1,136 @@
+"""The real Codex (from npm, pinned by tests/install-servers.sh), driven: toolselect serves the frozen
+surface as its MCP server, stands in for its model API (OpenAI Responses, streamed), and reads back
+its pick — the request is Codex's own (its built-ins, its namespace for the server, its sanitised
+names), the pick maps back to the server's tool (a dotted name too), a built-in is a steal, a model of
+its own catalog gets every tool behind the search Codex runs itself and that search is recorded,
+nothing is ever run, and a re-run asks the model nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TESTS
+from tests.fakes.model_api import FakeModelAPI
+from toolselect.drive.endpoint import Endpoint
+from toolselect.drive.sample import Driven, drive
+from toolselect.providers.call import ModelCall
+from toolselect.providing import make_provider
+from toolselect.throttle import Throttle
+
+CLIENTS = TESTS / ".clients"
+CODEX = CLIENTS / "codex" / "0.171.0" / "node_modules" / ".bin" / "codex"
+CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
+TOOLS = [
+    {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
+    {"name": "get.forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
+]
+SCRIPT: dict[str, Any] = {
+    "answers": {
+        # a model of its catalog (gpt-5.5) sees no tool of the server: it searches first (Codex runs it)
+        "Is it raining in Paris?": [
+            {"like": "get_weather", "args": {"city": "Paris"}},
+            {"like": "tool_search", "args": {"query": "current weather city", "limit": 8}},
+        ],
+        "Forecast for Oslo?": {"like": "get_forecast", "args": {"city": "Oslo"}},
+        "List the files here": {"like": "exec_command", "args": {"cmd": "ls"}},
+    },
+    "default": {"text": "Hello!"},
+}
+
+
+@pytest.fixture(scope="module")
+def codex() -> Path:
+    if not CODEX.exists():
+        pytest.fail(f"{CODEX} is missing: run tests/install-servers.sh (it installs Codex from npm)")
+    return CODEX
+
+
+def ask_all(tmp_path: Path, codex: Path, prompts: list[str], api: FakeModelAPI, model: str) -> list[Any]:
+    async def run() -> list[Any]:
+        call = ModelCall("openai-responses", model, base_url=api.url + "/v1")
+        provider = make_provider(call, Throttle(4), {"OPENAI_API_KEY": "k"}, tmp_path / "cache", "use")
+        provider.connect()
+        driven = Driven("codex", codex, "weather", model, tuple(TOOLS), "0.171.0", os.environ["PATH"],
+                        calls=tmp_path / "calls.jsonl", runs=CLIENTS.resolve() / ".runs")  # fmt: skip
+        endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
+        await endpoint.start()
+        try:
+            return [await drive(driven, endpoint, p) for p in prompts]
+        finally:
+            await endpoint.stop()
+            await provider.aclose()
+
+    return asyncio.run(run())
+
+
+def test_codex_picks_through_its_own_request_and_nothing_runs(tmp_path, codex):
+    prompts = ["Forecast for Oslo?", "List the files here", "Say hello"]
+    with FakeModelAPI(SCRIPT) as api:
+        oslo, files, hello = ask_all(tmp_path, codex, prompts, api, "gpt-4.1")  # outside its catalog: inline
+        first = next(e for e in api.log if e["prompt"] == prompts[0])["body"]
+        asked = api.requests
+        again = ask_all(tmp_path, codex, prompts[:1], api, "gpt-4.1")[0]
+        assert api.requests == asked and again.tool == "get.forecast"  # every answer from the answer cache
+    assert oslo.error is None, oslo.error
+    assert (oslo.tool, oslo.args) == ("get.forecast", {"city": "Oslo"})  # get_forecast in Codex, read back
+    assert files.tool == "(built-in: exec_command)"  # its own tool took the pick: a steal
+    assert hello.tool is None and hello.text == "Hello!"
+    # the request was Codex's own: its built-ins, the server as its namespace, its names, streamed
+    names = [t.get("name") for t in first["tools"]]
+    [space] = [t for t in first["tools"] if t.get("name") == "mcp__weather"]
+    assert "exec_command" in names and space["type"] == "namespace"
+    assert [f["name"] for f in space["tools"]] == ["get_forecast", "get_weather"]  # sanitised, sorted
+    assert first["model"] == "gpt-4.1"
+    assert not (tmp_path / "calls.jsonl").exists()  # no tools/call ever reached the server
+
+
+def test_a_model_of_its_catalog_searches_in_codex_and_the_search_is_recorded(tmp_path, codex):
+    with FakeModelAPI(SCRIPT) as api:
+        [paris] = ask_all(tmp_path, codex, ["Is it raining in Paris?"], api, "gpt-5.5")
+        bodies = [e["body"] for e in api.log]
+    assert paris.error is None, paris.error
+    assert (paris.tool, paris.args) == ("get_weather", {"city": "Paris"})
+    assert [(s.query, s.found) for s in paris.searched] == [("current weather city", ("get_weather", "get.forecast"))]
+    # every tool of the server deferred: only Codex's own search in the first request, its finds in the second
+    assert any(t.get("type") == "tool_search" and t.get("execution") == "client" for t in bodies[0]["tools"])
+    assert "get_weather" not in json.dumps(bodies[0]["tools"])
+    assert any(i.get("type") == "tool_search_output" for i in bodies[1]["input"])
+    assert not (tmp_path / "calls.jsonl").exists()
+
+
+def write_project(folder: Path, model: str = "gpt-4.1") -> None:
+    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    golden = [
+        {"id": "oslo", "question": "Forecast for Oslo?", "expected_tool": "get.forecast",
+         "expected_args": {"city": "Oslo"}},
+        {"id": "files", "question": "List the files here", "expected_tool": None},
+    ]  # fmt: skip
+    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n  provider: openai-responses\n  model: {model}\n  golden: golden.jsonl\n"
+        f"  min_accuracy: 0\n  server_name: weather\n  clients: [codex]\n  clients_dir: {CLIENTS}\n"
+    )
+
+
+def test_eval_drives_codex_and_says_so(tmp_path, codex):
+    from tests.e2e.harness import run_eval
+
+    write_project(tmp_path)
+    with FakeModelAPI(SCRIPT) as api:
+        done = run_eval(tmp_path, "openai-responses", api)
+        assert done.code == 0, done.out + done.err
+        asked = api.requests
+        again = run_eval(tmp_path, "openai-responses", api)
+        assert again.code == 0 and api.requests == asked  # a re-run drives the client, and asks the model nothing
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["run"]["client"]["driven"] == "0.171.0"
+    by = {c["name"]: c["samples"][0] for c in report["cases"]}
+    assert by["oslo"]["outcome"] == "PASS"
+    assert by["files"]["picked_tool"] == "(built-in: exec_command)"
+    assert "Codex 0.171.0, driven: the real client" in done.out
