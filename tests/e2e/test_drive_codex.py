@@ -134,3 +134,36 @@ def test_eval_drives_codex_and_says_so(tmp_path, codex):
     assert by["oslo"]["outcome"] == "PASS"
     assert by["files"]["picked_tool"] == "(built-in: exec_command)"
     assert "Codex 0.171.0, driven: the real client" in done.out
+
+
+def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_path, codex):
+    """The drift test: the tested Codex captured again says what the bundled facts say — its
+    namespace naming, `-` made `_`, the cut and hash past 128, both alike names renamed, sorted names,
+    its built-ins and their sizes, every tool deferred behind its own tool_search on gpt-5.5. When it
+    fails, a fact of the client changed:
+    `toolselect clients capture codex --out src/toolselect/data/clients/codex.observed.yaml`."""
+    import yaml
+
+    from tests.conftest import ROOT, toolselect
+
+    out = tmp_path / "now.yaml"
+    done = toolselect("clients", "capture", "codex", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path)
+    assert done.code == 0, done.out + done.err
+    now = yaml.safe_load(out.read_text())
+    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/codex.observed.yaml").read_text())
+    now.pop("date"), bundled.pop("date")
+    assert now == bundled
+    assert now["names"]["replace"] == "[^A-Za-z0-9_]" and now["collisions"] == "both renamed"
+    assert now["deferred"]["as_driven"] and now["deferred"]["search_tool"] == "tool_search"
+
+
+def test_the_bundled_profile_presents_the_surface_as_codex_was_seen_to():
+    from toolselect.offer.clients import client_name, load_profile, present
+
+    profile = load_profile("codex")
+    assert profile.observed is not None and profile.observed.version == "0.171.0"
+    assert client_name(profile, "weather", "get.forecast-v2") == "mcp__weather__get_forecast_v2"
+    shown = present(profile, "weather", ["zeta", "alpha"]).shown
+    assert [s.tool for s in shown] == ["alpha", "zeta"]  # sorted by name, as it sends them
+    names = [b.name for b in profile.builtins]
+    assert names[:2] == ["exec_command", "write_stdin"] and "tool_search" not in names  # inline: no search

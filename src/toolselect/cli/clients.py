@@ -28,7 +28,7 @@ def _capture(name: str, version: str | None, folder: object, args: argparse.Name
     from pathlib import Path
 
     from ..drive.capture import capture, write
-    from ..drive.sample import RUNS, Driven
+    from ..drive.sample import DRIVERS, RUNS, Driven
 
     kind = kind_of(name)
     assert isinstance(folder, Path)
@@ -38,7 +38,8 @@ def _capture(name: str, version: str | None, folder: object, args: argparse.Name
         raise InfraError(f"{name}{at} is not installed in {folder}", hint=f"toolselect clients install {name}{at}")
     program, found_version = found
     path = os.environ.get("PATH", "/usr/bin:/bin")
-    driven = Driven(name, program, "probe", "claude-sonnet-4-5", (), found_version, path, runs=folder.resolve() / RUNS)
+    model = DRIVERS[name].CAPTURE_MODEL
+    driven = Driven(name, program, "probe", model, (), found_version, path, runs=folder.resolve() / RUNS)
     try:
         facts = capture(driven)
     except (RuntimeError, ValueError) as exc:

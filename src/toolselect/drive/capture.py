@@ -23,6 +23,7 @@ from typing import Any
 
 from .endpoint import Endpoint
 from .sample import Driven, drive
+from .wires import Wire
 
 SERVER = "probe"
 ORDERED = ("zulu_status", "alpha_lookup", "mike_report", "bravo_list", "kilo_check")  # the server's order
@@ -71,34 +72,24 @@ def count_surface(count: int) -> list[dict[str, Any]]:
 
 
 class Recorder:
-    """Stands in for the model: records each request the client makes and answers it with a text."""
+    """Stands in for the model: records each request the client makes and answers it with a text, in
+    the client's own wire format."""
 
-    def __init__(self) -> None:
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
         self.bodies: list[dict[str, Any]] = []
 
     async def forward_cached(
         self, body: dict[str, Any], headers: dict[str, str], keyed: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any] | None, bool]:
         self.bodies.append(body)
-        answer = {
-            "id": "msg_capture",
-            "type": "message",
-            "role": "assistant",
-            "model": body.get("model", ""),
-            "content": [{"type": "text", "text": "ok"}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-        return answer, False
-
-
-SEARCH_ENV = {SEARCH_OFF: "false", AS_DRIVEN: None, DEFAULT: ""}  # ENABLE_TOOL_SEARCH: None keeps toolselect's
+        return self.wire.ended(body, "ok"), False
 
 
 async def record(driven: Driven) -> dict[str, dict[str, Any]]:
-    """Each surface × tool-search setting, run once through the client: the first request it made."""
-    recorder = Recorder()
+    """Each surface × setting (the driver's CAPTURE: its tool search off, as driven, its own default),
+    run once through the client: the first request it made with tools."""
+    recorder = Recorder(driven.driver.WIRE)
     endpoint = Endpoint(recorder, ends=lambda name: True)
     await endpoint.start()
     runs: dict[str, dict[str, Any]] = {}
@@ -109,12 +100,10 @@ async def record(driven: Driven) -> dict[str, dict[str, Any]]:
         plan += [(f"count-{n}", count_surface(n), (SEARCH_OFF, AS_DRIVEN, DEFAULT)) for n in COUNTS]
         for label, surface, settings in plan:
             for setting in settings:
-                env = dict(driven.env)
-                if SEARCH_ENV[setting] is not None:
-                    env["ENABLE_TOOL_SEARCH"] = str(SEARCH_ENV[setting])
-                    if not SEARCH_ENV[setting]:
-                        env.pop("ENABLE_TOOL_SEARCH")
-                one = replace(driven, server=SERVER, definitions=tuple(surface), env=tuple(env.items()))
+                given = driven.driver.CAPTURE[setting]
+                env = tuple({**dict(driven.env), **given.get("env", {})}.items())
+                model = given.get("model", driven.model)
+                one = replace(driven, server=SERVER, definitions=tuple(surface), env=env, model=model)
                 recorder.bodies.clear()
                 pick = await drive(one, endpoint, PROMPT)
                 if not recorder.bodies:
@@ -141,28 +130,49 @@ class Naming:
         return self.template.replace("{server}", SERVER).replace("{tool}", name)
 
 
+def tools_of(body: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A request's tools as the model reads them: each function of a server's namespace (Responses:
+    `mcp__<server>` holding `<tool>`) as `<namespace>__<tool>`; a tool the API runs itself (no name)
+    by its type."""
+    out = []
+    for tool in (body or {}).get("tools") or []:
+        name = str(tool.get("name") or tool.get("type"))
+        if tool.get("type") == "namespace" and name.startswith("mcp__"):
+            out += [{**f, "name": f"{name}__{f.get('name')}", SIZE: _size(f)} for f in tool.get("tools") or []]
+        else:
+            out.append({**tool, "name": name, SIZE: _size(tool)})
+    return out
+
+
+SIZE = "\x00size"  # a tool's own definition's size, as the client sent it
+
+
+def _size(tool: dict[str, Any]) -> int:
+    return len(json.dumps(tool, ensure_ascii=False))
+
+
 def facts(runs: Mapping[str, dict[str, Any]], name: str, version: str, day: str) -> dict[str, Any]:
     """The facts the recorded requests show (see the module's docstring)."""
     inline = runs["naming/off"]
-    names = [str(t.get("name")) for t in inline.get("tools") or []]
+    names = [str(t.get("name")) for t in tools_of(inline)]
     naming = _template(names)
     mcp = [n for n in names if _is_server_tool(n, naming)]
-    builtins = [t for t in inline.get("tools") or [] if not _is_server_tool(str(t.get("name")), naming)]
+    builtins = [t for t in tools_of(inline) if not _is_server_tool(str(t.get("name")), naming)]
     driven = runs["naming/driven"]
-    driven_names = [str(t.get("name")) for t in driven.get("tools") or []]
+    driven_names = [str(t.get("name")) for t in tools_of(driven)]
     deferred = not any(_is_server_tool(n, naming) for n in driven_names)
     out: dict[str, Any] = {
         "name": name,
         "version": version,
         "date": day,
-        "model": str(inline.get("model", "")),
+        "model": str(runs["naming/driven"].get("model", "")),
         "names": {"template": naming.template, **_sanitising(mcp, naming), **_lengths(mcp, naming)},
         "collisions": _collisions(mcp, naming),
         "order": _order(mcp, naming),
         "builtins_first": bool(mcp) and names.index(mcp[0]) >= len(builtins),
-        "fields": sorted(_server_tool(inline, naming, ORDERED[1]) or {}),
+        "fields": sorted(k for k in _server_tool(inline, naming, ORDERED[1]) or {} if k != SIZE),
         "description_max": _description_max(inline, naming),
-        "builtins": [{"name": str(t.get("name")), "chars": len(json.dumps(t, ensure_ascii=False))} for t in builtins],
+        "builtins": [{"name": str(t.get("name")), "chars": t[SIZE]} for t in builtins],
         "system": _system(inline),
         "deferred": {
             "as_driven": deferred,
@@ -195,12 +205,11 @@ def _is_server_tool(name: str, naming: Naming) -> bool:
 
 
 def _server_names(body: dict[str, Any] | None, naming: Naming) -> list[str]:
-    tools = (body or {}).get("tools") or []
-    return [str(t.get("name")) for t in tools if _is_server_tool(str(t.get("name")), naming)]
+    return [str(t.get("name")) for t in tools_of(body) if _is_server_tool(str(t.get("name")), naming)]
 
 
 def _server_tool(body: dict[str, Any], naming: Naming, name: str) -> dict[str, Any] | None:
-    return next((t for t in body.get("tools") or [] if t.get("name") == naming.of(name)), None)
+    return next((t for t in tools_of(body) if t.get("name") == naming.of(name)), None)
 
 
 def _sanitising(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
@@ -216,9 +225,9 @@ def _sanitising(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
                 break
         else:
             dropped.append(char)
-    others = [c for c in ODD.values() if c not in "-_"]
-    if set(replaced) == set(others) and set(replaced.values()) == {"_"} and set(kept) >= {"-", "_"}:
-        pattern = "[^A-Za-z0-9_-]"
+    if replaced and set(replaced.values()) == {"_"} and set(replaced) | set(kept) == set(ODD.values()):
+        signs = sorted(c for c in kept if not c.isalnum() and c != "-")  # each kept sign; `-` last
+        pattern = "[^A-Za-z0-9" + "".join(signs) + ("-" if "-" in kept else "") + "]"
     elif replaced:
         pattern = "[" + "".join(re.escape(c) for c in sorted(replaced)) + "]"
     else:
@@ -253,9 +262,11 @@ def _collisions(mcp: Sequence[str], naming: Naming) -> str:
     seen = mcp.count(together)
     if seen >= 2:
         return "both sent under one name"
+    renamed = [n for n in mcp if n.startswith(together) and n != together]
     if seen == 1 and naming.of(CLASH[0]) not in mcp:
-        renamed = [n for n in mcp if n.startswith(together) and n != together]
         return "one renamed" if renamed else "one dropped"
+    if seen == 0 and len(renamed) >= 2:
+        return "both renamed"
     return "none"
 
 
@@ -278,7 +289,14 @@ def _description_max(body: dict[str, Any], naming: Naming) -> int | None:
 
 def _system(body: dict[str, Any]) -> dict[str, Any]:
     """The system prompt's size and hash (its text is the client's, not kept)."""
-    system = body.get("system")
+    system = body.get("system") or body.get("instructions") or body.get("systemInstruction")
+    if system is None:  # Responses: the client's base prompt as the first developer (or system) message
+        given = body.get("input")
+        items = given if isinstance(given, list) else []
+        first = next((i for i in items if isinstance(i, dict) and i.get("role") in ("developer", "system")), {})
+        system = first.get("content")
+    if isinstance(system, dict):  # Gemini: {role, parts: [{text}]}
+        system = system.get("parts")
     if isinstance(system, list):
         text = "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
     else:
@@ -296,11 +314,12 @@ def _search_tool(driven: Sequence[str], inline_builtins: Sequence[str], naming: 
 
 def _listing(body: dict[str, Any], naming: Naming) -> str | None:
     """Where the deferred tools' names are put: in which message (by role) or the system prompt."""
-    probe = naming.of(ORDERED[1])
-    if probe in json.dumps(body.get("system") or "", ensure_ascii=False):
+    probe = naming.of("").rstrip("_")  # the server's prefix (Codex lists only its namespace)
+    if probe in json.dumps(body.get("system") or body.get("instructions") or "", ensure_ascii=False):
         return "the system prompt"
-    for message in body.get("messages") or []:
-        if probe in json.dumps(message.get("content"), ensure_ascii=False):
+    given = body.get("messages") or body.get("input") or []
+    for message in given if isinstance(given, list) else []:
+        if isinstance(message, dict) and probe in json.dumps(message.get("content"), ensure_ascii=False):
             return f"a {message.get('role')} message"
     return None
 

@@ -15,6 +15,7 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .wires import Anthropic
 
@@ -31,6 +32,15 @@ QUIET = {
     "ENABLE_TOOL_SEARCH": "true",  # as on Anthropic's own endpoint
     "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",  # no memory file from any folder above its own
 }
+
+
+# how `toolselect clients capture` runs it: its tool search off, as driven, and on its own default
+CAPTURE: dict[str, dict[str, Any]] = {
+    "off": {"env": {"ENABLE_TOOL_SEARCH": "false"}},
+    "driven": {},
+    "default": {"env": {"ENABLE_TOOL_SEARCH": ""}},
+}
+CAPTURE_MODEL = "claude-sonnet-4-5"
 
 
 def server_prefix(server: str) -> str:

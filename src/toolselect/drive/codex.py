@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from .wires import Responses
 
@@ -23,6 +24,12 @@ NAME = "codex"
 WIRE = Responses
 SEARCH_TOOL = "tool_search"  # its own BM25 over the deferred tools: runs in the client, then it asks again
 SERVER_NAME = re.compile(r"^[a-zA-Z0-9_:@/.-]+$")  # another is skipped without a word (0.171.0)
+
+
+# how `toolselect clients capture` runs it: a model outside its catalog (every tool inline), and one of
+# its catalog that defers (as a user of gpt-5.5 has it; the deferral is the catalog's, not a setting)
+CAPTURE: dict[str, dict[str, Any]] = {"off": {"model": "gpt-4.1"}, "driven": {}, "default": {}}
+CAPTURE_MODEL = "gpt-5.5"
 
 
 def sanitised(name: str) -> str:

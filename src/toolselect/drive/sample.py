@@ -87,7 +87,8 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
             args, env = driven.driver.setup(
                 root, driven.server, tools, driven.calls, endpoint.url, session.key, driven.model, driven.path
             )
-            env.update(driven.env)
+            for name, value in driven.env:  # an empty value unsets it (a capture's "the client's own default")
+                env.pop(name, None) if value == "" else env.__setitem__(name, value)
             # the prompt (the golden set's, maybe a pull request's) after `--`: never read as an option
             argv = [str(driven.program), *args, "--", prompt]
             if driven.confined is not None:  # it reads the pull request's words: it runs as their programs do

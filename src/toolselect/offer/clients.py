@@ -192,7 +192,8 @@ def as_observed(profile: Profile) -> Profile:
             "past_limit": {"shortened": "truncated"}.get(n.past_limit or "", n.past_limit) or profile.names.past_limit,
         }
     )
-    listed = [b for b in seen.deferred.builtins if b != seen.deferred.search_tool] if seen.deferred.as_driven else []
+    defers = seen.deferred.as_driven and profile.deferred.mode != "none"  # as the emulation presents it
+    listed = [b for b in seen.deferred.builtins if b != seen.deferred.search_tool] if defers else []
     listed = listed or [b.name for b in seen.builtins]
     sizes = {b.name: b.chars for b in seen.builtins}
     written = {b.name: b for b in profile.builtins}
