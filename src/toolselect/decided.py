@@ -83,6 +83,7 @@ ENDPOINT_INPUTS = {
     "anthropic": "anthropic_base_url",
     "openai": "openai_base_url",
     "openai-responses": "openai_base_url",
+    "gemini": "gemini_base_url",
 }
 
 

@@ -165,7 +165,7 @@ def head_reasons(
         if asked is not None and asked.value is None and asked.denominator:
             reasons.append(
                 "min_clarify is set, but the clarification rate is not measured: the provider writes no reply "
-                "(run it on a model that writes: anthropic, openai, openai-responses)"
+                "(run it on a model that writes: anthropic, openai, openai-responses, gemini)"
             )
         elif asked is None or asked.value is None:
             reasons.append("min_clarify is set, but no counted case expects a question (expect_reply: clarify)")

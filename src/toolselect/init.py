@@ -47,7 +47,7 @@ evals:
 
 OFFLINE_MODEL = """\
   # bm25 is the offline baseline (no API key). For the model your users' clients use:
-  #   provider: anthropic   (or openai, openai-responses)
+  #   provider: anthropic   (or openai, openai-responses, gemini)
   #   model: <model name>
   provider: bm25
 """

@@ -162,7 +162,9 @@ def provider_for(model: str) -> str:
         return "anthropic"
     if name.startswith(("gpt", "o1", "o3", "o4", "chatgpt")):
         return "openai"
-    return "anthropic (or openai, openai-responses)"
+    if name.startswith(("gemini", "gemma")):
+        return "gemini"
+    return "anthropic (or openai, openai-responses, gemini)"
 
 
 def _overridden(key: str, other: str, over: Overrides, environ: Mapping[str, str], configured: Any) -> bool:
@@ -263,8 +265,8 @@ def rewriter_call(text: str, first: ModelSpec, at: Any) -> ModelCall:
     provider, model = given[0]["provider"], given[0]["model"]
     if not PROVIDERS[provider].api:
         raise ConfigError(
-            f"{at('evals', 'rewriter')}evals.rewriter is {provider}, which doesn't write: it needs anthropic, openai "
-            "or openai-responses",
+            f"{at('evals', 'rewriter')}evals.rewriter is {provider}, which doesn't write: it needs anthropic, openai, "
+            "openai-responses or gemini",
             hint="e.g. rewriter: anthropic:claude-sonnet-4-5",
         )
     if set(PROVIDERS[provider].keys) == set(PROVIDERS[first.provider].keys):

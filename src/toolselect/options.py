@@ -520,6 +520,13 @@ OPTIONS: tuple[Option, ...] = (
            "an Anthropic-compatible endpoint (a gateway, a proxy) for provider anthropic; without it the Anthropic "
            "key goes to api.anthropic.com only",
            "text", "action", config=None, flag=None, secret=True, env=("ANTHROPIC_BASE_URL",), shown_default="empty"),
+    Option("gemini_api_key", "for provider gemini; empty means cached answers only", "text",
+           "action", config=None, flag=None, secret=True, env=("GEMINI_API_KEY",), shown_default="empty"),
+    Option("gemini_base_url",
+           "a Gemini-compatible endpoint (a gateway, a proxy) for provider gemini; without it the Gemini key goes to "
+           "generativelanguage.googleapis.com only",
+           "text", "action", config=None, flag=None, secret=True, env=("GOOGLE_GEMINI_BASE_URL",),
+           shown_default="empty"),
     Option("runner",
            "container: the eval runs in the Action's image (Python, Node.js, uv, git); host: on the job's machine, "
            "after your own setup steps (anything the job can run, the server can: Docker images too)",

@@ -420,16 +420,21 @@ def tools_ts(forecast: str) -> str:
 # ----------------------------------------------------------------------------- the providers' command line
 
 PROVIDER_KEY = "sk-test-SECRET-4242"
-PROVIDERS = ["anthropic", "openai", "openai-responses"]
+PROVIDERS = ["anthropic", "openai", "openai-responses", "gemini"]
 
 
 def base_url(provider: str, api) -> str:
-    return api.url if provider == "anthropic" else api.url + "/v1"
+    return api.url if provider in ("anthropic", "gemini") else api.url + "/v1"
 
 
 def key_env(tmp_path: Path) -> dict[str, str]:
     # an empty HOME and config dir: no credentials on disk can stand in for a missing key
-    return {"ANTHROPIC_API_KEY": PROVIDER_KEY, "OPENAI_API_KEY": PROVIDER_KEY, "HOME": str(tmp_path)}
+    return {
+        "ANTHROPIC_API_KEY": PROVIDER_KEY,
+        "OPENAI_API_KEY": PROVIDER_KEY,
+        "GEMINI_API_KEY": PROVIDER_KEY,
+        "HOME": str(tmp_path),
+    }
 
 
 def run_eval(folder: Path, provider: str, api, *flags: str, env: dict | None = None):
@@ -447,7 +452,12 @@ def run_eval(folder: Path, provider: str, api, *flags: str, env: dict | None = N
     )
 
 
-CATALOGUE_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1", "openai-responses": "gpt-4.1"}
+CATALOGUE_MODELS = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1",
+    "openai-responses": "gpt-4.1",
+    "gemini": "gemini-2.5-flash",
+}
 
 
 def catalogue(folder: Path, provider: str, *, tools: int, cases: int, lines: tuple[str, ...]) -> None:

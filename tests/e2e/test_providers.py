@@ -71,8 +71,9 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
     samples = {c["prompt"]: c["samples"][0] for c in rep["cases"]}
     assert samples["weather in Paris"]["outcome"] == "PASS"
     assert samples["weather in Paris"]["usage"]["output_tokens"] == 20
+    # Gemini's arguments are an object on the wire: no text to be invalid (the fake sends none)
     assert samples["forecast for Rome"]["outcome"] == "ARG-INVALID"
-    if provider != "anthropic":  # trailing garbage is kept raw, never a crash
+    if provider not in ("anthropic", "gemini"):  # trailing garbage is kept raw, never a crash
         assert samples["forecast for Rome"]["raw_args"] == '{"city": "Rome", "days": 3} }'
     assert samples["two calls"]["outcome"] == "PASS" and samples["two calls"]["calls"] == 2
     # a refusal by the API is no call, and no reply either: never counted as restraint
@@ -84,11 +85,14 @@ def test_picks_through_the_real_sdk(provider, model_api, tmp_path):
     assert sent["tool_choice"] in ({"type": "auto"}, "auto")
     assert "search_web" in sent["tools"] and "search.web" not in sent["tools"]
     assert sent["temperature"] == 0.3
-    # seed goes where the API has one (Chat Completions), and is only recorded elsewhere
-    assert sent["seed"] == (7 if provider == "openai" else None)
+    # seed goes where the API has one (Chat Completions, Gemini), and is only recorded elsewhere
+    assert sent["seed"] == (7 if provider in ("openai", "gemini") else None)
     if provider == "openai-responses":
         assert sent["store"] is False
     # every provider caps the answer (only the first call is scored), in its own API's field
+    if provider == "gemini":
+        assert sent["body"]["generationConfig"]["maxOutputTokens"] == 4096
+        return
     field = {"anthropic": "max_tokens", "openai": "max_tokens", "openai-responses": "max_output_tokens"}[provider]
     assert sent["body"][field] == 4096 and "max_completion_tokens" not in sent["body"]  # a compatible server's
 
@@ -121,7 +125,7 @@ def test_legacy_function_call_is_a_pick(model_api, tmp_path):
     assert outcomes(tmp_path) == {"weather in Paris": "PASS"}
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "gemini"])
 def test_transient_failures_are_retried(provider, model_api, tmp_path):
     api = model_api(
         {
@@ -143,7 +147,7 @@ def test_transient_failures_are_retried(provider, model_api, tmp_path):
     assert report(tmp_path)["run"]["pool_shrinks"] >= 1  # the 429s made the run send fewer at once
 
 
-@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "openai-responses", "gemini"])
 def test_a_long_retry_after_is_cut_to_the_request_timeout_and_said(provider, model_api, tmp_path):
     """An API that asks for 300 s: the SDK would sleep that long (Anthropic) or give up (OpenAI);
     toolselect waits at most timeout_s, retries, and says so."""
@@ -212,7 +216,7 @@ def test_unknown_model_is_fatal_with_concurrency(model_api, tmp_path):
 
 
 # (OpenAI's: only an endpoint off this machine needs a key; test_a_server_on_this_machine_needs_no_key…)
-@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_API_KEY")])
+@pytest.mark.parametrize(("provider", "variable"), [("anthropic", "ANTHROPIC_API_KEY"), ("gemini", "GEMINI_API_KEY")])
 def test_missing_key_stops_before_any_request(provider, variable, model_api, tmp_path):
     api = model_api({})
     write_cases(tmp_path, [("q", "get_weather", None)])

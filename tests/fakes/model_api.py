@@ -76,7 +76,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from tests.fakes import tool_search
+from tests.fakes import gemini_wire, tool_search
 from tests.fakes.batches import Batches
 from tests.fakes.prompt_cache import Billed, PromptCache, TooManyBreakpoints
 
@@ -294,6 +294,10 @@ class FakeModelAPI:
         routes = {"/v1/messages": "anthropic", "/v1/chat/completions": "chat", "/v1/responses": "responses"}
         # a gateway may put a prefix in front (https://gw.example/t/<tenant>/v1/…)
         api = next((name for route, name in routes.items() if path.split("?")[0].endswith(route)), None)
+        original, streams = body, False
+        if api is None and (gemini := gemini_wire.route(path)) is not None:  # the model is in the path
+            api, (model, streams) = "gemini", gemini
+            body = {**body, "model": model}
         if api is None:
             self._write(writer, 404, {"error": {"message": f"no route {path}", "type": "not_found"}})
             return True
@@ -306,12 +310,15 @@ class FakeModelAPI:
                 "turn": turn,
                 "results": results,
                 "model": body.get("model"),
-                "temperature": body.get("temperature"),
-                "seed": body.get("seed"),
-                "system": _text(body.get("system")) or body.get("instructions") or _system(body),
+                "temperature": body.get("temperature", (body.get("generationConfig") or {}).get("temperature")),
+                "seed": body.get("seed", (body.get("generationConfig") or {}).get("seed")),
+                "system": (gemini_wire.system(body) if api == "gemini" else None)
+                or _text(body.get("system"))
+                or body.get("instructions")
+                or _system(body),
                 "breakpoints": _breakpoints(body) if api == "anthropic" else [],
                 "prompt_cache_key": body.get("prompt_cache_key"),
-                "tool_choice": body.get("tool_choice"),
+                "tool_choice": body.get("tool_choice") or gemini_wire.tool_choice(body),
                 "store": body.get("store"),
                 "tools": _tool_names(api, body),
                 "retry": headers.get("x-stainless-retry-count"),
@@ -320,11 +327,15 @@ class FakeModelAPI:
                 "extra": _extra(api, body),
                 "replayed": _replayed(api, body),
                 "batch": BATCHED in headers,
-                "body": body,  # the whole request, as it came (a batch's: as its item carried it)
+                "body": original,  # the whole request, as it came (a batch's: as its item carried it)
             }
         )
         key = self.script.get("key")
-        given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        given = (
+            headers.get("x-api-key")
+            or headers.get("x-goog-api-key")
+            or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        )
         if not given or (key and given != key):
             self._error(writer, api, 401, "invalid x-api-key")
             return True
@@ -389,7 +400,15 @@ class FakeModelAPI:
                 f"HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {len(data)}\r\n\r\n".encode() + data
             )
             return True
-        self._write(writer, 200, _render(api, body, answer, next(self._ids), billed), announced)
+        rendered = _render(api, body, answer, next(self._ids), billed)
+        if streams:  # Gemini's streamGenerateContent?alt=sse: one chunk, the whole answer
+            data = gemini_wire.events(rendered)
+            writer.write(
+                f"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {len(data)}\r\n\r\n".encode()
+                + data
+            )
+            return True
+        self._write(writer, 200, rendered, announced)
         return True
 
     def _bucket(self) -> tuple[bool, dict[str, str]]:
@@ -431,7 +450,9 @@ class FakeModelAPI:
     def _error(
         self, writer: asyncio.StreamWriter, api: str, status: int, message: str, headers: dict[str, str] | None = None
     ) -> None:
-        if api == "anthropic":
+        if api == "gemini":
+            payload = gemini_wire.error(status, message)
+        elif api == "anthropic":
             payload = {
                 "type": "error",
                 "error": {"type": ANTHROPIC_ERRORS.get(status, "api_error"), "message": message},
@@ -609,6 +630,8 @@ def _text(content: Any) -> str:
 
 def _prompt(api: str, body: dict[str, Any]) -> str:
     """The conversation's first user text (in a multi-turn request, later user turns carry results)."""
+    if api == "gemini":
+        return gemini_wire.prompt(body)
     if api == "responses":
         given = body.get("input")
         if isinstance(given, str):
@@ -625,6 +648,8 @@ def _history(api: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], int]
     names: dict[str, str] = {}
     results: list[dict[str, Any]] = []
     turn = 0
+    if api == "gemini":
+        return gemini_wire.history(body)
     if api == "responses":
         given = body.get("input")
         previous = None
@@ -675,6 +700,8 @@ def _tool_names(api: str, body: dict[str, Any]) -> list[str]:
 def _descriptions(api: str, body: dict[str, Any]) -> dict[str, str]:
     """Each tool the request offers (a namespace's functions too; not an API's own search tool, but a
     client's own: `tool_search` with `execution: client`, and the functions its searches loaded)."""
+    if api == "gemini":
+        return gemini_wire.descriptions(body)
     out = {}
     for tool in body.get("tools") or []:
         if tool.get("type") == "tool_search" and tool.get("execution") == "client":
@@ -716,6 +743,8 @@ def _replayed(api: str, body: dict[str, Any]) -> list[str]:
         ]
     if api == "responses" and isinstance(body.get("input"), list):
         return [i.get("encrypted_content", "") for i in body["input"] if i.get("type") == "reasoning"]
+    if api == "gemini":  # a model turn's thought signatures (Gemini 3 wants them back)
+        return gemini_wire.signatures(body)
     return []
 
 
@@ -740,6 +769,15 @@ def _calls(answer: dict[str, Any]) -> list[dict[str, Any]]:
     if "calls" in answer:
         return answer["calls"]
     return [answer] if answer.get("tool") else []
+
+
+def _args_of(call: dict[str, Any]) -> Any:
+    """A call's arguments as an object (Gemini's `args`), not text."""
+    given = _arguments(call)
+    try:
+        return json.loads(given) if isinstance(given, str) else given
+    except ValueError:
+        return {}
 
 
 def _arguments(call: dict[str, Any]) -> Any:
@@ -768,6 +806,8 @@ def _render(api: str, body: dict[str, Any], answer: dict[str, Any], n: int, bill
     calls = [] if answer.get("refusal") else _calls(answer)
     text = answer.get("text", "")
     model = body.get("model", "fake")
+    if api == "gemini":
+        return gemini_wire.render(model, answer, calls, _args_of, n, billed.prompt, OUTPUT_TOKENS)
     if api == "anthropic":
         content: list[dict[str, Any]] = []
         raw_inputs: list[str] = []

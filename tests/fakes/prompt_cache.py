@@ -78,6 +78,10 @@ def anthropic_blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
 def openai_text(api: str, body: dict[str, Any]) -> str:
     """The request as one text, in the order the API renders it: tools, instructions, messages."""
     parts = [json.dumps(body.get("tools") or [], sort_keys=True)]
+    if api == "gemini":  # its implicit cache: the same prefix (tools, system, contents) is read again
+        parts.append(json.dumps(body.get("systemInstruction"), sort_keys=True))
+        parts += [json.dumps(c, sort_keys=True) for c in body.get("contents") or []]
+        return "".join(parts)
     if api == "responses":
         parts.append(json.dumps(body.get("instructions")))
         given = body.get("input")

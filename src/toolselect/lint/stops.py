@@ -26,7 +26,7 @@ def replies_unread(cases: Sequence[Case], provider: str, writes: bool) -> list[F
             "warning",
             f"{len(asking)} case{'s' * (len(asking) != 1)} expect a kind of reply (expect_reply), but {provider} "
             "writes no reply: without a call they pass, whatever the kind",
-            "run them on a model that writes (anthropic, openai, openai-responses)",
+            "run them on a model that writes (anthropic, openai, openai-responses, gemini)",
             "golden",
             case=first.name,
             file=first.source.file,

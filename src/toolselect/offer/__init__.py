@@ -154,7 +154,7 @@ def client_without_a_model(models: Sequence[tuple[Profile | None, str]]) -> str 
             )
             return (
                 f"the client {profile.name} {what}: measuring it takes a model that searches and chooses "
-                f"(anthropic, openai, openai-responses), and {provider} answers one request with one pick "
+                f"(anthropic, openai, openai-responses, gemini), and {provider} answers one request with one pick "
                 f"(recall would read 0% and the client's tools would take picks by shared words)"
             )
     return None

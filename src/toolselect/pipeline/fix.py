@@ -105,7 +105,7 @@ async def run_fix(
     if not PROVIDERS[writer_call.provider].api:
         raise ConfigError(
             f"fix needs a model that writes, and {writer_call.provider} doesn't",
-            hint="add --rewriter anthropic:<model> (or openai:, openai-responses:), or run on an API provider",
+            hint="add --rewriter anthropic:<model> (or openai:, openai-responses:, gemini:), or run on an API provider",
         )
     first = await prepare(one, cases, environ, surface=surface, connect=not dry_run)  # what the current surface asks
     per_tool = k * len(tuning) * one.repeat + len(held) * one.repeat  # the model's, per tool rewritten

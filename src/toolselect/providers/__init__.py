@@ -185,7 +185,9 @@ class Provider(ABC):
         """Text from the model (no tools): `toolselect init --draft` writes prompts with it, the judge
         reads answers. With `schema`, a JSON object of that shape, asked the API's structured way
         where it has one (falling back, and remembering, when the endpoint refuses it)."""
-        raise ConfigError(f"provider {self.name} cannot write prompts: use anthropic, openai or openai-responses")
+        raise ConfigError(
+            f"provider {self.name} cannot write prompts: use anthropic, openai, openai-responses or gemini"
+        )
 
     async def write_cached(
         self, system: str, prompt: str, schema: dict[str, Any] | None = None

@@ -26,5 +26,6 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "anthropic": ProviderInfo("toolselect.providers.anthropic:make", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),
     "openai": ProviderInfo("toolselect.providers.openai:make_chat", ("OPENAI_API_KEY",), max_tools=128),
     "openai-responses": ProviderInfo("toolselect.providers.openai:make_responses", ("OPENAI_API_KEY",), max_tools=128),
+    "gemini": ProviderInfo("toolselect.providers.gemini:make", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),
 }
 API_PROVIDERS = tuple(name for name, info in PROVIDERS.items() if info.api)
