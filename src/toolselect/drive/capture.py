@@ -116,7 +116,9 @@ async def record(driven: Driven) -> dict[str, dict[str, Any]]:
 
 def capture(driven: Driven) -> dict[str, Any]:
     """The client's observed facts (runs it: a few seconds a setting)."""
-    return facts(asyncio.run(record(driven)), driven.name, driven.version, date.today().isoformat())
+    out = facts(asyncio.run(record(driven)), driven.name, driven.version, date.today().isoformat())
+    out["model"] = out["model"] or driven.model  # Gemini's is in the request's path, not its body
+    return out
 
 
 # ---------------------------------------------------------------------------- reading the requests (pure)
@@ -136,6 +138,10 @@ def tools_of(body: dict[str, Any] | None) -> list[dict[str, Any]]:
     by its type."""
     out = []
     for tool in (body or {}).get("tools") or []:
+        declared = tool.get("functionDeclarations") or tool.get("function_declarations")
+        if isinstance(declared, list):  # Gemini: one list of declarations
+            out += [{**f, "name": str(f.get("name")), SIZE: _size(f)} for f in declared]
+            continue
         name = str(tool.get("name") or tool.get("type"))
         if tool.get("type") == "namespace" and name.startswith("mcp__"):
             out += [{**f, "name": f"{name}__{f.get('name')}", SIZE: _size(f)} for f in tool.get("tools") or []]

@@ -53,6 +53,10 @@ def tool_name(tool: str) -> str:
     return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool)
 
 
+def full_name(server: str, tool: str) -> str:
+    return server_prefix(tool_name(server)) + tool_name(tool)
+
+
 def refuses(server: str) -> str | None:
     return None
 

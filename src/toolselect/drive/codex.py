@@ -46,6 +46,10 @@ def tool_name(tool: str) -> str:
     return sanitised(tool)
 
 
+def full_name(server: str, tool: str) -> str:
+    return server_prefix(server) + tool_name(tool)
+
+
 def refuses(server: str) -> str | None:
     if SERVER_NAME.match(server):
         return None

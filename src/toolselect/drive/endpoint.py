@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..pick import Search, ToolCall, Usage
-from .wires import Anthropic, Responses, Wire
+from .wires import Anthropic, Gemini, Responses, Wire
 
 ENDED = "(toolselect recorded the tool this answer calls; nothing was run.)"
 MAX_TURNS = 12  # requests one sample may make before the endpoint ends it
@@ -43,6 +43,7 @@ class Session:
     requests: list[dict[str, Any]] = field(default_factory=list)  # the client's own request bodies (the last few)
     seen: set[str] = field(default_factory=set)  # the client's own searches counted already (by call id)
     volatile: tuple[str, ...] = ()  # what differs on every run of the client (its folder's name): not in the key
+    expect: str = ""  # what its first request must name (the server's prefix): else the server never came up
 
 
 class Forwards(Protocol):
@@ -86,6 +87,7 @@ class Endpoint:
                 Route("/v1/messages", self._messages, methods=["POST"]),
                 Route("/v1/messages/count_tokens", self._count, methods=["POST"]),
                 Route("/v1/responses", self._responses, methods=["POST"]),
+                Route("/v1beta/models/{call:path}", self._gemini, methods=["POST"]),
             ]
         )
         config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off", access_log=False)
@@ -123,10 +125,17 @@ class Endpoint:
     async def _responses(self, request: Any) -> Any:
         return await self._route(request, Responses)
 
-    async def _route(self, request: Any, wire: Wire) -> Any:
+    async def _gemini(self, request: Any) -> Any:
+        return await self._route(request, Gemini, stream=":streamGenerateContent" in request.url.path)
+
+    async def _route(self, request: Any, wire: Wire, stream: bool | None = None) -> Any:
         from starlette.responses import JSONResponse, Response
 
-        key = request.headers.get("x-api-key") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        key = (
+            request.headers.get("x-api-key")
+            or request.headers.get("x-goog-api-key")
+            or request.headers.get("authorization", "").removeprefix("Bearer ")
+        )
         session = self.sessions.get(key.strip())
         if session is None:
             return JSONResponse(wire.error("authentication_error", "unknown key"), status_code=401)
@@ -136,7 +145,7 @@ class Endpoint:
             return JSONResponse(wire.error("invalid_request_error", "the body is not JSON"), status_code=400)
         headers = {k: v for k, v in request.headers.items() if k in wire.headers}
         answer = await self._answer(session, body, headers, wire)
-        if body.get("stream"):
+        if body.get("stream") if stream is None else stream:
             return Response(wire.events(answer), media_type="text/event-stream")
         return JSONResponse(answer)
 
@@ -148,6 +157,11 @@ class Endpoint:
         if session.call is not None or session.turns >= MAX_TURNS or session.error is not None:
             return wire.ended(body, ENDED)  # the sample is decided: whatever the client asks next
         session.turns += 1
+        if session.turns == 1 and session.expect and session.expect not in json.dumps(body, ensure_ascii=False):
+            session.error = (
+                f"its request names none of the server's tools ({session.expect}…): the server never came up"
+            )
+            return wire.ended(body, ENDED)
         if self.search_tool is not None:  # the searches it ran itself since its last request
             for at, search in wire.client_searches(body, self.search_tool):
                 if at not in session.seen:

@@ -37,6 +37,7 @@ class Kind:
 KINDS = {
     "claude-code": Kind("claude-code", "Claude Code", "@anthropic-ai/claude-code", "claude", "anthropic", "2.1.332"),
     "codex": Kind("codex", "Codex", "@openai/codex", "codex", "openai-responses", "0.171.0"),
+    "gemini-cli": Kind("gemini-cli", "Gemini CLI", "@google/gemini-cli", "gemini", "gemini", "0.61.0"),
 }
 
 

@@ -20,7 +20,7 @@ from ..contain import Confinement
 from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
-from . import claude_code, codex
+from . import claude_code, codex, gemini_cli
 from .endpoint import Endpoint
 from .install import KINDS, folder_of, installed
 
@@ -51,14 +51,15 @@ class Driven:
     def tool_of(self, name: str) -> str:
         """The tool a name the client's model called is scored as: the server's (its name read back
         through the client's sanitising), or a built-in."""
-        prefix = self.driver.server_prefix(self.server)
-        if not name.startswith(prefix):
-            return built_in(name)
-        given = name[len(prefix) :]
         back: dict[str, str] = {}
         for definition in self.definitions:
-            back.setdefault(self.driver.tool_name(str(definition.get("name"))), str(definition.get("name")))
-        return back.get(given, given)
+            back.setdefault(
+                self.driver.full_name(self.server, str(definition.get("name"))), str(definition.get("name"))
+            )
+        if name in back:
+            return back[name]
+        prefix = self.driver.server_prefix(self.server)
+        return name[len(prefix) :] if name.startswith(prefix) else built_in(name)
 
     @property
     def search_tool(self) -> str:
@@ -79,6 +80,7 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
         with tempfile.TemporaryDirectory(prefix="toolselect-client-", dir=driven.runs) as folder:
             root = Path(folder)
             session.volatile = volatile(root)
+            session.expect = driven.driver.server_prefix(driven.server).rstrip("_")
             (root / "home").mkdir()
             (root / "work").mkdir()
             await fresh_repository(root / "work")
@@ -89,8 +91,12 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
             )
             for name, value in driven.env:  # an empty value unsets it (a capture's "the client's own default")
                 env.pop(name, None) if value == "" else env.__setitem__(name, value)
-            # the prompt (the golden set's, maybe a pull request's) after `--`: never read as an option
-            argv = [str(driven.program), *args, "--", prompt]
+            # the prompt (the golden set's, maybe a pull request's) is never read as an option of the client's
+            driver = driven.driver
+            argv = [
+                str(driven.program),
+                *(driver.argv(args, prompt) if hasattr(driver, "argv") else [*args, "--", prompt]),
+            ]
             if driven.confined is not None:  # it reads the pull request's words: it runs as their programs do
                 argv = driven.confined.command(argv)
                 if driven.confined.owner is not None:
@@ -180,7 +186,7 @@ async def fresh_repository(folder: Path) -> None:
     await proc.wait()
 
 
-DRIVERS: dict[str, Any] = {claude_code.NAME: claude_code, codex.NAME: codex}
+DRIVERS: dict[str, Any] = {claude_code.NAME: claude_code, codex.NAME: codex, gemini_cli.NAME: gemini_cli}
 RUNS = ".runs"  # in the clients folder: each sample's folder, where nothing above it is anyone else's to write
 
 

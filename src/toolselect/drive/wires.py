@@ -1,8 +1,9 @@
 """The model APIs a driven client speaks, as the endpoint reads and writes them: Anthropic Messages
-(Claude Code) and OpenAI Responses (Codex). For each: whether a request is a side request that
-decides no pick, what an answer says (its text, stop, usage, tool calls, the searches the API ran),
-the searches the client ran itself (their results come back in its next request), the final answer
-that ends a sample, its stream and its error body. Pure: dictionaries in, dictionaries out."""
+(Claude Code), OpenAI Responses (Codex) and Gemini's generateContent (Gemini CLI). For each: whether
+a request is a side request that decides no pick, what an answer says (its text, stop, usage, tool
+calls, the searches the API ran), the searches the client ran itself (their results come back in its
+next request), the final answer that ends a sample, its stream and its error body. Pure: dictionaries
+in, dictionaries out."""
 
 from __future__ import annotations
 
@@ -200,7 +201,61 @@ class Responses:
         return {"error": {"type": kind, "message": message, "code": None, "param": None}}
 
 
-Wire = type[Anthropic] | type[Responses]
+class Gemini:
+    """Google's Gemini API (`POST /v1beta/models/<model>:streamGenerateContent?alt=sse`)."""
+
+    name = "gemini"
+    headers: tuple[str, ...] = ()
+
+    @staticmethod
+    def side(body: dict[str, Any]) -> bool:
+        return not any(t.get("functionDeclarations") or t.get("function_declarations") for t in body.get("tools") or [])
+
+    @staticmethod
+    def read(answer: dict[str, Any]) -> Read:
+        candidate = (answer.get("candidates") or [{}])[0]
+        parts = [p for p in (candidate.get("content") or {}).get("parts") or [] if isinstance(p, dict)]
+        calls = [
+            ToolCall(str(p["functionCall"].get("name")), p["functionCall"].get("args") or {})
+            for p in parts
+            if isinstance(p.get("functionCall"), dict)
+        ]
+        text = "".join(str(p.get("text", "")) for p in parts if "text" in p and not p.get("thought"))
+        u = answer.get("usageMetadata") or {}
+        cached = u.get("cachedContentTokenCount") or 0
+        usage = Usage(
+            (u.get("promptTokenCount") or 0) - cached,
+            (u.get("candidatesTokenCount") or 0) + (u.get("thoughtsTokenCount") or 0),
+            0,
+            cached,
+        )
+        stop = candidate.get("finishReason")
+        return Read(text, str(stop).lower() if stop else None, usage, calls)
+
+    @staticmethod
+    def client_searches(body: dict[str, Any], search_tool: str) -> list[tuple[str, Search]]:
+        return []  # Gemini CLI sends every tool: no search of its own
+
+    @staticmethod
+    def ended(body: dict[str, Any], text: str) -> dict[str, Any]:
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0},
+        }
+
+    @staticmethod
+    def events(answer: dict[str, Any]) -> bytes:
+        return f"data: {json.dumps(answer)}\r\n\r\n".encode()
+
+    @staticmethod
+    def error(kind: str, message: str) -> dict[str, Any]:
+        code, status = {"authentication_error": (401, "UNAUTHENTICATED")}.get(kind, (400, "INVALID_ARGUMENT"))
+        return {"error": {"code": code, "message": message, "status": status}}
+
+
+Wire = type[Anthropic] | type[Responses] | type[Gemini]
 
 
 def _arguments(arguments: Any) -> Any:

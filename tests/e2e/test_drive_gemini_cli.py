@@ -1,0 +1,164 @@
+"""The real Gemini CLI (from npm, pinned by tests/install-servers.sh), driven: toolselect serves the
+frozen surface as its MCP server, stands in for Gemini's API (`streamGenerateContent`, streamed) with
+provider gemini behind it (google-genai), and reads back its pick — the request is Gemini CLI's own
+(its built-ins, its `mcp_<server>_<tool>` names), the pick maps back to the server's tool (a name with
+a space too), a built-in is a steal, a prompt that reads like an option is the prompt, nothing is
+ever run, and a re-run asks the model nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import TESTS
+from tests.fakes.model_api import FakeModelAPI
+from toolselect.drive.endpoint import Endpoint
+from toolselect.drive.sample import Driven, drive
+from toolselect.providers.call import ModelCall
+from toolselect.providing import make_provider
+from toolselect.throttle import Throttle
+
+CLIENTS = TESTS / ".clients"
+GEMINI = CLIENTS / "gemini-cli" / "0.61.0" / "node_modules" / ".bin" / "gemini"
+MODEL = "gemini-2.5-flash"
+CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
+TOOLS = [
+    {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
+    {"name": "get forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
+]
+SCRIPT: dict[str, Any] = {
+    "answers": {
+        "Is it raining in Paris?": {"like": "get_weather", "args": {"city": "Paris"}},
+        "Forecast for Oslo?": {"like": "get_forecast", "args": {"city": "Oslo"}},
+        "List the files here": {"like": "list_directory", "args": {"dir_path": "."}},
+    },
+    "default": {"text": "Hello!"},
+}
+
+
+@pytest.fixture(scope="module")
+def gemini() -> Path:
+    if not GEMINI.exists():
+        pytest.fail(f"{GEMINI} is missing: run tests/install-servers.sh (it installs Gemini CLI from npm)")
+    return GEMINI
+
+
+def ask_all(tmp_path: Path, gemini: Path, prompts: list[str], api: FakeModelAPI) -> list[Any]:
+    async def run() -> list[Any]:
+        call = ModelCall("gemini", MODEL, base_url=api.url)
+        provider = make_provider(call, Throttle(4), {"GEMINI_API_KEY": "k"}, tmp_path / "cache", "use")
+        provider.connect()
+        driven = Driven("gemini-cli", gemini, "weather", MODEL, tuple(TOOLS), "0.61.0", os.environ["PATH"],
+                        calls=tmp_path / "calls.jsonl", runs=CLIENTS.resolve() / ".runs")  # fmt: skip
+        endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
+        await endpoint.start()
+        try:
+            return [await drive(driven, endpoint, p) for p in prompts]
+        finally:
+            await endpoint.stop()
+            await provider.aclose()
+
+    return asyncio.run(run())
+
+
+def test_gemini_cli_picks_through_its_own_request_and_nothing_runs(tmp_path, gemini):
+    prompts = ["Is it raining in Paris?", "Forecast for Oslo?", "List the files here", "--version"]
+    with FakeModelAPI(SCRIPT) as api:
+        paris, oslo, files, option = ask_all(tmp_path, gemini, prompts, api)
+        first = next(e for e in api.log if e["prompt"] == prompts[0])
+        asked = api.requests
+        again = ask_all(tmp_path, gemini, prompts[:1], api)[0]
+        assert api.requests == asked and again.tool == "get_weather"  # every answer from the answer cache
+    assert paris.error is None, paris.error
+    assert (paris.tool, paris.args) == ("get_weather", {"city": "Paris"})
+    assert (oslo.tool, oslo.args) == ("get forecast", {"city": "Oslo"})  # mcp_weather_get_forecast, read back
+    assert files.tool == "(built-in: list_directory)"  # its own tool took the pick: a steal
+    assert option.tool is None and option.text == "Hello!"  # `--version` reached the model as the prompt
+    # the request was Gemini CLI's own: its built-ins first, then the server's tools as it names them
+    assert first["tools"][-2:] == ["mcp_weather_get_weather", "mcp_weather_get_forecast"]
+    assert "list_directory" in first["tools"] and len(first["system"]) > 10_000
+    assert first["model"] == MODEL
+    assert not (tmp_path / "calls.jsonl").exists()  # no tools/call ever reached the server
+
+
+def write_project(folder: Path) -> None:
+    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
+    golden = [
+        {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
+         "expected_args": {"city": "Paris"}},
+        {"id": "files", "question": "List the files here", "expected_tool": None},
+    ]  # fmt: skip
+    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n  provider: gemini\n  model: {MODEL}\n  golden: golden.jsonl\n"
+        f"  min_accuracy: 0\n  server_name: weather\n  clients: [gemini-cli]\n  clients_dir: {CLIENTS}\n"
+    )
+
+
+def test_eval_drives_gemini_cli_and_says_so(tmp_path, gemini):
+    from tests.e2e.harness import run_eval
+
+    write_project(tmp_path)
+    with FakeModelAPI(SCRIPT) as api:
+        done = run_eval(tmp_path, "gemini", api)
+        assert done.code == 0, done.out + done.err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["run"]["client"]["driven"] == "0.61.0"
+    by = {c["name"]: c["samples"][0] for c in report["cases"]}
+    assert by["paris"]["outcome"] == "PASS"
+    assert by["files"]["picked_tool"] == "(built-in: list_directory)"
+    assert "Gemini CLI 0.61.0, driven: the real client" in done.out
+
+
+def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_path, gemini):
+    """The drift test: the tested Gemini CLI captured again says what the bundled facts say —
+    `mcp_<server>_<tool>`, `.`, `:` and `-` kept, names past 63 shortened, the server's order, its eight
+    built-ins first, nothing deferred. When it fails, a fact of the client changed:
+    `toolselect clients capture gemini-cli --out src/toolselect/data/clients/gemini-cli.observed.yaml`."""
+    import yaml
+
+    from tests.conftest import ROOT, toolselect
+
+    out = tmp_path / "now.yaml"
+    done = toolselect(
+        "clients", "capture", "gemini-cli", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path
+    )
+    assert done.code == 0, done.out + done.err
+    now = yaml.safe_load(out.read_text())
+    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/gemini-cli.observed.yaml").read_text())
+    now.pop("date"), bundled.pop("date")
+    assert now == bundled
+    assert now["names"]["max_length"] == 63 and now["order"] == "server" and not now["deferred"]["as_driven"]
+
+
+def test_a_client_that_starts_without_the_server_fails_the_sample_and_says_why(tmp_path, gemini):
+    """Every client drops an MCP server that fails or is slow to start without a word: asked anyway, the
+    model would see the client's own tools alone and the run would measure that. The sample fails
+    instead, saying the server never came up."""
+    from dataclasses import replace
+
+    async def run() -> Any:
+        with FakeModelAPI(SCRIPT) as api:
+            call = ModelCall("gemini", MODEL, base_url=api.url)
+            provider = make_provider(call, Throttle(4), {"GEMINI_API_KEY": "k"}, tmp_path / "cache", "use")
+            provider.connect()
+            broken = ({"description": "a tool with no name: the served surface refuses it"},)
+            driven = Driven("gemini-cli", gemini, "weather", MODEL, broken, "0.61.0", os.environ["PATH"],
+                            runs=CLIENTS.resolve() / ".runs")  # fmt: skip
+            endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
+            await endpoint.start()
+            try:
+                pick = await drive(replace(driven), endpoint, "Is it raining in Paris?")
+            finally:
+                await endpoint.stop()
+                await provider.aclose()
+            return pick, api.requests
+
+    pick, asked = asyncio.run(run())
+    assert asked == 0  # the model was never asked
+    assert pick.error is not None and "names none of the server's tools (mcp_weather…)" in pick.error
