@@ -8,8 +8,8 @@
 #                        setup installs it into the server's own environment (uv, offline);
 #   tests/.excel/       excel-mcp-server from PyPI in its own virtualenv: a real 46-tool server, the
 #                        scale a real surface has (lint, the comment and the console at 40+ tools);
-#   tests/.clients/      Claude Code, Codex and Gemini CLI from npm (@anthropic-ai/claude-code, @openai/codex,
-#                        @google/gemini-cli, pinned),
+#   tests/.clients/      Claude Code, Codex, Gemini CLI and Copilot CLI from npm (@anthropic-ai/claude-code,
+#                        @openai/codex, @google/gemini-cli, @github/copilot, pinned),
 #                        in <client>/<version>/: the real clients toolselect drives against the fake
 #                        model API (--clients-dir);
 #   /usr/bin/chromium    Debian's chromium package (apt-get, with sudo when not root), the browser
@@ -52,6 +52,7 @@ client() { # name, npm package, version, program
 client claude-code @anthropic-ai/claude-code 2.1.332 claude
 client codex @openai/codex 0.171.0 codex
 client gemini-cli @google/gemini-cli 0.61.0 gemini
+client copilot-cli @github/copilot 1.0.102 copilot
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)

@@ -133,7 +133,7 @@ def install_clients(settings: Settings, wf: Workflow, env: Mapping[str, str]) ->
     wanted = {
         (m.client.name, m.client_version)
         for m in settings.models
-        if m.client and m.client.name in KINDS and (m.call.provider == KINDS[m.client.name].api or m.client_version)
+        if m.client and m.client.name in KINDS and (m.call.provider in KINDS[m.client.name].apis or m.client_version)
     }
     if not wanted:
         return

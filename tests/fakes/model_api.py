@@ -70,6 +70,7 @@ import contextlib
 import itertools
 import json
 import random
+import re
 import sys
 import threading
 import time
@@ -585,10 +586,10 @@ def _holds(when: dict[str, str] | None, descriptions: dict[str, str]) -> bool:
 
 def _sent_as(name: str, descriptions: dict[str, str]) -> str | None:
     """The tool of the request named `name`, or named like a client prefixes it (`mcp__srv__name`,
-    `mcp_srv_name`): a model picks among the tools it was sent, by what it reads."""
+    `mcp_srv_name`, Copilot CLI's `srv-name`): a model picks among the tools it was sent, by what it reads."""
     if name in descriptions:
         return name
-    return next((sent for sent in descriptions if sent.endswith("_" + name)), None)
+    return next((sent for sent in descriptions if sent and sent.endswith(("_" + name, "-" + name))), None)
 
 
 def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list[dict[str, Any]], turn: int) -> bool:
@@ -611,7 +612,14 @@ def _applies(option: dict[str, Any], descriptions: dict[str, str], results: list
     return True
 
 
-NOTES = ("<system-reminder>", "<environment_context>", "# AGENTS.md instructions", "<user_instructions>")
+NOTES = (  # a client's own notes to the model in the user's turn (Claude Code's, Copilot CLI's, Codex's)
+    "<system-reminder>",
+    "<system_reminder>",
+    "<environment_context>",
+    "# AGENTS.md instructions",
+    "<user_instructions>",
+)
+NOW = re.compile(r"^\s*<current_datetime>[^<]*</current_datetime>\s*")  # Copilot CLI's, before the user's words
 
 
 def _text(content: Any) -> str:
@@ -619,7 +627,7 @@ def _text(content: Any) -> str:
     puts before the user's words; Codex's `<environment_context>` message) are not the user's prompt."""
     if isinstance(content, list):
         return "".join(
-            part.get("text", "")
+            NOW.sub("", part.get("text", ""))
             for part in content
             if isinstance(part, dict) and not str(part.get("text", "")).lstrip().startswith(NOTES)
         )

@@ -166,7 +166,7 @@ def facts(runs: Mapping[str, dict[str, Any]], name: str, version: str, day: str)
     builtins = [t for t in tools_of(inline) if not _is_server_tool(str(t.get("name")), naming)]
     driven = runs["naming/driven"]
     driven_names = [str(t.get("name")) for t in tools_of(driven)]
-    deferred = not any(_is_server_tool(n, naming) for n in driven_names)
+    deferred = not _server_names(driven, naming, loaded=True)  # none sent, or each `defer_loading`
     out: dict[str, Any] = {
         "name": name,
         "version": version,
@@ -190,7 +190,7 @@ def facts(runs: Mapping[str, dict[str, Any]], name: str, version: str, day: str)
     }
     for count in COUNTS:
         sent = _server_names(runs.get(f"count-{count}/off"), naming)
-        by_default = _server_names(runs.get(f"count-{count}/default"), naming)
+        by_default = _server_names(runs.get(f"count-{count}/default"), naming, loaded=True)
         out["counts"][count] = {"sent": len(sent), "deferred_by_default": not by_default}
     return out
 
@@ -210,8 +210,14 @@ def _is_server_tool(name: str, naming: Naming) -> bool:
     return bool(head) and name.startswith(head)
 
 
-def _server_names(body: dict[str, Any] | None, naming: Naming) -> list[str]:
-    return [str(t.get("name")) for t in tools_of(body) if _is_server_tool(str(t.get("name")), naming)]
+def _server_names(body: dict[str, Any] | None, naming: Naming, loaded: bool = False) -> list[str]:
+    """The server's tools a request sends (`loaded`: only those whose definitions the model has now,
+    not those marked `defer_loading` behind a search)."""
+    return [
+        str(t.get("name"))
+        for t in tools_of(body)
+        if _is_server_tool(str(t.get("name")), naming) and not (loaded and t.get("defer_loading"))
+    ]
 
 
 def _server_tool(body: dict[str, Any], naming: Naming, name: str) -> dict[str, Any] | None:
@@ -222,23 +228,30 @@ def _sanitising(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
     """Which characters of a tool's name the client replaces (and with what), which it keeps."""
     kept, replaced, dropped = [], {}, []
     for original, char in ODD.items():
-        for into in (char, "_", "-", ""):
-            if naming.of(original.replace(char, into)) in mcp:
-                if into == char:
+        for becomes in (char, "_", "-", ""):
+            if naming.of(original.replace(char, becomes)) in mcp:
+                if becomes == char:
                     kept.append(char)
                 else:
-                    replaced[char] = into
+                    replaced[char] = becomes
                 break
         else:
             dropped.append(char)
-    if replaced and set(replaced.values()) == {"_"} and set(replaced) | set(kept) == set(ODD.values()):
+    into = set(replaced.values())
+    if replaced and len(into) == 1 and set(replaced) | set(kept) | set(dropped) == set(ODD.values()):
         signs = sorted(c for c in kept if not c.isalnum() and c != "-")  # each kept sign; `-` last
         pattern = "[^A-Za-z0-9" + "".join(signs) + ("-" if "-" in kept else "") + "]"
     elif replaced:
         pattern = "[" + "".join(re.escape(c) for c in sorted(replaced)) + "]"
     else:
         pattern = ""
-    return {"replace": pattern, "kept": sorted(kept), "replaced": dict(sorted(replaced.items())), "gone": dropped}
+    return {
+        "replace": pattern,
+        "into": next(iter(into)) if len(into) == 1 else "_",  # what each such character becomes
+        "kept": sorted(kept),
+        "replaced": dict(sorted(replaced.items())),
+        "gone": dropped,
+    }
 
 
 def _lengths(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
@@ -257,7 +270,8 @@ def _lengths(mcp: Sequence[str], naming: Naming) -> dict[str, Any]:
             gone.append(len(full))
     past = "truncated" if cut else "shortened" if shortened else "dropped" if gone else None
     return {
-        "max_length": max(whole, default=None) if past else None,
+        # the limit: the length it cuts to, when every cut is to one length; else the longest sent whole
+        "max_length": (cut[0] if cut and len(set(cut)) == 1 else max(whole, default=None)) if past else None,
         "past_limit": past,
         "cut_to": sorted(set(cut + shortened)),
     }

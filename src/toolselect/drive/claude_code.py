@@ -61,11 +61,10 @@ def refuses(server: str) -> str | None:
     return None
 
 
-def setup(
-    root: Path, server: str, tools_file: Path, calls: Path | None, url: str, key: str, model: str, path: str
-) -> tuple[list[str], dict[str, str]]:
+def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
     """Its files in `root` (the MCP configuration), and how it is started: its arguments (after its
     program, before `--` and the prompt) and its whole environment (HOME is `root/home`)."""
+    server, calls, model, path = driven.server, driven.calls, driven.model, driven.path
     config = root / "mcp.json"
     config.write_text(mcp_config(server, tools_file, calls), encoding="utf-8")
     return arguments(config, model), environment(root / "home", url, key, {"PATH": path})

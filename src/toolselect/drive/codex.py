@@ -106,10 +106,9 @@ def config(server: str, tools_file: Path, calls: Path | None, url: str, model: s
     return "\n".join(lines)
 
 
-def setup(
-    root: Path, server: str, tools_file: Path, calls: Path | None, url: str, key: str, model: str, path: str
-) -> tuple[list[str], dict[str, str]]:
+def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
     """Its files in `root` (CODEX_HOME's config.toml), its arguments and its whole environment."""
+    server, calls, model, path = driven.server, driven.calls, driven.model, driven.path
     home = root / "home"
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     (home / ".codex" / "config.toml").write_text(config(server, tools_file, calls, url, model), encoding="utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -189,7 +190,11 @@ class Endpoint:
         return answer  # text (the end), or the client's own search: it runs it and asks again
 
 
-OWN = ("metadata", "prompt_cache_key", "client_metadata")  # ids a client makes up on every run
+OWN = ("metadata", "prompt_cache_key", "client_metadata")
+NOW = re.compile(r"(<current_datetime>)[^<]*(</current_datetime>)")
+SESSION = re.compile(
+    r"(session-state/)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)  # ids a client makes up on every run
 
 
 def keyed(body: dict[str, Any], volatile: tuple[str, ...]) -> dict[str, Any]:
@@ -202,5 +207,7 @@ def keyed(body: dict[str, Any], volatile: tuple[str, ...]) -> dict[str, Any]:
     text = json.dumps(kept, ensure_ascii=False)
     for part in volatile:
         text = text.replace(part, "…")
+    text = NOW.sub(r"\1…\2", text)  # the time a client puts in its prompt (Copilot CLI's), its session's folder
+    text = SESSION.sub(r"\1…", text)
     out: dict[str, Any] = json.loads(text)
     return out

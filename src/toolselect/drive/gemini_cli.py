@@ -64,9 +64,8 @@ def argv(args: list[str], prompt: str) -> list[str]:
     return [*args, f"--prompt={prompt}"]
 
 
-def setup(
-    root: Path, server: str, tools_file: Path, calls: Path | None, url: str, key: str, model: str, path: str
-) -> tuple[list[str], dict[str, str]]:
+def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
+    server, calls, model, path = driven.server, driven.calls, driven.model, driven.path
     home = root / "home"
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (root / "tmp").mkdir(exist_ok=True)

@@ -8,6 +8,7 @@ only when its program runs: a failed or half install is never found."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,14 +31,30 @@ class Kind:
     title: str
     package: str
     program: str  # node_modules/.bin/<program>
-    api: str  # the provider that speaks its API
+    api: str  # the provider that speaks its API (the first of `apis`)
     tested: str
+    also: tuple[str, ...] = ()  # other providers it may be pointed at (Copilot CLI: Anthropic's or OpenAI's)
+    unpacks: str | None = None  # the variable naming where it unpacks itself on its first start (done at install)
+
+    @property
+    def apis(self) -> tuple[str, ...]:
+        return (self.api, *self.also)
 
 
 KINDS = {
     "claude-code": Kind("claude-code", "Claude Code", "@anthropic-ai/claude-code", "claude", "anthropic", "2.1.332"),
     "codex": Kind("codex", "Codex", "@openai/codex", "codex", "openai-responses", "0.171.0"),
     "gemini-cli": Kind("gemini-cli", "Gemini CLI", "@google/gemini-cli", "gemini", "gemini", "0.61.0"),
+    "copilot-cli": Kind(
+        "copilot-cli",
+        "Copilot CLI",
+        "@github/copilot",
+        "copilot",
+        "anthropic",
+        "1.0.102",
+        ("openai-responses",),
+        unpacks="COPILOT_PKG_CACHE_HOME",
+    ),
 }
 
 
@@ -113,6 +130,18 @@ def install(kind: Kind, version: str | None, clients_dir: Path) -> tuple[Path, s
         if target.exists():
             shutil.rmtree(target)
         work.rename(target)
+        if kind.unpacks:  # its first start unpacks it: done now, so whoever runs it later needs no write
+            subprocess.run(
+                [str(target / "node_modules" / ".bin" / kind.program), "--version"],
+                env={
+                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                    "HOME": str(target),
+                    kind.unpacks: str(unpacked(target)),
+                },
+                capture_output=True,
+                check=False,
+                timeout=300,
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     found = _found(kind, target)
@@ -128,6 +157,11 @@ def ensure(kind: Kind, version: str | None, clients_dir: Path) -> tuple[Path, st
     if found is not None:
         return (*found, False)
     return (*install(kind, version, clients_dir), True)
+
+
+def unpacked(version_folder: Path) -> Path:
+    """Where a client that unpacks itself keeps what it unpacked: beside its node_modules."""
+    return version_folder / "unpacked"
 
 
 def _found(kind: Kind, folder: Path) -> tuple[Path, str] | None:

@@ -20,7 +20,7 @@ from ..contain import Confinement
 from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
-from . import claude_code, codex, gemini_cli
+from . import claude_code, codex, copilot_cli, gemini_cli
 from .endpoint import Endpoint
 from .install import KINDS, folder_of, installed
 
@@ -42,6 +42,7 @@ class Driven:
     calls: Path | None = None  # where the server writes each tools/call it refused (none should come)
     runs: Path | None = None  # where each sample's folder is made (None: the system's temporary folder)
     env: tuple[tuple[str, str], ...] = ()  # over its environment (a capture turns its tool search off)
+    provider: str = ""  # the run's provider (a client that speaks several APIs is pointed at that one's)
 
     @property
     def driver(self) -> Any:
@@ -86,9 +87,7 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
             await fresh_repository(root / "work")
             tools = root / "tools.json"
             tools.write_text(json.dumps({"tools": list(driven.definitions)}), encoding="utf-8")
-            args, env = driven.driver.setup(
-                root, driven.server, tools, driven.calls, endpoint.url, session.key, driven.model, driven.path
-            )
+            args, env = driven.driver.setup(root, driven, tools, endpoint.url, session.key)
             for name, value in driven.env:  # an empty value unsets it (a capture's "the client's own default")
                 env.pop(name, None) if value == "" else env.__setitem__(name, value)
             # the prompt (the golden set's, maybe a pull request's) is never read as an option of the client's
@@ -186,7 +185,12 @@ async def fresh_repository(folder: Path) -> None:
     await proc.wait()
 
 
-DRIVERS: dict[str, Any] = {claude_code.NAME: claude_code, codex.NAME: codex, gemini_cli.NAME: gemini_cli}
+DRIVERS: dict[str, Any] = {
+    claude_code.NAME: claude_code,
+    codex.NAME: codex,
+    gemini_cli.NAME: gemini_cli,
+    copilot_cli.NAME: copilot_cli,
+}
 RUNS = ".runs"  # in the clients folder: each sample's folder, where nothing above it is anyone else's to write
 
 
@@ -220,11 +224,12 @@ def driven_for(
                 + (f" --clients-dir {folder}" if clients_dir else ""),
             )
         return None
-    if provider != kind.api:
+    if provider not in kind.apis:
         if mode == "auto" and version is None:
             return None  # emulated, and the run says why (emulated_because)
         raise ConfigError(
-            f"{client} speaks the {kind.api} API: driving it takes provider {kind.api} (the run's is {provider})",
+            f"{client} speaks the {' or '.join(kind.apis)} API: driving it takes that provider (the run's is "
+            f"{provider})",
             hint="--client-mode emulated presents the surface as its profile says, on any provider",
         )
     program, found_version = found
@@ -239,7 +244,9 @@ def driven_for(
             f"memory file or settings planted there would reach {client}, which reads folders above its own",
             hint="install the clients into a folder of yours (--clients-dir; by default ~/.cache/toolselect/clients)",
         )
-    return Driven(client, program, server, model, definitions, found_version, path, confined, runs=runs)
+    return Driven(
+        client, program, server, model, definitions, found_version, path, confined, runs=runs, provider=provider
+    )
 
 
 def emulated_because(client: str, mode: str, clients_dir: str | None, provider: str) -> str | None:
@@ -248,10 +255,10 @@ def emulated_because(client: str, mode: str, clients_dir: str | None, provider: 
     if mode != "auto" or client not in KINDS:
         return None
     kind = KINDS[client]
-    if provider != kind.api:
+    if provider not in kind.apis:
         return (
-            f"{client} speaks the {kind.api} API and the run's provider is {provider}: asked as its profile says "
-            f"(emulated); provider {kind.api} drives the real client"
+            f"{client} speaks the {' or '.join(kind.apis)} API and the run's provider is {provider}: asked as its "
+            f"profile says (emulated); provider {kind.api} drives the real client"
         )
     folder = folder_of(clients_dir)
     if installed(kind, folder) is not None:

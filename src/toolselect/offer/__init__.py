@@ -99,7 +99,8 @@ def offer(
         )
         back[wire] = alongside(label, tool_name)
     d = profile.deferred
-    if d.mode == "names" and d.tool is not None and d.search is not None:  # names in the prompt, a search tool
+    over = d.past is None or len(builtins) + len(server) > d.past
+    if d.mode == "names" and d.tool is not None and d.search is not None and over:  # names listed, a search tool
         finder = WireTool(d.tool.name, d.tool.description, d.tool.input_schema)
         deferral = Deferral(finder, tuple(server), d.search, d.results, d.searches, d.tool.query, d.tool.max_results)
         listing = d.listing.replace("{names}", "\n".join(t.name for t in server))

@@ -28,7 +28,8 @@ class Names(Authored):
     """How the client names a server's tool, and what happens to a name over its limit."""
 
     template: str  # e.g. "mcp__{server}__{tool}"
-    replace: str = ""  # a regular expression: each match in the name becomes "_"
+    replace: str = ""  # a regular expression: each match in the name becomes `into`
+    into: str = Field("_", pattern=r"^[_-]$")  # what a replaced character becomes (Copilot CLI's: "-")
     server_case: Literal["keep", "lower"] = "keep"
     server_replace: str = ""  # a regular expression: each match in the server's label becomes "_"
     server_max: int | None = Field(None, ge=1)  # the server's label is cut to this many characters
@@ -68,6 +69,7 @@ class Deferred(Authored):
     results: int = Field(default=5, ge=1, le=50)  # how many tools a search loads at most
     searches: int = Field(default=3, ge=1, le=10)  # searches a sample may make before it must pick
     listing: str = "{names}"  # how the deferred tools' names are put in the system prompt
+    past: int | None = Field(default=None, ge=0)  # only when a request has more tools than this, its own included
     sources: list[str] = Field(default_factory=list)
 
 
@@ -82,6 +84,7 @@ class Builtin(Authored):
 class ObservedNames(Authored):
     template: str
     replace: str = ""
+    into: str = "_"
     kept: list[str] = Field(default_factory=list)
     replaced: dict[str, str] = Field(default_factory=dict)
     gone: list[str] = Field(default_factory=list)
@@ -148,7 +151,7 @@ class Profile(Authored):
 
 
 GENERIC = {"server", "main", "index", "app", "run", "__main__", "cli", "mcp"}  # names no user keeps
-BUILT_IN = ("claude-code", "codex", "gemini-cli", "cursor", "vscode", "openai-agents", "raw")
+BUILT_IN = ("claude-code", "codex", "gemini-cli", "copilot-cli", "cursor", "vscode", "openai-agents", "raw")
 
 
 def load_profile(name: str, base: Path | None = None) -> Profile:
@@ -188,6 +191,7 @@ def as_observed(profile: Profile) -> Profile:
         update={
             "template": n.template,
             "replace": n.replace,
+            "into": n.into,
             "max_length": n.max_length,
             "past_limit": {"shortened": "truncated"}.get(n.past_limit or "", n.past_limit) or profile.names.past_limit,
         }
@@ -281,7 +285,7 @@ def client_name(profile: Profile, server: str, tool: str) -> str:
     if n.server_max is not None:
         label = label[: n.server_max]
     name = n.template.replace("{server}", label).replace("{tool}", tool)
-    return re.sub(n.replace, "_", name) if n.replace else name
+    return re.sub(n.replace, n.into, name) if n.replace else name
 
 
 def present(profile: Profile, server: str, tools: Sequence[str]) -> Presented:
@@ -445,7 +449,8 @@ def summary(presented: Presented) -> str:
     if presented.grouped:
         parts.append(f"{len(presented.grouped)} behind tool groups")
     if p.deferred.mode == "names":
-        parts.append(f"only names in context until the model searches ({p.deferred.search} search)")
+        past = f", past {p.deferred.past} tools in all" if p.deferred.past is not None else ""
+        parts.append(f"only names in context until the model searches ({p.deferred.search} search{past})")
     if p.builtins:
         parts.append(f"beside {len(p.builtins)} built-in tools ({', '.join(b.name for b in p.builtins[:4])}, …)")
     seen = f"{p.observed.version}, observed {p.observed.date}" if p.observed else f"facts of {p.checked}"
