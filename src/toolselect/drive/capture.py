@@ -324,6 +324,7 @@ def _system(body: dict[str, Any]) -> dict[str, Any]:
     text = re.sub(r"cc_version=[0-9.]+", "cc_version=…", text)  # a build number in its billing line
     text = re.sub(r"[^\s`'\"]*toolselect-client-[^\s`'\"]*", "…", text)  # the run's folder (its memory's path)
     text = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", "…", text)  # today's date
+    text = re.sub(r"[^\s`'\"<>]*/node_modules/[^\s`'\"<>]*", "…", text)  # where the client is installed
     return {"chars": len(text), "sha256": hashlib.sha256(text.encode()).hexdigest()[:16]}
 
 

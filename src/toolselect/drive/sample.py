@@ -80,7 +80,8 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
             driven.runs.mkdir(mode=0o711, parents=True, exist_ok=True)  # its samples' folders: no one lists them
         with tempfile.TemporaryDirectory(prefix="toolselect-client-", dir=driven.runs) as folder:
             root = Path(folder)
-            session.volatile = volatile(root)
+            installed_at = Path(driven.program).parents[2]  # <clients>/<client>/<version>: in its prompt (its files)
+            session.volatile = (str(installed_at), str(installed_at.resolve()), *volatile(root))
             session.expect = driven.driver.server_prefix(driven.server).rstrip("_")
             (root / "home").mkdir()
             (root / "work").mkdir()
