@@ -53,6 +53,7 @@ client claude-code @anthropic-ai/claude-code 2.1.332 claude
 client codex @openai/codex 0.171.0 codex
 client gemini-cli @google/gemini-cli 0.61.0 gemini
 client copilot-cli @github/copilot 1.0.102 copilot
+client opencode opencode-ai 1.18.33 opencode
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)

@@ -435,16 +435,16 @@ OPTIONS: tuple[Option, ...] = (
            unit="may use letters, digits, '.', '_' and '-' only", shown_default="empty: no link"),
     # how a client presents the surface (offer/clients.py): each client is asked like a model; lint checks it offline
     Option("clients",
-           "evaluate the surface as this client presents it: claude-code, codex, gemini-cli, copilot-cli, cursor, "
-           "vscode, openai-agents, raw, or a profile file (.yaml); repeatable (each client is asked like a model of "
-           "the run); in the config a list of names or `{name, gate}`",
+           "evaluate the surface as this client presents it: claude-code, codex, gemini-cli, copilot-cli, opencode, "
+           "cursor, vscode, openai-agents, raw, or a profile file (.yaml); repeatable (each client is asked like a "
+           "model of the run); in the config a list of names or `{name, gate}`",
            "files", "client", flag="--client", metavar="NAME",
            shown_default="none: the raw tool list"),
     Option("client_mode",
-           "real: drive the installed client itself (claude-code, codex, gemini-cli, copilot-cli; NAME@VERSION pins "
-           "one); each sample a run of it against a local endpoint that stands in for its model API; emulated: "
-           "present the surface as its profile says; auto: real when the client is installed in clients-dir (in the "
-           "Action: installed) and the provider speaks its API",
+           "real: drive the installed client itself (claude-code, codex, gemini-cli, copilot-cli, opencode; "
+           "NAME@VERSION pins one); each sample a run of it against a local endpoint that stands in for its model "
+           "API; emulated: present the surface as its profile says; auto: real when the client is installed in "
+           "clients-dir (in the Action: installed) and the provider speaks its API",
            "text", "client", default="auto", choices=("auto", "real", "emulated"), metavar="MODE"),
     Option("clients_dir",
            "where driven clients are installed, each version in its own folder: <dir>/<client>/<version> (`toolselect "

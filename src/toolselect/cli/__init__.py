@@ -252,8 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     cl = sub.add_parser(
         "clients",
-        help="install a client toolselect drives (claude-code, codex, gemini-cli, copilot-cli) from npm, at the "
-        "version it was tested with; capture what it does to a server's tools (its observed facts, as YAML)",
+        help="install a client toolselect drives (claude-code, codex, gemini-cli, copilot-cli, opencode) from npm, "
+        "at the version it was tested with; capture what it does to a server's tools (its observed facts, as YAML)",
         usage="toolselect clients {install,capture} NAME[@VERSION] [--clients-dir DIR] [--out FILE]",
     )
     cl.add_argument("action", choices=["install", "capture"])

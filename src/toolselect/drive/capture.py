@@ -98,9 +98,14 @@ async def record(driven: Driven) -> dict[str, dict[str, Any]]:
             ("naming", naming_surface(), (SEARCH_OFF, AS_DRIVEN))
         ]
         plan += [(f"count-{n}", count_surface(n), (SEARCH_OFF, AS_DRIVEN, DEFAULT)) for n in COUNTS]
+        done: dict[tuple[str, str], dict[str, Any]] = {}  # a setting that changes nothing is run once
         for label, surface, settings in plan:
             for setting in settings:
                 given = driven.driver.CAPTURE[setting]
+                same = (label, json.dumps(given, sort_keys=True))
+                if same in done:
+                    runs[f"{label}/{setting}"] = done[same]
+                    continue
                 env = tuple({**dict(driven.env), **given.get("env", {})}.items())
                 model = given.get("model", driven.model)
                 one = replace(driven, server=SERVER, definitions=tuple(surface), env=env, model=model)
@@ -108,7 +113,9 @@ async def record(driven: Driven) -> dict[str, dict[str, Any]]:
                 pick = await drive(one, endpoint, PROMPT)
                 if not recorder.bodies:
                     raise RuntimeError(f"{driven.name} made no model request ({label}, {setting}): {pick.error}")
-                runs[f"{label}/{setting}"] = next((b for b in recorder.bodies if b.get("tools")), recorder.bodies[0])
+                runs[f"{label}/{setting}"] = done[same] = next(
+                    (b for b in recorder.bodies if b.get("tools")), recorder.bodies[0]
+                )
     finally:
         await endpoint.stop()
     return runs

@@ -45,6 +45,7 @@ KINDS = {
     "claude-code": Kind("claude-code", "Claude Code", "@anthropic-ai/claude-code", "claude", "anthropic", "2.1.332"),
     "codex": Kind("codex", "Codex", "@openai/codex", "codex", "openai-responses", "0.171.0"),
     "gemini-cli": Kind("gemini-cli", "Gemini CLI", "@google/gemini-cli", "gemini", "gemini", "0.61.0"),
+    "opencode": Kind("opencode", "opencode", "opencode-ai", "opencode", "anthropic", "1.18.33", ("openai-responses",)),
     "copilot-cli": Kind(
         "copilot-cli",
         "Copilot CLI",

@@ -20,7 +20,7 @@ from ..contain import Confinement
 from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
-from . import claude_code, codex, copilot_cli, gemini_cli
+from . import claude_code, codex, copilot_cli, gemini_cli, opencode
 from .endpoint import Endpoint
 from .install import KINDS, folder_of, installed
 
@@ -93,6 +93,7 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
                 env.pop(name, None) if value == "" else env.__setitem__(name, value)
             # the prompt (the golden set's, maybe a pull request's) is never read as an option of the client's
             driver = driven.driver
+            on_stdin = bool(getattr(driver, "PROMPT_ON_STDIN", False))
             argv = [
                 str(driven.program),
                 *(driver.argv(args, prompt) if hasattr(driver, "argv") else [*args, "--", prompt]),
@@ -106,14 +107,14 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
                 *argv,
                 cwd=root / "work",
                 env=env,
-                stdin=asyncio.subprocess.DEVNULL,
+                stdin=asyncio.subprocess.PIPE if on_stdin else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
             )
             err = b""
             try:
-                _, err = await asyncio.wait_for(proc.communicate(), TIMEOUT_S)
+                _, err = await asyncio.wait_for(proc.communicate(prompt.encode() if on_stdin else None), TIMEOUT_S)
             except TimeoutError:
                 if session.call is None:
                     return failed(f"{driven.name} did not finish within {TIMEOUT_S:g} s")
@@ -191,6 +192,7 @@ DRIVERS: dict[str, Any] = {
     codex.NAME: codex,
     gemini_cli.NAME: gemini_cli,
     copilot_cli.NAME: copilot_cli,
+    opencode.NAME: opencode,
 }
 RUNS = ".runs"  # in the clients folder: each sample's folder, where nothing above it is anyone else's to write
 

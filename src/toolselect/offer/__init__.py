@@ -181,4 +181,5 @@ def client_record(offered: Offer) -> ClientOut | None:
         alongside=dict(Counter(b.removeprefix(ALONGSIDE).split("/")[0] for b in others)),
         refused=offered.refused,
         driven=offered.driven.version if offered.driven is not None else None,
+        observed=p.observed.version if p.observed is not None else None,
     )

@@ -151,7 +151,7 @@ class Profile(Authored):
 
 
 GENERIC = {"server", "main", "index", "app", "run", "__main__", "cli", "mcp"}  # names no user keeps
-BUILT_IN = ("claude-code", "codex", "gemini-cli", "copilot-cli", "cursor", "vscode", "openai-agents", "raw")
+BUILT_IN = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "cursor", "vscode", "openai-agents", "raw")
 
 
 def load_profile(name: str, base: Path | None = None) -> Profile:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..diff import Diff
 from ..outcome import ModelOutcome
-from ..report.schema import Report
+from ..report.schema import ClientOut, Report
 from .common import frac, interval, pct, rate_change
 from .escape import code, esc
 
@@ -29,8 +29,9 @@ def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
     if c.driven is not None:  # the real client asked each sample: what it sent is its own
         lines = [f"{c.title} {c.driven}, driven: the real client, run for each sample against a local endpoint"]
     else:
+        seen = f"emulated: {c.observed} as captured {c.checked}" if c.observed else f"emulated: facts of {c.checked}"
         lines = [
-            f"{c.title} (facts of {c.checked}): {len(report.surface.tools) - len(c.dropped)} of "
+            f"{c.title} ({seen}): {len(report.surface.tools) - len(c.dropped)} of "
             f"{len(report.surface.tools)} tools sent" + (f", named like {first}" if first else "")
         ]
     if c.refused:
@@ -104,7 +105,7 @@ def client_rows(models: Sequence[ModelOutcome]) -> list[ClientRow]:
             ClientRow(
                 m.label,
                 (c.title if c else "the raw tool list")
-                + (f" {c.driven} (driven)" if c and c.driven else "")
+                + (f" {mode(c)}" if c and c.name != "raw" else "")  # the raw list is no client to emulate
                 + (" (nothing sent)" if c and c.refused else ""),
                 pct(head.metrics["accuracy"]),
                 steal_text(head),
@@ -114,6 +115,13 @@ def client_rows(models: Sequence[ModelOutcome]) -> list[ClientRow]:
             )
         )
     return rows
+
+
+def mode(c: ClientOut) -> str:
+    """How a client was asked: `2.1.332 (driven)`, `(emulated: 2.1.332 as captured)`, `(emulated)`."""
+    if c.driven:
+        return f"{c.driven} (driven)"
+    return f"(emulated: {c.observed} as captured)" if c.observed else "(emulated)"
 
 
 def clients_table(models: Sequence[ModelOutcome]) -> list[str]:

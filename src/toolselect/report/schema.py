@@ -275,6 +275,7 @@ class ClientOut(Record):
     deferred: Count | None = None  # definitions behind a search that loads at most this many tools
     refused: str | None = None  # why the client can't take the surface at all (CLIENT-FAILED)
     driven: str | None = only_when_set()  # the real client's version, when it was run for each sample
+    observed: str | None = only_when_set()  # the version whose captured facts its profile holds
 
 
 class ToolSearchOut(Record):
