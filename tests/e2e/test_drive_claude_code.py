@@ -310,23 +310,26 @@ def test_planted_client_settings_hooks_and_memory_never_reach_the_client(tmp_pat
     assert {c["name"]: c["samples"][0]["outcome"] for c in report["cases"]}["paris"] == "PASS"
 
 
-def test_a_clients_folder_the_pull_requests_programs_may_write_above_is_refused(tmp_path, claude):
+def test_samples_run_where_the_pull_requests_programs_cannot_plant_files_above_them(tmp_path, claude):
     """Clients read files from folders above their own (memory files, settings, `.env`): with the pull
-    request's programs running as another user, a clients folder inside one that user may write (as
-    anyone may write /tmp) is refused, with the way out; run as toolselect itself, nothing is held."""
+    request's programs running as another user, a sample's folder is made in the clients folder only
+    when that user can write nowhere on its way (else in root's own folder, as in the Action's
+    container whose HOME is the runner user's); run as toolselect itself, nothing is held."""
     from toolselect.contain import NOBODY, Confinement
-    from toolselect.drive.sample import driven_for
+    from toolselect.drive.sample import OWN_RUNS, RUNS, driven_for, runs_folder
     from toolselect.errors import ConfigError
 
     shared = tmp_path / "shared"
     (shared / "clients").mkdir(parents=True)
     shared.chmod(0o1777)  # as /tmp is
     (shared / "clients" / "claude-code").symlink_to(CLIENTS / "claude-code", target_is_directory=True)
-    confined = Confinement(NOBODY, "/usr/bin/setpriv")
     args = ("claude-code", None, "real", str(shared / "clients"), "anthropic", "weather", "m", tuple(TOOLS), "/usr/bin")
-    with pytest.raises(ConfigError, match="which the pull request's programs may write: a memory file or settings"):
-        driven_for(*args, confined)
-    assert driven_for(*args, Confinement(None, None)) is not None  # as toolselect itself: its own folders
+    confined = driven_for(*args, Confinement(NOBODY, "/usr/bin/setpriv"))
+    assert confined is not None and confined.runs == OWN_RUNS  # root's folder, not one under /tmp
+    itself = driven_for(*args, Confinement(None, None))
+    assert itself is not None and itself.runs == (shared / "clients").resolve() / RUNS  # as toolselect: its own
+    with pytest.raises(ConfigError, match="which reads folders above its own"):  # they could write on every way
+        runs_folder(shared / "clients", (0, 0), "claude-code")
 
 
 def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_path, claude):

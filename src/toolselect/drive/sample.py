@@ -154,6 +154,24 @@ def writable_by(path: Path, owner: tuple[int, int]) -> bool:
     )
 
 
+OWN_RUNS = Path("/var/lib/toolselect/runs")  # root's: where samples run when the clients folder is theirs
+
+
+def runs_folder(clients: Path, theirs: tuple[int, int] | None, client: str) -> Path:
+    """Where each sample's folder is made: in the clients folder, unless the pull request's programs
+    (running as `theirs`) may write there or above it — clients read files from folders above their
+    own (memory files, settings, `.env`) — then in a folder of root's own (toolselect runs as root
+    whenever they run as another user). None of them writable by them: refused, with the way out."""
+    for runs in (clients.resolve() / RUNS, OWN_RUNS):
+        if theirs is None or not any(writable_by(p, theirs) for p in (runs, *runs.parents)):
+            return runs
+    raise ConfigError(
+        f"the clients folder {clients} is inside a folder the pull request's programs may write: a memory file or "
+        f"settings planted there would reach {client}, which reads folders above its own",
+        hint="install the clients into a folder of yours (--clients-dir; by default ~/.cache/toolselect/clients)",
+    )
+
+
 def volatile(root: Path) -> tuple[str, ...]:
     """What the client's prompt says that changes from run to run and decides no pick, kept out of the
     answer cache's key: its folder (as a path, and in its memory's path where every other character
@@ -238,15 +256,7 @@ def driven_for(
     program, found_version = found
     if (refusal := DRIVERS[client].refuses(server)) is not None:
         raise ConfigError(refusal)
-    runs = folder.resolve() / RUNS
-    theirs = confined.owner if confined is not None else None  # None: they run as toolselect does (nothing held)
-    open_to_them = next((p for p in (runs, *runs.parents) if theirs and writable_by(p, theirs)), None)
-    if open_to_them is not None:
-        raise ConfigError(
-            f"the clients folder {folder} is inside {open_to_them}, which the pull request's programs may write: a "
-            f"memory file or settings planted there would reach {client}, which reads folders above its own",
-            hint="install the clients into a folder of yours (--clients-dir; by default ~/.cache/toolselect/clients)",
-        )
+    runs = runs_folder(folder, confined.owner if confined is not None else None, client)
     return Driven(
         client, program, server, model, definitions, found_version, path, confined, runs=runs, provider=provider
     )
