@@ -38,6 +38,21 @@ class Budget:
     local: bool
     prompt_cache_write_tokens: int = 0
     prompt_cache_read_tokens: int = 0
+    driven: str = ""  # the real client each sample runs (its requests sized as captured)
+
+
+def driven_overhead(offer: Offer) -> int:
+    """For a driven client, the tokens each of its requests carries beyond what its profile's stubs say:
+    its own system prompt and built-ins at their captured sizes, less the stubs' (0 when not driven,
+    or no capture says)."""
+    presented = offer.presented
+    if offer.driven is None or presented is None or presented.profile.observed is None:
+        return 0
+    p, seen = presented.profile, presented.profile.observed
+    own = {b.name for b in p.builtins}
+    real = seen.system.chars + sum(b.chars for b in seen.builtins if b.name in own)
+    stubs = len(p.system or "") + sum(len(json.dumps([b.name, b.description, b.input_schema])) for b in p.builtins)
+    return max(0, real - stubs) // 4
 
 
 def prefix_tokens(tools: Sequence[WireTool], system: str | None) -> int:
@@ -95,6 +110,7 @@ def estimate(
     cached = uncached = tokens = not_evaluated = 0
     planned = planned if planned is not None else set()
     offered = Offered(offer)
+    extra = driven_overhead(offer)
     prefixes: dict[tuple[int, ...] | None, int] = {}  # the tokens each order's requests share
     written: set[tuple[int, ...] | None] = set()
     write = read = 0
@@ -104,7 +120,7 @@ def estimate(
         """`times` requests of this order: their uncached tokens; the shared prefix is written once
         (by the first, the warm-up) and read by the others when the prompt cache is on and long enough."""
         nonlocal write, read
-        whole = _tokens(request) * times
+        whole = (_tokens(request) + extra) * times
         if not settings.prompt_cache or local:
             return whole
         if order not in prefixes:
@@ -168,6 +184,7 @@ def estimate(
         local=local,
         prompt_cache_write_tokens=write,
         prompt_cache_read_tokens=read,
+        driven=f"{offer.driven.name} {offer.driven.version}" if offer.driven is not None else "",
     )
 
 
@@ -204,9 +221,15 @@ def describe(budget: Budget, side: str) -> str:
     extra = f", {budget.not_evaluated} would be NOT-EVALUATED (--cache-only)" if budget.not_evaluated else ""
     w, r = budget.prompt_cache_write_tokens, budget.prompt_cache_read_tokens
     cached = f" (+ {w:,} written to and {r:,} read from the prompt cache)" if w or r else ""
+    driven = (
+        f", each through the real {budget.driven} (its requests sized as captured; the cache answers what it has "
+        "as the client asks, so these are at most)"
+        if budget.driven
+        else ""
+    )
     return (
         f"{side}: {budget.samples} samples, {budget.cached} already cached, {budget.requests} requests to "
-        f"{budget.provider} {budget.model}{extra}; ≈ {budget.input_tokens:,} input{cached} + "
+        f"{budget.provider} {budget.model}{extra}{driven}; ≈ {budget.input_tokens:,} input{cached} + "
         f"{budget.output_tokens:,} output tokens, {cost}"
     )
 
@@ -228,4 +251,5 @@ def combined(budgets: Sequence[Budget]) -> Budget:
         prompt_cache_read_tokens=sum(b.prompt_cache_read_tokens for b in budgets),
         cost_usd=None if any(c is None for c in costs) else sum(c or 0.0 for c in costs),
         local=first.local,
+        driven=", ".join(sorted({b.driven for b in budgets if b.driven})),
     )

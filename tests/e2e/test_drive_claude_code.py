@@ -351,3 +351,28 @@ def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_pat
     now.pop("date"), bundled.pop("date")
     assert now == bundled
     assert now["names"]["max_length"] == 128 and now["names"]["past_limit"] == "dropped" and now["order"] == "name"
+
+
+def test_a_dry_run_sizes_the_driven_clients_requests_as_captured(tmp_path, claude):
+    """--dry-run with the real client: it says each sample goes through it, and counts its requests at
+    the sizes its capture holds (its own system prompt and built-ins), not its profile's short stubs."""
+    import re
+
+    from tests.conftest import toolselect
+    from tests.e2e.harness import key_env
+
+    write_project(tmp_path)
+    with FakeModelAPI(SCRIPT) as api:
+        real = toolselect("eval", "--dry-run", "--base-url", api.url, cwd=tmp_path, env=key_env(tmp_path))
+        emulated = toolselect(
+            "eval", "--dry-run", "--base-url", api.url, "--client-mode", "emulated", cwd=tmp_path, env=key_env(tmp_path)
+        )
+        assert api.requests == 0
+    assert real.code == 0 and emulated.code == 0, real.out + real.err + emulated.err
+    assert "each through the real claude-code 2.1.332 (its requests sized as captured" in real.out
+    assert "through the real" not in emulated.out
+
+    def tokens(text: str) -> int:
+        return int(re.search(r"≈ ([\d,]+) input", text).group(1).replace(",", ""))  # type: ignore[union-attr]
+
+    assert tokens(real.out) > tokens(emulated.out) + 2 * 5000  # two samples, its ~28K-character prompt and more
