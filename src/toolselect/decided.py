@@ -127,7 +127,11 @@ def _endpoint_from_the_workflow(
     return over
 
 
-KEY_INPUTS = {"anthropic_api_key": "anthropic", "openai_api_key": "openai"}  # the key input → its provider
+KEY_INPUTS = {  # the key input → its provider
+    "anthropic_api_key": "anthropic",
+    "openai_api_key": "openai",
+    "gemini_api_key": "gemini",
+}
 
 
 def keys_fit(settings: Settings, inputs: Mapping[str, Any], said_by: str) -> None:
