@@ -52,3 +52,17 @@ def test_a_gemini_shaped_client_reads_as_its_facts():
     assert got["collisions"] == "none"  # clash.one keeps its dot: no collision in this client
     assert got["counts"][300] == {"sent": 300, "deferred_by_default": False}
     assert got["system"]["chars"] == len("You are Gemini CLI. " * 10)
+
+
+def test_a_client_that_sorts_its_own_tools_and_the_servers_together_reads_as_order_all():
+    """opencode sends its built-ins and the server's tools as one list sorted by name."""
+
+    def together(tools: list[dict]) -> dict:
+        body = request(tools)
+        body["tools"] = sorted(body["tools"], key=lambda t: t["name"].lower())
+        return body
+
+    runs = {"naming/off": together(naming_surface()), "naming/driven": together(naming_surface())}
+    for n in COUNTS:
+        runs |= {f"count-{n}/{s}": together(count_surface(n)) for s in ("off", "default")}
+    assert read_facts(runs, "opencode", "1.18.33", "2026-12-06")["order"] == "all"

@@ -181,7 +181,7 @@ def facts(runs: Mapping[str, dict[str, Any]], name: str, version: str, day: str)
         "model": str(runs["naming/driven"].get("model", "")),
         "names": {"template": naming.template, **_sanitising(mcp, naming), **_lengths(mcp, naming)},
         "collisions": _collisions(mcp, naming),
-        "order": _order(mcp, naming),
+        "order": _order(names, mcp, naming),
         "builtins_first": bool(mcp) and names.index(mcp[0]) >= len(builtins),
         "fields": sorted(k for k in _server_tool(inline, naming, ORDERED[1]) or {} if k != SIZE),
         "description_max": _description_max(inline, naming),
@@ -297,7 +297,11 @@ def _collisions(mcp: Sequence[str], naming: Naming) -> str:
     return "none"
 
 
-def _order(mcp: Sequence[str], naming: Naming) -> str:
+def _order(names: Sequence[str], mcp: Sequence[str], naming: Naming) -> str:
+    """`all`: its own tools and the server's sorted together; `name`: the server's sorted; `server`:
+    in the server's order."""
+    if len(names) > len(mcp) and list(names) == sorted(names, key=str.lower):
+        return "all"
     ours = [n for n in mcp if any(n == naming.of(o) for o in ORDERED)]
     if ours == [naming.of(o) for o in ORDERED]:
         return "server"

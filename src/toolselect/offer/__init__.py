@@ -108,7 +108,10 @@ def offer(
         deferred = "\n\n".join(p for p in (profile.system, listing, system) if p)
         return Offer((*builtins, finder), deferred, back, client_refusal(presented), deferral, presented)
     prompt = "\n\n".join(p for p in (profile.system, system) if p) or None
-    return Offer((*builtins, *server), prompt, back, client_refusal(presented), presented=presented)
+    tools = (*builtins, *server)
+    if profile.order == "all":  # its own tools and the server's sorted together (opencode)
+        tools = tuple(sorted(tools, key=lambda t: t.name.lower()))
+    return Offer(tools, prompt, back, client_refusal(presented), presented=presented)
 
 
 def offer_to(

@@ -124,7 +124,7 @@ class Observed(Authored):
     model: str = ""
     names: ObservedNames
     collisions: str
-    order: Literal["server", "name", "other"]
+    order: Literal["server", "name", "all", "other"]
     builtins_first: bool
     fields: list[str]
     description_max: int | None = None
@@ -145,7 +145,9 @@ class Profile(Authored):
     builtins_source: str | None = None
     system: str | None = None  # a short system prompt of the client's intent
     system_source: str | None = None
-    order: Literal["server", "name"] = "server"  # the server's tools in its order, or sorted by their names
+    # the server's tools in its order, sorted by their names (after its own), or its own and the server's
+    # sorted together (opencode)
+    order: Literal["server", "name", "all"] = "server"
     description_max: int | None = Field(None, ge=1)  # a longer description is cut to this many characters
     observed: Observed | None = None  # the real client, captured: its facts decide over the written ones
 
@@ -215,7 +217,7 @@ def as_observed(profile: Profile) -> Profile:
     return profile.model_copy(
         update={
             "names": names,
-            "order": "name" if seen.order == "name" else "server",
+            "order": seen.order if seen.order in ("name", "all") else "server",
             "description_max": seen.description_max,
             "builtins": builtins,
             "deferred": deferred,
@@ -323,7 +325,7 @@ def present(profile: Profile, server: str, tools: Sequence[str]) -> Presented:
             grouped = [s.tool for s in past]
         else:
             refused = True
-    if profile.order == "name":  # as the client sorts them (case aside)
+    if profile.order in ("name", "all"):  # as the client sorts them (case aside)
         kept.sort(key=lambda s: s.name.lower())
     seen: dict[str, str] = {}
     collisions = []
