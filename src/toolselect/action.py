@@ -124,8 +124,8 @@ def install_clients(settings: Settings, wf: Workflow, env: Mapping[str, str]) ->
     """The clients the run drives, each installed (from npm, at its pinned or tested version) unless
     actions/cache brought it, before any program of the pull request runs: in the Action a client is
     never emulated because it is missing (only when the run's provider speaks another API, and the run
-    says so), and a failed install stops the run (exit 3). The outputs
-    name what the folder holds, for the cache's key."""
+    says so), and a failed install stops the run (exit 3). The outputs name what the folder holds, for
+    the cache's key."""
     from .drive.install import KINDS, VERSION, ensure
 
     if settings.option("client_mode") == "emulated":
