@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -484,4 +485,89 @@ def catalogue(folder: Path, provider: str, *, tools: int, cases: int, lines: tup
     (folder / "toolselect.yaml").write_text(
         f"tools_file: tools.json\nevals:\n  provider: {provider}\n  model: {CATALOGUE_MODELS[provider]}\n"
         "  golden: golden.jsonl\n  min_accuracy: 0\n" + "".join(f"  {line}\n" for line in lines)
+    )
+
+
+# ----------------------------------------------------------------------------- driven clients
+
+CLIENTS = TESTS / ".clients"  # the real clients tests/install-servers.sh installs, <client>/<version>/
+CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
+
+
+def client_program(name: str, version: str, program: str) -> Path:
+    """The installed client's program; the test fails, saying how to install it, when it is missing."""
+    import pytest
+
+    path = CLIENTS / name / version / "node_modules" / ".bin" / program
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run tests/install-servers.sh (it installs the clients from npm)")
+    return path
+
+
+def drive_all(
+    tmp_path: Path,
+    program: Path,
+    tools: list[dict],
+    prompts: list[str],
+    api,
+    provider: str,
+    model: str,
+    *,
+    together: bool = False,
+    **driven: Any,
+) -> list[Any]:
+    """Each prompt asked through the real client `program` (its name and version from its folder),
+    against an endpoint whose provider is the fake API through an answer cache in `tmp_path`; each
+    refused tools/call written to tmp_path/calls.jsonl. `together`: the samples at once."""
+    import asyncio
+
+    from toolselect.drive.endpoint import Endpoint
+    from toolselect.drive.sample import Driven, drive
+    from toolselect.providers.call import ModelCall
+    from toolselect.providing import make_provider
+    from toolselect.throttle import Throttle
+
+    version, name = program.parents[2].name, program.parents[3].name
+
+    async def run() -> list[Any]:
+        call = ModelCall(provider, model, base_url=base_url(provider, api))
+        keys = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k", "GEMINI_API_KEY": "k"}
+        remote = make_provider(call, Throttle(4), keys, tmp_path / "cache", "use")
+        remote.connect()
+        given: dict[str, Any] = {"calls": tmp_path / "calls.jsonl", "runs": CLIENTS.resolve() / ".runs"}
+        given |= {"provider": provider} | driven
+        client = Driven(name, program, "weather", model, tuple(tools), version, os.environ["PATH"], **given)
+        endpoint = Endpoint(remote, ends=client.ends, search_tool=client.search_tool)
+        await endpoint.start()
+        try:
+            if together:
+                return list(await asyncio.gather(*(drive(client, endpoint, p) for p in prompts)))
+            return [await drive(client, endpoint, p) for p in prompts]
+        finally:
+            await endpoint.stop()
+            await remote.aclose()
+
+    return asyncio.run(run())
+
+
+def recaptured(client: str, tmp_path: Path) -> dict:
+    """The drift test's half: the tested client captured again (`toolselect clients capture`), asserted
+    equal to its bundled facts but for the date; the fresh facts, for a test to say what they hold."""
+    out = tmp_path / "now.yaml"
+    done = toolselect("clients", "capture", client, "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path)
+    assert done.code == 0, done.out + done.err
+    now = yaml.safe_load(out.read_text())
+    bundled = yaml.safe_load((ROOT / f"src/toolselect/data/clients/{client}.observed.yaml").read_text())
+    now.pop("date"), bundled.pop("date")
+    assert now == bundled, f"a fact of {client} changed: `toolselect clients capture {client} --out …`"
+    return now
+
+
+def client_project(folder: Path, tools: list[dict], golden: list[dict], provider: str, model: str, client: str) -> None:
+    """A project whose config asks `model` through the real `client` (installed in CLIENTS)."""
+    (folder / "tools.json").write_text(json.dumps({"tools": tools}))
+    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
+    (folder / "toolselect.yaml").write_text(
+        f"tools_file: tools.json\nevals:\n  provider: {provider}\n  model: {model}\n  golden: golden.jsonl\n"
+        f"  min_accuracy: 0\n  server_name: weather\n  clients: [{client}]\n  clients_dir: {CLIENTS}\n"
     )

@@ -5,7 +5,6 @@ server's tool, a built-in is a steal, nothing is ever run, and a re-run asks the
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -15,17 +14,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import TESTS
+from tests.e2e.harness import CITY, CLIENTS, client_program, drive_all, recaptured
 from tests.fakes.model_api import FakeModelAPI
-from toolselect.drive.endpoint import Endpoint
-from toolselect.drive.sample import Driven, drive
-from toolselect.providers.call import ModelCall
-from toolselect.providing import make_provider
-from toolselect.throttle import Throttle
 
-CLIENTS = TESTS / ".clients"
 CLAUDE = CLIENTS / "claude-code" / "2.1.332" / "node_modules" / ".bin" / "claude"
-CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
     {"name": "get_forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
@@ -45,28 +37,11 @@ SCRIPT: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    if not CLAUDE.exists():
-        pytest.fail(f"{CLAUDE} is missing: run tests/install-servers.sh (it installs Claude Code from npm)")
-    return CLAUDE
+    return client_program("claude-code", "2.1.332", "claude")
 
 
 def ask_all(tmp_path: Path, claude: Path, prompts: list[str], api: FakeModelAPI) -> list[Any]:
-    async def run() -> list[Any]:
-        call = ModelCall("anthropic", "claude-sonnet-4-5", base_url=api.url)
-        provider = make_provider(call, Throttle(4), {"ANTHROPIC_API_KEY": "k"}, tmp_path / "cache", "use")
-        provider.connect()
-        driven = Driven(
-            "claude-code", claude, "weather", "claude-sonnet-4-5", tuple(TOOLS), calls=tmp_path / "calls.jsonl"
-        )
-        endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
-        await endpoint.start()
-        try:
-            return [await drive(driven, endpoint, p) for p in prompts]
-        finally:
-            await endpoint.stop()
-            await provider.aclose()
-
-    return asyncio.run(run())
+    return drive_all(tmp_path, claude, TOOLS, prompts, api, "anthropic", "claude-sonnet-4-5")
 
 
 def test_claude_code_picks_through_its_own_request_and_nothing_runs(tmp_path, claude):
@@ -164,21 +139,9 @@ def test_the_client_runs_as_the_pull_requests_programs_do_never_root(tmp_path, c
     confined = Confinement(NOBODY, shutil.which("setpriv"))
     tmp_path.chmod(0o755)
 
-    async def run() -> Any:
-        with FakeModelAPI(SCRIPT) as api:
-            call = ModelCall("anthropic", "claude-sonnet-4-5", base_url=api.url)
-            provider = make_provider(call, Throttle(4), {"ANTHROPIC_API_KEY": "k"}, tmp_path / "cache", "use")
-            provider.connect()
-            driven = Driven("claude-code", claude, "weather", "claude-sonnet-4-5", tuple(TOOLS), confined=confined)
-            endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
-            await endpoint.start()
-            try:
-                return await drive(driven, endpoint, "Is it raining in Paris?")
-            finally:
-                await endpoint.stop()
-                await provider.aclose()
-
-    pick = asyncio.run(run())
+    with FakeModelAPI(SCRIPT) as api:
+        [pick] = drive_all(tmp_path, claude, TOOLS, ["Is it raining in Paris?"], api, "anthropic", "claude-sonnet-4-5",
+                           confined=confined, calls=None)  # fmt: skip
     assert pick.error is None, pick.error
     assert (pick.tool, pick.args) == ("get_weather", {"city": "Paris"})
 
@@ -337,19 +300,7 @@ def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_pat
     says what the bundled facts say — naming, sanitising, the 128 cut, order, built-ins and their
     sizes, deferral, the system prompt's size and hash. When it fails, a fact of the client changed:
     `toolselect clients capture claude-code --out src/toolselect/data/clients/claude-code.observed.yaml`."""
-    import yaml
-
-    from tests.conftest import ROOT, toolselect
-
-    out = tmp_path / "now.yaml"
-    done = toolselect(
-        "clients", "capture", "claude-code", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path
-    )
-    assert done.code == 0, done.out + done.err
-    now = yaml.safe_load(out.read_text())
-    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/claude-code.observed.yaml").read_text())
-    now.pop("date"), bundled.pop("date")
-    assert now == bundled
+    now = recaptured("claude-code", tmp_path)
     assert now["names"]["max_length"] == 128 and now["names"]["past_limit"] == "dropped" and now["order"] == "name"
 
 

@@ -7,25 +7,15 @@ nothing is ever run, and a re-run asks the model nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import TESTS
+from tests.e2e.harness import CITY, client_program, client_project, drive_all, recaptured, run_eval
 from tests.fakes.model_api import FakeModelAPI
-from toolselect.drive.endpoint import Endpoint
-from toolselect.drive.sample import Driven, drive
-from toolselect.providers.call import ModelCall
-from toolselect.providing import make_provider
-from toolselect.throttle import Throttle
 
-CLIENTS = TESTS / ".clients"
-CODEX = CLIENTS / "codex" / "0.171.0" / "node_modules" / ".bin" / "codex"
-CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
     {"name": "get.forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
@@ -46,27 +36,11 @@ SCRIPT: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def codex() -> Path:
-    if not CODEX.exists():
-        pytest.fail(f"{CODEX} is missing: run tests/install-servers.sh (it installs Codex from npm)")
-    return CODEX
+    return client_program("codex", "0.171.0", "codex")
 
 
 def ask_all(tmp_path: Path, codex: Path, prompts: list[str], api: FakeModelAPI, model: str) -> list[Any]:
-    async def run() -> list[Any]:
-        call = ModelCall("openai-responses", model, base_url=api.url + "/v1")
-        provider = make_provider(call, Throttle(4), {"OPENAI_API_KEY": "k"}, tmp_path / "cache", "use")
-        provider.connect()
-        driven = Driven("codex", codex, "weather", model, tuple(TOOLS), "0.171.0", os.environ["PATH"],
-                        calls=tmp_path / "calls.jsonl", runs=CLIENTS.resolve() / ".runs")  # fmt: skip
-        endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
-        await endpoint.start()
-        try:
-            return [await drive(driven, endpoint, p) for p in prompts]
-        finally:
-            await endpoint.stop()
-            await provider.aclose()
-
-    return asyncio.run(run())
+    return drive_all(tmp_path, codex, TOOLS, prompts, api, "openai-responses", model)
 
 
 def test_codex_picks_through_its_own_request_and_nothing_runs(tmp_path, codex):
@@ -104,24 +78,15 @@ def test_a_model_of_its_catalog_searches_in_codex_and_the_search_is_recorded(tmp
     assert not (tmp_path / "calls.jsonl").exists()
 
 
-def write_project(folder: Path, model: str = "gpt-4.1") -> None:
-    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    golden = [
-        {"id": "oslo", "question": "Forecast for Oslo?", "expected_tool": "get.forecast",
-         "expected_args": {"city": "Oslo"}},
-        {"id": "files", "question": "List the files here", "expected_tool": None},
-    ]  # fmt: skip
-    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
-    (folder / "toolselect.yaml").write_text(
-        f"tools_file: tools.json\nevals:\n  provider: openai-responses\n  model: {model}\n  golden: golden.jsonl\n"
-        f"  min_accuracy: 0\n  server_name: weather\n  clients: [codex]\n  clients_dir: {CLIENTS}\n"
-    )
+GOLDEN = [
+    {"id": "oslo", "question": "Forecast for Oslo?", "expected_tool": "get.forecast",
+     "expected_args": {"city": "Oslo"}},
+    {"id": "files", "question": "List the files here", "expected_tool": None},
+]  # fmt: skip
 
 
 def test_eval_drives_codex_and_says_so(tmp_path, codex):
-    from tests.e2e.harness import run_eval
-
-    write_project(tmp_path)
+    client_project(tmp_path, TOOLS, GOLDEN, "openai-responses", "gpt-4.1", "codex")
     with FakeModelAPI(SCRIPT) as api:
         done = run_eval(tmp_path, "openai-responses", api)
         assert done.code == 0, done.out + done.err
@@ -142,17 +107,7 @@ def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_pat
     its built-ins and their sizes, every tool deferred behind its own tool_search on gpt-5.5. When it
     fails, a fact of the client changed:
     `toolselect clients capture codex --out src/toolselect/data/clients/codex.observed.yaml`."""
-    import yaml
-
-    from tests.conftest import ROOT, toolselect
-
-    out = tmp_path / "now.yaml"
-    done = toolselect("clients", "capture", "codex", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path)
-    assert done.code == 0, done.out + done.err
-    now = yaml.safe_load(out.read_text())
-    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/codex.observed.yaml").read_text())
-    now.pop("date"), bundled.pop("date")
-    assert now == bundled
+    now = recaptured("codex", tmp_path)
     assert now["names"]["replace"] == "[^A-Za-z0-9_]" and now["collisions"] == "both renamed"
     assert now["deferred"]["as_driven"] and now["deferred"]["search_tool"] == "tool_search"
 

@@ -8,25 +8,15 @@ folder in the prompt are no part of the key)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import TESTS
+from tests.e2e.harness import CITY, client_program, client_project, drive_all, recaptured, run_eval
 from tests.fakes.model_api import FakeModelAPI
-from toolselect.drive.endpoint import Endpoint
-from toolselect.drive.sample import Driven, drive
-from toolselect.providers.call import ModelCall
-from toolselect.providing import make_provider
-from toolselect.throttle import Throttle
 
-CLIENTS = TESTS / ".clients"
-COPILOT = CLIENTS / "copilot-cli" / "1.0.102" / "node_modules" / ".bin" / "copilot"
-CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
     {"name": "get.forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
@@ -39,36 +29,21 @@ SCRIPT: dict[str, Any] = {
     },
     "default": {"text": "Hello!"},
 }
+GOLDEN = [
+    {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
+     "expected_args": {"city": "Paris"}},
+    {"id": "files", "question": "List the files here", "expected_tool": None},
+]  # fmt: skip
 WIRES = {"anthropic": "claude-sonnet-4.6", "openai-responses": "gpt-5.4"}
 
 
 @pytest.fixture(scope="module")
 def copilot() -> Path:
-    if not COPILOT.exists():
-        pytest.fail(f"{COPILOT} is missing: run tests/install-servers.sh (it installs Copilot CLI from npm)")
-    return COPILOT
+    return client_program("copilot-cli", "1.0.102", "copilot")
 
 
 def ask_all(tmp_path: Path, copilot: Path, prompts: list[str], api: FakeModelAPI, provider: str) -> list[Any]:
-    model = WIRES[provider]
-
-    async def run() -> list[Any]:
-        url = api.url if provider == "anthropic" else api.url + "/v1"
-        keys = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
-        remote = make_provider(ModelCall(provider, model, base_url=url), Throttle(4), keys, tmp_path / "cache", "use")
-        remote.connect()
-        calls, runs = tmp_path / "calls.jsonl", CLIENTS.resolve() / ".runs"
-        driven = Driven("copilot-cli", copilot, "weather", model, tuple(TOOLS), "1.0.102", os.environ["PATH"],
-                        calls=calls, runs=runs, provider=provider)  # fmt: skip
-        endpoint = Endpoint(remote, ends=driven.ends, search_tool=driven.search_tool)
-        await endpoint.start()
-        try:
-            return [await drive(driven, endpoint, p) for p in prompts]
-        finally:
-            await endpoint.stop()
-            await remote.aclose()
-
-    return asyncio.run(run())
+    return drive_all(tmp_path, copilot, TOOLS, prompts, api, provider, WIRES[provider])
 
 
 @pytest.mark.parametrize("provider", WIRES)
@@ -92,19 +67,7 @@ def test_copilot_cli_picks_through_its_own_request_and_nothing_runs(tmp_path, co
 
 
 def test_eval_drives_copilot_cli_and_says_so(tmp_path, copilot):
-    from tests.e2e.harness import run_eval
-
-    (tmp_path / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    golden = [
-        {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
-         "expected_args": {"city": "Paris"}},
-        {"id": "files", "question": "List the files here", "expected_tool": None},
-    ]  # fmt: skip
-    (tmp_path / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
-    (tmp_path / "toolselect.yaml").write_text(
-        "tools_file: tools.json\nevals:\n  provider: anthropic\n  model: claude-sonnet-4.6\n  golden: golden.jsonl\n"
-        f"  min_accuracy: 0\n  server_name: weather\n  clients: [copilot-cli]\n  clients_dir: {CLIENTS}\n"
-    )
+    client_project(tmp_path, TOOLS, GOLDEN, "anthropic", "claude-sonnet-4.6", "copilot-cli")
     with FakeModelAPI(SCRIPT) as api:
         done = run_eval(tmp_path, "anthropic", api)
         assert done.code == 0, done.out + done.err
@@ -120,18 +83,6 @@ def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_pat
     dropped, sorted names, its 17 built-ins first, deferral behind its own tool_search_tool past 30
     tools. When it fails, a fact of the client changed:
     `toolselect clients capture copilot-cli --out src/toolselect/data/clients/copilot-cli.observed.yaml`."""
-    import yaml
-
-    from tests.conftest import ROOT, toolselect
-
-    out = tmp_path / "now.yaml"
-    done = toolselect(
-        "clients", "capture", "copilot-cli", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path
-    )
-    assert done.code == 0, done.out + done.err
-    now = yaml.safe_load(out.read_text())
-    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/copilot-cli.observed.yaml").read_text())
-    now.pop("date"), bundled.pop("date")
-    assert now == bundled
+    now = recaptured("copilot-cli", tmp_path)
     assert now["names"]["into"] == "-" and now["deferred"]["search_tool"] == "tool_search_tool"
     assert not now["counts"][10]["deferred_by_default"] and now["counts"][90]["deferred_by_default"]

@@ -7,26 +7,16 @@ ever run, and a re-run asks the model nothing."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import TESTS
+from tests.e2e.harness import CITY, client_program, client_project, drive_all, recaptured, run_eval
 from tests.fakes.model_api import FakeModelAPI
-from toolselect.drive.endpoint import Endpoint
-from toolselect.drive.sample import Driven, drive
-from toolselect.providers.call import ModelCall
-from toolselect.providing import make_provider
-from toolselect.throttle import Throttle
 
-CLIENTS = TESTS / ".clients"
-GEMINI = CLIENTS / "gemini-cli" / "0.61.0" / "node_modules" / ".bin" / "gemini"
 MODEL = "gemini-2.5-flash"
-CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
     {"name": "get forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
@@ -43,27 +33,11 @@ SCRIPT: dict[str, Any] = {
 
 @pytest.fixture(scope="module")
 def gemini() -> Path:
-    if not GEMINI.exists():
-        pytest.fail(f"{GEMINI} is missing: run tests/install-servers.sh (it installs Gemini CLI from npm)")
-    return GEMINI
+    return client_program("gemini-cli", "0.61.0", "gemini")
 
 
 def ask_all(tmp_path: Path, gemini: Path, prompts: list[str], api: FakeModelAPI) -> list[Any]:
-    async def run() -> list[Any]:
-        call = ModelCall("gemini", MODEL, base_url=api.url)
-        provider = make_provider(call, Throttle(4), {"GEMINI_API_KEY": "k"}, tmp_path / "cache", "use")
-        provider.connect()
-        driven = Driven("gemini-cli", gemini, "weather", MODEL, tuple(TOOLS), "0.61.0", os.environ["PATH"],
-                        calls=tmp_path / "calls.jsonl", runs=CLIENTS.resolve() / ".runs")  # fmt: skip
-        endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
-        await endpoint.start()
-        try:
-            return [await drive(driven, endpoint, p) for p in prompts]
-        finally:
-            await endpoint.stop()
-            await provider.aclose()
-
-    return asyncio.run(run())
+    return drive_all(tmp_path, gemini, TOOLS, prompts, api, "gemini", MODEL)
 
 
 def test_gemini_cli_picks_through_its_own_request_and_nothing_runs(tmp_path, gemini):
@@ -86,24 +60,15 @@ def test_gemini_cli_picks_through_its_own_request_and_nothing_runs(tmp_path, gem
     assert not (tmp_path / "calls.jsonl").exists()  # no tools/call ever reached the server
 
 
-def write_project(folder: Path) -> None:
-    (folder / "tools.json").write_text(json.dumps({"tools": TOOLS}))
-    golden = [
-        {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
-         "expected_args": {"city": "Paris"}},
-        {"id": "files", "question": "List the files here", "expected_tool": None},
-    ]  # fmt: skip
-    (folder / "golden.jsonl").write_text("".join(json.dumps(c) + "\n" for c in golden))
-    (folder / "toolselect.yaml").write_text(
-        f"tools_file: tools.json\nevals:\n  provider: gemini\n  model: {MODEL}\n  golden: golden.jsonl\n"
-        f"  min_accuracy: 0\n  server_name: weather\n  clients: [gemini-cli]\n  clients_dir: {CLIENTS}\n"
-    )
+GOLDEN = [
+    {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
+     "expected_args": {"city": "Paris"}},
+    {"id": "files", "question": "List the files here", "expected_tool": None},
+]  # fmt: skip
 
 
 def test_eval_drives_gemini_cli_and_says_so(tmp_path, gemini):
-    from tests.e2e.harness import run_eval
-
-    write_project(tmp_path)
+    client_project(tmp_path, TOOLS, GOLDEN, "gemini", MODEL, "gemini-cli")
     with FakeModelAPI(SCRIPT) as api:
         done = run_eval(tmp_path, "gemini", api)
         assert done.code == 0, done.out + done.err
@@ -120,19 +85,7 @@ def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_pat
     `mcp_<server>_<tool>`, `.`, `:` and `-` kept, names past 63 shortened, the server's order, its eight
     built-ins first, nothing deferred. When it fails, a fact of the client changed:
     `toolselect clients capture gemini-cli --out src/toolselect/data/clients/gemini-cli.observed.yaml`."""
-    import yaml
-
-    from tests.conftest import ROOT, toolselect
-
-    out = tmp_path / "now.yaml"
-    done = toolselect(
-        "clients", "capture", "gemini-cli", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path
-    )
-    assert done.code == 0, done.out + done.err
-    now = yaml.safe_load(out.read_text())
-    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/gemini-cli.observed.yaml").read_text())
-    now.pop("date"), bundled.pop("date")
-    assert now == bundled
+    now = recaptured("gemini-cli", tmp_path)
     assert now["names"]["max_length"] == 63 and now["order"] == "server" and not now["deferred"]["as_driven"]
 
 
@@ -140,25 +93,8 @@ def test_a_client_that_starts_without_the_server_fails_the_sample_and_says_why(t
     """Every client drops an MCP server that fails or is slow to start without a word: asked anyway, the
     model would see the client's own tools alone and the run would measure that. The sample fails
     instead, saying the server never came up."""
-    from dataclasses import replace
-
-    async def run() -> Any:
-        with FakeModelAPI(SCRIPT) as api:
-            call = ModelCall("gemini", MODEL, base_url=api.url)
-            provider = make_provider(call, Throttle(4), {"GEMINI_API_KEY": "k"}, tmp_path / "cache", "use")
-            provider.connect()
-            broken = ({"description": "a tool with no name: the served surface refuses it"},)
-            driven = Driven("gemini-cli", gemini, "weather", MODEL, broken, "0.61.0", os.environ["PATH"],
-                            runs=CLIENTS.resolve() / ".runs")  # fmt: skip
-            endpoint = Endpoint(provider, ends=driven.ends, search_tool=driven.search_tool)
-            await endpoint.start()
-            try:
-                pick = await drive(replace(driven), endpoint, "Is it raining in Paris?")
-            finally:
-                await endpoint.stop()
-                await provider.aclose()
-            return pick, api.requests
-
-    pick, asked = asyncio.run(run())
-    assert asked == 0  # the model was never asked
+    broken = [{"description": "a tool with no name: the served surface refuses it"}]
+    with FakeModelAPI(SCRIPT) as api:
+        [pick] = drive_all(tmp_path, gemini, broken, ["Is it raining in Paris?"], api, "gemini", MODEL)
+        assert api.requests == 0  # the model was never asked
     assert pick.error is not None and "names none of the server's tools (mcp_weather…)" in pick.error

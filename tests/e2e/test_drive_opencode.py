@@ -7,24 +7,14 @@ tools are `ask`, which `run` refuses), and a re-run asks the model nothing."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import TESTS
+from tests.e2e.harness import CITY, client_program, drive_all, recaptured
 from tests.fakes.model_api import FakeModelAPI
-from toolselect.drive.endpoint import Endpoint
-from toolselect.drive.sample import Driven, drive
-from toolselect.providers.call import ModelCall
-from toolselect.providing import make_provider
-from toolselect.throttle import Throttle
 
-CLIENTS = TESTS / ".clients"
-OPENCODE = CLIENTS / "opencode" / "1.18.33" / "node_modules" / ".bin" / "opencode"
-CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 TOOLS = [
     {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
     {"name": "get.forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
@@ -42,31 +32,11 @@ WIRES = {"anthropic": "claude-sonnet-4-5", "openai-responses": "gpt-5.4"}
 
 @pytest.fixture(scope="module")
 def opencode() -> Path:
-    if not OPENCODE.exists():
-        pytest.fail(f"{OPENCODE} is missing: run tests/install-servers.sh (it installs opencode from npm)")
-    return OPENCODE
+    return client_program("opencode", "1.18.33", "opencode")
 
 
 def ask_all(tmp_path: Path, opencode: Path, prompts: list[str], api: FakeModelAPI, provider: str) -> list[Any]:
-    model = WIRES[provider]
-
-    async def run() -> list[Any]:
-        url = api.url if provider == "anthropic" else api.url + "/v1"
-        keys = {"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"}
-        remote = make_provider(ModelCall(provider, model, base_url=url), Throttle(4), keys, tmp_path / "cache", "use")
-        remote.connect()
-        calls, runs = tmp_path / "calls.jsonl", CLIENTS.resolve() / ".runs"
-        driven = Driven("opencode", opencode, "weather", model, tuple(TOOLS), "1.18.33", os.environ["PATH"],
-                        calls=calls, runs=runs, provider=provider)  # fmt: skip
-        endpoint = Endpoint(remote, ends=driven.ends, search_tool=driven.search_tool)
-        await endpoint.start()
-        try:
-            return list(await asyncio.gather(*(drive(driven, endpoint, p) for p in prompts)))
-        finally:
-            await endpoint.stop()
-            await remote.aclose()
-
-    return asyncio.run(run())
+    return drive_all(tmp_path, opencode, TOOLS, prompts, api, provider, WIRES[provider], together=True)
 
 
 def test_opencode_picks_through_its_own_request_and_nothing_runs(tmp_path, opencode):
@@ -99,15 +69,5 @@ def test_a_fresh_capture_of_the_tested_version_matches_the_bundled_facts(tmp_pat
     """The drift test: `<server>_<tool>`, other characters `_`, no length limit, every tool sorted
     together, nothing deferred. When it fails, a fact of the client changed:
     `toolselect clients capture opencode --out src/toolselect/data/clients/opencode.observed.yaml`."""
-    import yaml
-
-    from tests.conftest import ROOT, toolselect
-
-    out = tmp_path / "now.yaml"
-    done = toolselect("clients", "capture", "opencode", "--clients-dir", str(CLIENTS), "--out", str(out), cwd=tmp_path)
-    assert done.code == 0, done.out + done.err
-    now = yaml.safe_load(out.read_text())
-    bundled = yaml.safe_load((ROOT / "src/toolselect/data/clients/opencode.observed.yaml").read_text())
-    now.pop("date"), bundled.pop("date")
-    assert now == bundled
+    now = recaptured("opencode", tmp_path)
     assert now["names"]["max_length"] is None and not now["builtins_first"] and not now["deferred"]["as_driven"]

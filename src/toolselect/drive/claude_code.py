@@ -12,11 +12,11 @@ endpoint ends the sample at the pick before that anyway. Observed with 2.1.197 a
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..surface.serve import command as serve_command
 from .wires import Anthropic
 
 NAME = "claude-code"
@@ -57,10 +57,6 @@ def full_name(server: str, tool: str) -> str:
     return server_prefix(tool_name(server)) + tool_name(tool)
 
 
-def refuses(server: str) -> str | None:
-    return None
-
-
 def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
     """Its files in `root` (the MCP configuration), and how it is started: its arguments (after its
     program, before `--` and the prompt) and its whole environment (HOME is `root/home`)."""
@@ -73,8 +69,7 @@ def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tupl
 def mcp_config(server: str, tools_file: Path, calls: Path | None = None) -> str:
     """Its MCP configuration: the one server, toolselect serving the frozen surface over stdio (each
     refused tools/call written to `calls`)."""
-    command = [sys.executable, "-m", "toolselect", "serve", str(tools_file), "--name", server]
-    command += ["--calls", str(calls)] if calls is not None else []
+    command = serve_command(tools_file, server, calls)
     return json.dumps({"mcpServers": {server: {"type": "stdio", "command": command[0], "args": command[1:]}}})
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..surface.serve import command as serve_command
 from .wires import Responses
 
 NAME = "codex"
@@ -71,8 +71,7 @@ def toml(value: object) -> str:
 
 
 def config(server: str, tools_file: Path, calls: Path | None, url: str, model: str) -> str:
-    serve = ["-m", "toolselect", "serve", str(tools_file), "--name", server]
-    serve += ["--calls", str(calls)] if calls is not None else []
+    serve = serve_command(tools_file, server, calls)
     sections: dict[str, dict[str, object]] = {
         "": {
             "model": model,
@@ -91,8 +90,8 @@ def config(server: str, tools_file: Path, calls: Path | None, url: str, model: s
             "stream_max_retries": 0,
         },
         f"mcp_servers.{toml(server)}": {
-            "command": sys.executable,
-            "args": serve,
+            "command": serve[0],
+            "args": serve[1:],
             "required": True,
             "startup_timeout_sec": 60,
             "default_tools_approval_mode": "prompt",

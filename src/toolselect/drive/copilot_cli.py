@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..surface.serve import command as serve_command
 from .install import unpacked
 from .wires import Anthropic
 
@@ -28,6 +28,7 @@ NAME = "copilot-cli"
 WIRE = Anthropic  # and Responses, for provider openai-responses (the endpoint serves both)
 SEARCH_TOOL = "tool_search_tool"  # its own regex over the deferred tools: runs in the client
 LONGEST = 64
+PROMPT_FLAG = "--prompt="  # the prompt in one element: never read as an option of its own
 CAPTURE: dict[str, dict[str, Any]] = {
     "off": {"env": {"COPILOT_EXP_COPILOT_CLI_TOOL_SEARCH_ANTHROPIC": "false"}},
     "driven": {},
@@ -56,22 +57,12 @@ def full_name(server: str, tool: str) -> str:
     return (server_prefix(server) + tool_name(tool))[:LONGEST]
 
 
-def refuses(server: str) -> str | None:
-    return None
-
-
-def argv(args: list[str], prompt: str) -> list[str]:
-    """The prompt as one `--prompt=` element: never read as an option of its own."""
-    return [*args, f"--prompt={prompt}"]
-
-
 def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
     server, calls, model, path = driven.server, driven.calls, driven.model, driven.path
     home = root / "home"
     (home / ".copilot").mkdir(parents=True, exist_ok=True)
-    serve = ["-m", "toolselect", "serve", str(tools_file), "--name", server]
-    serve += ["--calls", str(calls)] if calls is not None else []
-    config = {"mcpServers": {server: {"type": "local", "command": sys.executable, "args": serve, "tools": ["*"]}}}
+    serve = serve_command(tools_file, server, calls)
+    config = {"mcpServers": {server: {"type": "local", "command": serve[0], "args": serve[1:], "tools": ["*"]}}}
     (home / ".copilot" / "mcp-config.json").write_text(json.dumps(config), encoding="utf-8")
     args = ["--output-format", "json", f"--deny-tool={server}"]
     package = Path(driven.program).parents[2]  # <clients>/copilot-cli/<version>/node_modules/.bin/copilot

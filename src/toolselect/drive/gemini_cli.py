@@ -14,16 +14,17 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..surface.serve import command as serve_command
 from .wires import Gemini
 
 NAME = "gemini-cli"
 WIRE = Gemini
 SEARCH_TOOL = ""  # no search of its own: every tool is sent
+PROMPT_FLAG = "--prompt="  # the prompt in one element: never read as an option of its own
 LONGEST = 63  # a longer name becomes its first 30 characters, `...` and its last 30
 POLICY = """# the server's tools listed for the model, every call of one refused (its arguments never match)
 [[rule]]
@@ -55,29 +56,19 @@ def full_name(server: str, tool: str) -> str:
     return name if len(name) <= LONGEST else name[:30] + "..." + name[-30:]
 
 
-def refuses(server: str) -> str | None:
-    return None
-
-
-def argv(args: list[str], prompt: str) -> list[str]:
-    """Its arguments and the prompt, as one `--prompt=` element: never read as an option of its own."""
-    return [*args, f"--prompt={prompt}"]
-
-
 def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
     server, calls, model, path = driven.server, driven.calls, driven.model, driven.path
     home = root / "home"
     (home / ".gemini").mkdir(parents=True, exist_ok=True)
     (root / "tmp").mkdir(exist_ok=True)
-    serve = ["-m", "toolselect", "serve", str(tools_file), "--name", server]
-    serve += ["--calls", str(calls)] if calls is not None else []
+    serve = serve_command(tools_file, server, calls)
     settings = {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False, "maxAttempts": 1},
         "advanced": {"ignoreLocalEnv": True},
-        "mcpServers": {server: {"command": sys.executable, "args": serve, "timeout": 60000}},
+        "mcpServers": {server: {"command": serve[0], "args": serve[1:], "timeout": 60000}},
     }
     (home / ".gemini" / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     policy = root / "policy.toml"

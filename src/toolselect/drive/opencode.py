@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..surface.serve import command as serve_command
 from .wires import Anthropic
 
 NAME = "opencode"
@@ -50,14 +50,6 @@ def full_name(server: str, tool: str) -> str:
     return server_prefix(server) + tool_name(tool)
 
 
-def refuses(server: str) -> str | None:
-    return None
-
-
-def argv(args: list[str], prompt: str) -> list[str]:
-    return list(args)  # the prompt goes on its standard input
-
-
 def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tuple[list[str], dict[str, str]]:
     server, calls, model, path = driven.server, driven.calls, driven.model, driven.path
     home = root / "home"
@@ -68,8 +60,7 @@ def setup(root: Path, driven: Any, tools_file: Path, url: str, key: str) -> tupl
     (config_dir / "package.json").write_text(json.dumps(wanted), encoding="utf-8")  # what opencode would install
     lock = {"lockfileVersion": 3, "packages": {"": wanted}}
     (config_dir / "package-lock.json").write_text(json.dumps(lock), encoding="utf-8")
-    serve = [sys.executable, "-m", "toolselect", "serve", str(tools_file), "--name", server]
-    serve += ["--calls", str(calls)] if calls is not None else []
+    serve = serve_command(tools_file, server, calls)
     responses = driven.provider == "openai-responses"
     config = {
         "autoupdate": False,

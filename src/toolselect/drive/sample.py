@@ -93,11 +93,10 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
                 env.pop(name, None) if value == "" else env.__setitem__(name, value)
             # the prompt (the golden set's, maybe a pull request's) is never read as an option of the client's
             driver = driven.driver
-            on_stdin = bool(getattr(driver, "PROMPT_ON_STDIN", False))
-            argv = [
-                str(driven.program),
-                *(driver.argv(args, prompt) if hasattr(driver, "argv") else [*args, "--", prompt]),
-            ]
+            on_stdin = bool(getattr(driver, "PROMPT_ON_STDIN", False))  # opencode's: it would quote an argument
+            flag = getattr(driver, "PROMPT_FLAG", None)  # `--prompt=…` as one element; else after `--`
+            said = [] if on_stdin else [f"{flag}{prompt}"] if flag else ["--", prompt]
+            argv = [str(driven.program), *args, *said]
             if driven.confined is not None:  # it reads the pull request's words: it runs as their programs do
                 argv = driven.confined.command(argv)
                 if driven.confined.owner is not None:
@@ -254,7 +253,8 @@ def driven_for(
             hint="--client-mode emulated presents the surface as its profile says, on any provider",
         )
     program, found_version = found
-    if (refusal := DRIVERS[client].refuses(server)) is not None:
+    refuses = getattr(DRIVERS[client], "refuses", None)  # a server name the client would skip (Codex's)
+    if refuses is not None and (refusal := refuses(server)) is not None:
         raise ConfigError(refusal)
     runs = runs_folder(folder, confined.owner if confined is not None else None, client)
     return Driven(

@@ -6,6 +6,7 @@ holds them; `tools/call` is refused with an error result — toolselect never ru
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,3 +40,10 @@ async def serve(tools: list[dict[str, Any]], name: str = "toolselect", log: Path
     server.middleware.append(answer)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
+
+
+def command(tools_file: Path, name: str, calls: Path | None = None) -> list[str]:
+    """How a client starts it as its MCP server: this interpreter, `toolselect serve` on the frozen
+    surface under the server's name, each refused tools/call written to `calls`."""
+    argv = [sys.executable, "-m", "toolselect", "serve", str(tools_file), "--name", name]
+    return argv + (["--calls", str(calls)] if calls is not None else [])
