@@ -446,6 +446,11 @@ OPTIONS: tuple[Option, ...] = (
            "API; emulated: present the surface as its profile says; auto: real when the client is installed in "
            "clients-dir (in the Action: installed) and the provider speaks its API",
            "text", "client", default="auto", choices=("auto", "real", "emulated"), metavar="MODE"),
+    Option("client_endpoint",
+           "how a driven client takes toolselect's endpoint: vendor, as its vendor's own API (Claude Code's tool "
+           "search on, as on Anthropic's); gateway, as a proxy or gateway at a custom base URL (what it does there by "
+           "itself: Claude Code decides its tool search); the report says which",
+           "text", "client", default="vendor", choices=("vendor", "gateway"), metavar="AS"),
     Option("clients_dir",
            "where driven clients are installed, each version in its own folder: <dir>/<client>/<version> (`toolselect "
            "clients install NAME[@VERSION]` puts them there); in the Action its own folder, kept with actions/cache",

@@ -89,7 +89,7 @@ class Running:
     """A container step under way: `wait()` for its end, `interrupt()` it as a cancelled job is."""
 
     def __init__(self, image: str, job: Path, event_name: str, event: dict, inputs: dict[str, str],
-                 env: dict[str, str]) -> None:  # fmt: skip
+                 env: dict[str, str], mounts: dict[Path, str] | None = None) -> None:  # fmt: skip
         self.job, self.name = job, f"toolselect-test-{uuid.uuid4().hex[:12]}"
         for folder in MOUNTS:
             (job / folder).mkdir(exist_ok=True)
@@ -114,6 +114,8 @@ class Running:
         for folder, target in MOUNTS.items():
             argv += ["-v", f"{job / folder}:{target}"]
         argv += ["-v", f"{DOCKER_SOCKET}:{DOCKER_SOCKET}"]
+        for source, target in (mounts or {}).items():  # what an earlier step brought (actions/cache), read-only
+            argv += ["-v", f"{source}:{target}:ro"]
         for key in variables:
             argv += ["-e", key]
         self.log = job / "step.log"
@@ -148,9 +150,9 @@ class Running:
 
 
 def container_step(image: str, job: Path, event_name: str, event: dict, inputs: dict[str, str],
-                   env: dict[str, str] | None = None) -> Step:  # fmt: skip
+                   env: dict[str, str] | None = None, mounts: dict[Path, str] | None = None) -> Step:  # fmt: skip
     """Run the step to its end."""
-    return Running(image, job, event_name, event, inputs, env or {}).wait()
+    return Running(image, job, event_name, event, inputs, env or {}, mounts).wait()
 
 
 # ----------------------------------------------------------------------------- what the image costs

@@ -16,6 +16,7 @@ import pytest
 
 from tests.e2e.harness import CITY, CLIENTS, client_program, drive_all, recaptured
 from tests.fakes.model_api import FakeModelAPI
+from toolselect.drive import netns
 
 CLAUDE = CLIENTS / "claude-code" / "2.1.332" / "node_modules" / ".bin" / "claude"
 TOOLS = [
@@ -40,8 +41,8 @@ def claude() -> Path:
     return client_program("claude-code", "2.1.332", "claude")
 
 
-def ask_all(tmp_path: Path, claude: Path, prompts: list[str], api: FakeModelAPI) -> list[Any]:
-    return drive_all(tmp_path, claude, TOOLS, prompts, api, "anthropic", "claude-sonnet-4-5")
+def ask_all(tmp_path: Path, claude: Path, prompts: list[str], api: FakeModelAPI, **driven: Any) -> list[Any]:
+    return drive_all(tmp_path, claude, TOOLS, prompts, api, "anthropic", "claude-sonnet-4-5", **driven)
 
 
 def test_claude_code_picks_through_its_own_request_and_nothing_runs(tmp_path, claude):
@@ -107,6 +108,24 @@ def test_eval_drives_the_installed_client_and_says_so(tmp_path, claude):
     assert by["paris"]["outcome"] == "PASS" and by["paris"]["searched"][0]["found"] == ["get_weather"]
     assert by["files"]["picked_tool"] == "(built-in: Bash)"  # its own tool took the pick
     assert "Claude Code 2.1.332, driven: the real client" in done.out
+    assert "taking the endpoint as Anthropic's API: its tool search on (ENABLE_TOOL_SEARCH=true)" in done.out
+    assert "its network: toolselect's endpoint alone" in done.out or netns.unavailable()
+
+
+def test_driven_as_behind_a_gateway_the_run_says_so(tmp_path, claude):
+    """--client-endpoint gateway: Claude Code decides its tool search as behind a custom base URL. 2.1.332
+    defers there too, so it asks exactly what it asks as on Anthropic's API: the second run is all cached."""
+    from tests.e2e.harness import run_eval
+
+    write_project(tmp_path)
+    with FakeModelAPI(SCRIPT) as api:
+        assert run_eval(tmp_path, "anthropic", api).code == 0
+        asked = api.requests
+        done = run_eval(tmp_path, "anthropic", api, "--client-endpoint", "gateway")
+        assert done.code == 0 and api.requests == asked, done.out + done.err
+    client = json.loads((tmp_path / "r.json").read_text())["run"]["client"]
+    assert client["gateway"] is True and "ENABLE_TOOL_SEARCH unset" in client["driven_as"]
+    assert "taking the endpoint as a gateway at a custom base URL" in done.out
 
 
 def test_a_client_asked_for_real_and_not_installed_stops_with_the_install_line(tmp_path):
@@ -275,9 +294,9 @@ def test_planted_client_settings_hooks_and_memory_never_reach_the_client(tmp_pat
 
 def test_samples_run_where_the_pull_requests_programs_cannot_plant_files_above_them(tmp_path, claude):
     """Clients read files from folders above their own (memory files, settings, `.env`): with the pull
-    request's programs running as another user, a sample's folder is made in the clients folder only
-    when that user can write nowhere on its way (else in root's own folder, as in the Action's
-    container whose HOME is the runner user's); run as toolselect itself, nothing is held."""
+    request's programs running as another user, a sample's folder is made in root's own folder (the
+    clients folder may be where an earlier step of theirs planted a file, as the job's HOME in the
+    Action's container is); run as toolselect itself, in the clients folder."""
     from toolselect.contain import NOBODY, Confinement
     from toolselect.drive.sample import OWN_RUNS, RUNS, driven_for, runs_folder
     from toolselect.errors import ConfigError
@@ -291,7 +310,7 @@ def test_samples_run_where_the_pull_requests_programs_cannot_plant_files_above_t
     assert confined is not None and confined.runs == OWN_RUNS  # root's folder, not one under /tmp
     itself = driven_for(*args, Confinement(None, None))
     assert itself is not None and itself.runs == (shared / "clients").resolve() / RUNS  # as toolselect: its own
-    with pytest.raises(ConfigError, match="which reads folders above its own"):  # they could write on every way
+    with pytest.raises(ConfigError, match="which reads folders above its own"):  # they could write above it
         runs_folder(shared / "clients", (0, 0), "claude-code")
 
 
@@ -327,3 +346,15 @@ def test_a_dry_run_sizes_the_driven_clients_requests_as_captured(tmp_path, claud
         return int(re.search(r"≈ ([\d,]+) input", text).group(1).replace(",", ""))  # type: ignore[union-attr]
 
     assert tokens(real.out) > tokens(emulated.out) + 2 * 5000  # two samples, its ~28K-character prompt and more
+
+
+@pytest.mark.skipif(bool(netns.unavailable()), reason=f"no network namespace here: {netns.unavailable()}")
+def test_the_client_reaches_toolselects_endpoint_and_nothing_else(tmp_path, claude):
+    """Pointed straight at the model API (another port on 127.0.0.1), the driven client reaches nothing:
+    the request never arrives. Without a network of its own it would."""
+    with FakeModelAPI(SCRIPT) as api:
+        straight = (("ANTHROPIC_BASE_URL", api.url), ("CLAUDE_CODE_MAX_RETRIES", "0"))
+        [alone] = ask_all(tmp_path / "alone", claude, ["Say hello"], api, env=straight)
+        assert api.requests == 0 and "asked no model request" in (alone.error or "")
+        ask_all(tmp_path / "open", claude, ["Say hello"], api, env=straight, own_network=False)
+        assert api.requests > 0  # the same client, on the machine's network, got there

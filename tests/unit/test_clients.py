@@ -234,3 +234,14 @@ def test_the_search_loop_loads_what_it_found_and_ends_at_the_pick():
     for _ in range(3):
         stuck.record(Pick(tool="ToolSearch", args={"query": "umbrella"}))
     assert stuck.next_request() is None and stuck.outcome().tool == "ToolSearch" and len(stuck.searches) == 2
+
+
+def test_the_table_says_how_each_client_was_asked():
+    from toolselect.render.clients import mode
+    from toolselect.report.schema import ClientOut
+
+    one = {"name": "claude-code", "title": "Claude Code", "checked": "2026-12-06", "server": "weather"}
+    assert mode(ClientOut(**one, driven="2.1.332")) == "2.1.332 (driven)"
+    assert mode(ClientOut(**one, driven="2.1.332", gateway=True)) == "2.1.332 (driven as a gateway)"
+    assert mode(ClientOut(**one, observed="2.1.332")) == "(emulated: 2.1.332 as captured)"
+    assert mode(ClientOut(**one)) == "(emulated)"

@@ -5,9 +5,10 @@ Started as a user of Anthropic's own API would start it: non-interactive (`-p`),
 answer as JSON; a fresh HOME and an empty working folder (no settings, memory files, hooks or plugins
 of the pull request's); its model endpoint toolselect's (ANTHROPIC_BASE_URL) with a key of the
 sample's own — never a real one; no update check, telemetry or other traffic; and its tool search on
-(`ENABLE_TOOL_SEARCH=true`), as it is on Anthropic's endpoint (behind a custom base URL it would
-otherwise load every tool up front). In `-p` mode a tool it has no permission for is never run; the
-endpoint ends the sample at the pick before that anyway. Observed with 2.1.197 and 2.1.332."""
+(`ENABLE_TOOL_SEARCH=true`), as it is on Anthropic's endpoint (behind a custom base URL some versions
+load every tool up front: `--client-endpoint gateway` measures that). In `-p` mode a tool it has no
+permission for is never run; the endpoint ends the sample at the pick before that anyway. Observed with 2.1.197 and
+2.1.332."""
 
 from __future__ import annotations
 
@@ -29,10 +30,16 @@ QUIET = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_ERROR_REPORTING": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-    "ENABLE_TOOL_SEARCH": "true",  # as on Anthropic's own endpoint
+    "ENABLE_TOOL_SEARCH": "true",  # as on Anthropic's own endpoint (GATEWAY undoes it)
     "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",  # no memory file from any folder above its own
 }
 
+
+# how it is driven as on Anthropic's API (the default), and as behind a gateway (--client-endpoint gateway):
+# there it decides its tool search itself (2.1.197 loaded every tool behind a custom base URL; 2.1.332 defers)
+AS_VENDOR = "as Anthropic's API: its tool search on (ENABLE_TOOL_SEARCH=true)"
+AS_GATEWAY = "as a gateway at a custom base URL: its tool search as it decides there (ENABLE_TOOL_SEARCH unset)"
+GATEWAY = {"ENABLE_TOOL_SEARCH": ""}
 
 # how `toolselect clients capture` runs it: its tool search off, as driven, and on its own default
 CAPTURE: dict[str, dict[str, Any]] = {

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import secrets
+import shutil
+import socket
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -66,8 +70,10 @@ class Endpoint:
         self.search_tool = search_tool  # the client's own search: what it found comes back in a tool result
         self.sessions: dict[str, Session] = {}
         self.url = ""
+        self.socket = ""  # the same, on a Unix socket: what a client in a network of its own reaches (netns.py)
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._folder = ""
 
     def open(self, sample: int = 0) -> Session:
         session = Session("toolselect-" + secrets.token_hex(12), sample)
@@ -91,21 +97,32 @@ class Endpoint:
                 Route("/v1beta/models/{call:path}", self._gemini, methods=["POST"]),
             ]
         )
-        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off", access_log=False)
+        config = uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
+        self._folder = tempfile.mkdtemp(prefix="toolselect-endpoint-")  # toolselect's alone (0700)
+        self.socket = os.path.join(self._folder, "api")
+        on_port = socket.create_server(("127.0.0.1", 0))
+        on_file = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        on_file.bind(self.socket)
+        on_file.listen(64)
         self._server = uvicorn.Server(config)
-        self._task = asyncio.create_task(self._server.serve())
+        self._task = asyncio.create_task(self._server.serve(sockets=[on_port, on_file]))
         while not self._server.started:
             if self._task.done():
                 self._task.result()  # it failed to start: say why
             await asyncio.sleep(0.01)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
-        self.url = f"http://127.0.0.1:{port}"
+        self.url = f"http://127.0.0.1:{on_port.getsockname()[1]}"
         return self.url
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
 
     async def stop(self) -> None:
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             await self._task
+        if self._folder:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
     # ------------------------------------------------------------------ the routes
 

@@ -20,7 +20,7 @@ from ..contain import Confinement
 from ..errors import ConfigError, InfraError
 from ..pick import Pick, Search, built_in, failed
 from ..sweep import stop_group
-from . import claude_code, codex, copilot_cli, gemini_cli, opencode
+from . import claude_code, codex, copilot_cli, gemini_cli, netns, opencode
 from .endpoint import Endpoint
 from .install import KINDS, folder_of, installed
 
@@ -43,6 +43,8 @@ class Driven:
     runs: Path | None = None  # where each sample's folder is made (None: the system's temporary folder)
     env: tuple[tuple[str, str], ...] = ()  # over its environment (a capture turns its tool search off)
     provider: str = ""  # the run's provider (a client that speaks several APIs is pointed at that one's)
+    own_network: bool = True  # in a network of its own that reaches the endpoint alone, where the machine allows
+    gateway: bool = False  # taking the endpoint as a gateway at a custom base URL, not as its vendor's API
 
     @property
     def driver(self) -> Any:
@@ -61,6 +63,22 @@ class Driven:
             return back[name]
         prefix = self.driver.server_prefix(self.server)
         return name[len(prefix) :] if name.startswith(prefix) else built_in(name)
+
+    @property
+    def taken_as(self) -> str:
+        """How it takes the endpoint, in words for the report: as its vendor's API, or as a gateway."""
+        if self.gateway:
+            return str(getattr(self.driver, "AS_GATEWAY", "as a gateway at a custom base URL (no setting of its own "
+                               "is known to change there)"))  # fmt: skip
+        return str(getattr(self.driver, "AS_VENDOR", "as its vendor's API"))
+
+    @property
+    def network(self) -> str:
+        """What it could reach, in words for the report."""
+        if self.own_network and (why := netns.unavailable()) is None:
+            return "toolselect's endpoint alone (a network namespace of its own)"
+        why = why if self.own_network else "not asked"
+        return f"the machine's ({why}); its own update checks and telemetry off"
 
     @property
     def search_tool(self) -> str:
@@ -102,6 +120,8 @@ async def drive(driven: Driven, endpoint: Endpoint, prompt: str, sample: int = 0
                 if driven.confined.owner is not None:
                     for path in (root, *root.rglob("*")):
                         os.chown(path, *driven.confined.owner, follow_symlinks=False)
+            if driven.own_network and endpoint.socket and netns.unavailable() is None:
+                argv = netns.relayed(argv, endpoint.socket, endpoint.port)  # the endpoint, and nothing else
             proc = await asyncio.create_subprocess_exec(
                 *argv,
                 cwd=root / "work",
@@ -153,22 +173,25 @@ def writable_by(path: Path, owner: tuple[int, int]) -> bool:
     )
 
 
-OWN_RUNS = Path("/var/lib/toolselect/runs")  # root's: where samples run when the clients folder is theirs
+OWN_RUNS = Path("/var/lib/toolselect/runs")  # root's: where samples run when the PR's programs run as another user
 
 
 def runs_folder(clients: Path, theirs: tuple[int, int] | None, client: str) -> Path:
-    """Where each sample's folder is made: in the clients folder, unless the pull request's programs
-    (running as `theirs`) may write there or above it — clients read files from folders above their
-    own (memory files, settings, `.env`) — then in a folder of root's own (toolselect runs as root
-    whenever they run as another user). None of them writable by them: refused, with the way out."""
-    for runs in (clients.resolve() / RUNS, OWN_RUNS):
-        if theirs is None or not any(writable_by(p, theirs) for p in (runs, *runs.parents)):
-            return runs
-    raise ConfigError(
-        f"the clients folder {clients} is inside a folder the pull request's programs may write: a memory file or "
-        f"settings planted there would reach {client}, which reads folders above its own",
-        hint="install the clients into a folder of yours (--clients-dir; by default ~/.cache/toolselect/clients)",
-    )
+    """Where each sample's folder is made. Clients read files from folders above their own (memory
+    files, settings, `.env`): when the pull request's programs run as another user (`theirs`), in a
+    folder of root's own with nothing of theirs above it — never in the clients folder, even one
+    they can't write now (in the Action the job's HOME, which holds it, is taken from them only while
+    they run: an earlier step of the job could have planted a file there). Run as toolselect itself,
+    in the clients folder. Root's folder writable by them: refused."""
+    if theirs is None:
+        return clients.resolve() / RUNS
+    if any(writable_by(p, theirs) for p in (OWN_RUNS, *OWN_RUNS.parents)):
+        raise ConfigError(
+            f"{OWN_RUNS} is inside a folder the pull request's programs may write: a memory file or settings planted "
+            f"there would reach {client}, which reads folders above its own",
+            hint=f"make {OWN_RUNS.parent} and every folder above it root's, writable by root alone",
+        )
+    return OWN_RUNS
 
 
 def volatile(root: Path) -> tuple[str, ...]:
@@ -225,6 +248,7 @@ def driven_for(
     definitions: tuple[dict[str, Any], ...],
     path: str,
     confined: Confinement | None = None,
+    gateway: bool = False,
 ) -> Driven | None:
     """The real client to drive for `client` (at `version` when pinned): --client-mode real, or auto
     when it is installed; None to present the surface as its profile says. Real (or pinned) and not
@@ -257,9 +281,11 @@ def driven_for(
     if refuses is not None and (refusal := refuses(server)) is not None:
         raise ConfigError(refusal)
     runs = runs_folder(folder, confined.owner if confined is not None else None, client)
+    env = tuple(getattr(DRIVERS[client], "GATEWAY", {}).items()) if gateway else ()
     return Driven(
-        client, program, server, model, definitions, found_version, path, confined, runs=runs, provider=provider
-    )
+        client, program, server, model, definitions, found_version, path, confined,
+        runs=runs, env=env, provider=provider, gateway=gateway,
+    )  # fmt: skip
 
 
 def emulated_because(client: str, mode: str, clients_dir: str | None, provider: str) -> str | None:

@@ -184,5 +184,8 @@ def client_record(offered: Offer) -> ClientOut | None:
         alongside=dict(Counter(b.removeprefix(ALONGSIDE).split("/")[0] for b in others)),
         refused=offered.refused,
         driven=offered.driven.version if offered.driven is not None else None,
+        driven_as=offered.driven.taken_as if offered.driven is not None else None,
+        gateway=offered.driven is not None and offered.driven.gateway,
+        network=offered.driven.network if offered.driven is not None else None,
         observed=p.observed.version if p.observed is not None else None,
     )

@@ -185,6 +185,7 @@ async def prepare(
                 tuple(surface.definitions),
                 environ.get("PATH", "/usr/bin:/bin"),
                 confinement(environ),
+                settings.option("client_endpoint") == "gateway",
             )
             offered = replace(offered, driven=driven) if driven is not None else offered
             mode, where = settings.option("client_mode"), settings.option("clients_dir")

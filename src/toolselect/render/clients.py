@@ -28,6 +28,10 @@ def client_lines(report: Report, diff: Diff | None = None) -> list[str]:
     first = next(iter(c.renamed.values()), None)
     if c.driven is not None:  # the real client asked each sample: what it sent is its own
         lines = [f"{c.title} {c.driven}, driven: the real client, run for each sample against a local endpoint"]
+        if c.driven_as:
+            lines.append(f"taking the endpoint {c.driven_as}")
+        if c.network:
+            lines.append(f"its network: {c.network}")
     else:
         seen = f"emulated: {c.observed} as captured {c.checked}" if c.observed else f"emulated: facts of {c.checked}"
         lines = [
@@ -118,9 +122,10 @@ def client_rows(models: Sequence[ModelOutcome]) -> list[ClientRow]:
 
 
 def mode(c: ClientOut) -> str:
-    """How a client was asked: `2.1.332 (driven)`, `(emulated: 2.1.332 as captured)`, `(emulated)`."""
+    """How a client was asked: `2.1.332 (driven)`, `2.1.332 (driven as a gateway)`, `(emulated: 2.1.332 as
+    captured)`, `(emulated)`."""
     if c.driven:
-        return f"{c.driven} (driven)"
+        return f"{c.driven} (driven{' as a gateway' if c.gateway else ''})"
     return f"(emulated: {c.observed} as captured)" if c.observed else "(emulated)"
 
 

@@ -275,6 +275,9 @@ class ClientOut(Record):
     deferred: Count | None = None  # definitions behind a search that loads at most this many tools
     refused: str | None = None  # why the client can't take the surface at all (CLIENT-FAILED)
     driven: str | None = only_when_set()  # the real client's version, when it was run for each sample
+    driven_as: str | None = only_when_set()  # how it took the endpoint: as its vendor's API, or as a gateway
+    gateway: bool = Field(False, exclude_if=lambda v: not v)  # driven as behind a gateway (--client-endpoint)
+    network: str | None = only_when_set()  # what it could reach while driven
     observed: str | None = only_when_set()  # the version whose captured facts its profile holds
 
 
