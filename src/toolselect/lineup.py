@@ -94,10 +94,12 @@ def model_specs(
 def client_specs(
     specs: tuple[ModelSpec, ...], values: Mapping[str, Any], over: Overrides, base: Path, cwd: Path, at: Any
 ) -> tuple[ModelSpec, ...]:
-    """Every model asked through every client of evals.clients (or --client, the clients input):
-    labelled by the client alone when there is one model, else `<model>@<client>`. A client's own
-    `gate:` is over the model's; a flag or an input is over both. A profile file is read from the
-    config's folder (a flag's or an input's from the working directory)."""
+    """Every model asked through every client of evals.clients (or --client, the clients input) — a
+    client toolselect drives only through the models that speak its API, when the run has one (not
+    with client-mode emulated): labelled by the client alone when there is one model, else
+    `<model>@<client>`. A client's own `gate:` is over the model's; a flag or an input is over both.
+    A profile file is read from the config's folder (a flag's or an input's from the working
+    directory)."""
     from .offer.clients import load_profile
 
     given = values.get("clients")
@@ -124,19 +126,35 @@ def client_specs(
     if len(set(names)) < len(names):
         twice = next(n for n in names if names.count(n) > 1)
         raise ConfigError(f"{'' if from_flags else at('evals', 'clients')}the client {twice!r} is named twice")
-    if len(specs) * len(profiles) > MAX_MODELS:
+    clients = list(zip(gates, profiles, versions, strict=True))
+    pairs = [(spec, own, profile, version) for spec in specs for own, profile, version in clients]
+    if values.get("client_mode", "auto") != "emulated":  # a client driven on the models that can drive it
+        pairs = [p for p in pairs if _drives(p[2].name, p[0].provider, specs)]
+    if len(pairs) > MAX_MODELS:
         raise ConfigError(
             f"{len(specs)} models × {len(profiles)} clients: a run takes at most {MAX_MODELS} (split them over "
             "several runs)"
         )
     out = []
-    for spec in specs:
-        for own, profile, version in zip(gates, profiles, versions, strict=True):
-            gate = spec.gate.overridden(own | {k: over.values[k] for k in GATE_KEYS if k in over.values})
-            label = profile.name if len(specs) == 1 else f"{spec.label}@{profile.name}"
-            named = replace(spec, label=_as_label(label), gate=gate, client=profile, model_label=spec.label)
-            out.append(replace(named, client_version=version))
+    for spec, own, profile, version in pairs:
+        gate = spec.gate.overridden(own | {k: over.values[k] for k in GATE_KEYS if k in over.values})
+        label = profile.name if len(specs) == 1 else f"{spec.label}@{profile.name}"
+        named = replace(spec, label=_as_label(label), gate=gate, client=profile, model_label=spec.label)
+        out.append(replace(named, client_version=version))
     return tuple(out)
+
+
+def _drives(client: str, provider: str, specs: tuple[ModelSpec, ...]) -> bool:
+    """Whether a client is asked through a model of this provider: always, unless toolselect drives
+    the client and another model of the run speaks its API while this one doesn't (Claude Code on the
+    anthropic model, Codex on the OpenAI one, Gemini CLI on the Gemini one, each driven, rather than
+    every client on every model, most emulated)."""
+    from .drive.install import KINDS
+
+    kind = KINDS.get(client)
+    if kind is None or provider in kind.apis:
+        return True
+    return not any(s.provider in kind.apis for s in specs)
 
 
 def client_pin(entry: str) -> tuple[str, str | None]:

@@ -171,7 +171,10 @@ evals:
 """
     (tmp_path / "tools.json").write_text('{"tools": []}')
     _, s = settings(tmp_path, text=text)
-    assert s.labels == (
+    # Claude Code only on the model whose API it speaks (driven there); Cursor, which no one drives, on both
+    assert s.labels == ("gpt-4.1@cursor", "claude-sonnet-4-5@cursor", "claude-sonnet-4-5@claude-code")
+    _, emulated = settings(tmp_path, text=text + "  client_mode: emulated\n")
+    assert emulated.labels == (
         "gpt-4.1@cursor", "gpt-4.1@claude-code", "claude-sonnet-4-5@cursor", "claude-sonnet-4-5@claude-code",
     )  # fmt: skip
     each = {e.labels[0]: e for e in s.each_model()}
