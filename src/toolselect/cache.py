@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -79,15 +80,14 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
     """sha256 over the format version, the provider's identity (provider, model, endpoint, params,
     temperature, seed, tool_choice, …), the system prompt, the prompt, the tools exactly as sent
     (names after mapping, in the order sent) and the sample index; in a trajectory, the conversation
-    so far too (a first turn's key is a single-call request's key)."""
-    material = {
+    so far too (a first turn's key is a single-call request's key). The tools' part of the text is
+    made once per tool list (`_tools_json`), not once per sample: the key is the same."""
+    material: dict[str, Any] = {
         "format": FORMAT,
         **identity,
         "system": request.system,
         "prompt": request.prompt,
-        "tools": [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
-        ],
+        "tools": _TOOLS,
         "sample": request.sample,
     }
     if request.search is not None:  # the same tools deferred are another request
@@ -102,8 +102,36 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
             }
             for turn in request.history
         ]
-    text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    before, after = _canonical(material).split(_TOOLS_TEXT, 1)
+    digest = hashlib.sha256(before.encode("utf-8"))
+    digest.update(_tools_json(request.tools))
+    digest.update(after.encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+# the tools' place in the key's text, filled with their own canonical JSON: a marker no prompt holds
+_TOOLS = "\x00toolselect-tools-" + secrets.token_hex(16)
+_TOOLS_TEXT = _canonical(_TOOLS)
+_tools_seen: dict[int, tuple[tuple[Any, ...], bytes]] = {}  # id(tools) → (the tools, their JSON): the last few
+
+
+def _tools_json(tools: tuple[Any, ...]) -> bytes:
+    """A tool list's canonical JSON (UTF-8), made once per list: every sample of one tool order sends
+    the same tuple. Kept for the last 64 lists (a shuffled run has one per sample)."""
+    seen = _tools_seen.get(id(tools))
+    if seen is not None and seen[0] is tools:
+        return seen[1]
+    text = _canonical(
+        [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+    ).encode("utf-8")
+    if len(_tools_seen) >= 64:
+        _tools_seen.pop(next(iter(_tools_seen)))
+    _tools_seen[id(tools)] = (tools, text)
+    return text
 
 
 class AnswerCache:

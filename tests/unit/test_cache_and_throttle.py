@@ -55,6 +55,34 @@ def test_everything_that_can_change_an_answer_changes_the_key():
     assert key() == base  # and nothing else does
 
 
+def test_keys_are_the_ones_earlier_versions_wrote_so_a_kept_cache_still_answers():
+    """The tool list's JSON is made once per list now: every key is still the sha256 of the whole
+    canonical JSON, as before — the answers a cache holds are found again."""
+    import hashlib
+
+    from toolselect.providers import ToolSearch
+
+    def whole(identity: dict[str, Any], request: Request) -> str:
+        material = {**identity, "format": 1, "system": request.system, "prompt": request.prompt,
+                    "tools": [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                              for t in request.tools], "sample": request.sample}  # fmt: skip
+        if request.search is not None:
+            s = request.search
+            material["tool_search"] = {"mode": s.mode, "eager": sorted(s.eager), "namespace": s.namespace}
+        text = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    odd = (WireTool("météo", 'Wetter — \u2028 "quoted" \\ \x00', {"type": "object", "z": [1.5, None]}), *TOOLS)
+    for request in (
+        Request("p", None, TOOLS),
+        Request("naïve \U0001f600 \x00toolselect-tools-", "sys", odd, sample=3),
+        Request("p", "s", TOOLS, search=ToolSearch("anthropic-bm25", frozenset({"a"}))),
+        Request("p", None, ()),
+    ):
+        assert cache_key(IDENTITY, request) == whole(IDENTITY, request)
+        assert cache_key(IDENTITY, request) == whole(IDENTITY, request)  # the second time from the kept JSON
+
+
 def test_entries_round_trip_and_damaged_ones_are_misses(tmp_path):
     cache = AnswerCache(tmp_path)
     request = Request("p", None, TOOLS, 0)
