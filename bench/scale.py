@@ -149,7 +149,8 @@ def main() -> None:
     args = parser.parse_args()
     print(machine())
     if args.cell:
-        got = cell(*args.cell, profile=args.profile)
+        cases, tools = args.cell
+        got = cell(cases, tools, profile=args.profile)
         print(json.dumps({k: round(v, 3) for k, v in got.items()}, indent=1))
         return
     sizes = ((50, 200), (10, 60)) if args.quick else ((50, 200, 800), (10, 60, 240))
