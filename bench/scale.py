@@ -108,7 +108,7 @@ def cell(cases: int, tools: int, profile: str | None = None) -> dict[str, float]
     folder = Path(tempfile.mkdtemp(prefix=f"tsscale-{cases}x{tools}-"))
     defined = suite(folder, cases, tools)
     answer = {"tool": defined[0]["name"], "args": {}}
-    with FakeModelAPI({"default": answer, "latency": LATENCY}) as api:
+    with FakeModelAPI({"default": answer, "latency": LATENCY, "billing": False}) as api:
         cold = run(folder, api, profile + ".cold" if profile else None)
         warm = run(folder, api, profile + ".warm" if profile else None)
     assert warm["requests"] == 0, warm

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from .ask import Job, Loop, Offered, looped
 from .errors import ConfigError
 from .offer import Offer
+from .perlist import PerList
 from .pick import Usage
 from .prices import CACHE_MIN_TOKENS, cost_usd
 from .providers import Provider, Request, WireTool
@@ -61,18 +61,15 @@ def prefix_tokens(tools: Sequence[WireTool], system: str | None) -> int:
     return len(json.dumps([[t.name, t.description, t.input_schema] for t in tools]) + (system or "")) // 4
 
 
-_prefixes: dict[tuple[int, Any, str | None], tuple[tuple[WireTool, ...], int]] = {}  # the last few tool lists
+_prefixes: PerList[int] = PerList()  # the tokens of each tool list and system prompt
 
 
 def _tokens(request: Request) -> int:
     """A request's tokens: its tool list's and system prompt's counted once per tool list, not per sample."""
-    at = (id(request.tools), request.search, request.system)
-    seen = _prefixes.get(at)
-    if seen is None or seen[0] is not request.tools:
-        if len(_prefixes) >= 64:
-            _prefixes.pop(next(iter(_prefixes)))
-        seen = _prefixes[at] = (request.tools, prefix_tokens(sent_tools(request), request.system))
-    return seen[1] + len(request.prompt) // 4 + 20
+    shared = _prefixes.get(
+        request.tools, (request.search, request.system), lambda: prefix_tokens(sent_tools(request), request.system)
+    )
+    return shared + len(request.prompt) // 4 + 20
 
 
 def sent_tools(request: Request) -> Sequence[WireTool]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import secrets
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from pydantic import Field, ValidationError
 
 from .errors import ConfigError, InfraError
 from .nofollow import files_below, write_text
+from .perlist import PerList, spliced
 from .pick import Pick, Search, ToolCall, Usage, skipped
 from .providers import BatchState, Provider, Request
 from .strict import Record
@@ -81,13 +81,13 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
     temperature, seed, tool_choice, …), the system prompt, the prompt, the tools exactly as sent
     (names after mapping, in the order sent) and the sample index; in a trajectory, the conversation
     so far too (a first turn's key is a single-call request's key). The tools' part of the text is
-    made once per tool list (`_tools_json`), not once per sample: the key is the same."""
+    made once per tool list, not once per sample (perlist.py)."""
     material: dict[str, Any] = {
         "format": FORMAT,
         **identity,
         "system": request.system,
         "prompt": request.prompt,
-        "tools": _TOOLS,
+        "tools": None,  # its canonical JSON, made once per tool list (spliced in below)
         "sample": request.sample,
     }
     if request.search is not None:  # the same tools deferred are another request
@@ -102,36 +102,17 @@ def cache_key(identity: dict[str, Any], request: Request) -> str:
             }
             for turn in request.history
         ]
-    before, after = _canonical(material).split(_TOOLS_TEXT, 1)
-    digest = hashlib.sha256(before.encode("utf-8"))
-    digest.update(_tools_json(request.tools))
-    digest.update(after.encode("utf-8"))
-    return digest.hexdigest()
+    tools = _tool_lists.get(request.tools, None, lambda: _canonical([
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
+    ]).encode("utf-8"))  # fmt: skip
+    return hashlib.sha256(spliced(_canonical, material, "tools", tools)).hexdigest()
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-# the tools' place in the key's text, filled with their own canonical JSON: a marker no prompt holds
-_TOOLS = "\x00toolselect-tools-" + secrets.token_hex(16)
-_TOOLS_TEXT = _canonical(_TOOLS)
-_tools_seen: dict[int, tuple[tuple[Any, ...], bytes]] = {}  # id(tools) → (the tools, their JSON): the last few
-
-
-def _tools_json(tools: tuple[Any, ...]) -> bytes:
-    """A tool list's canonical JSON (UTF-8), made once per list: every sample of one tool order sends
-    the same tuple. Kept for the last 64 lists (a shuffled run has one per sample)."""
-    seen = _tools_seen.get(id(tools))
-    if seen is not None and seen[0] is tools:
-        return seen[1]
-    text = _canonical(
-        [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
-    ).encode("utf-8")
-    if len(_tools_seen) >= 64:
-        _tools_seen.pop(next(iter(_tools_seen)))
-    _tools_seen[id(tools)] = (tools, text)
-    return text
+_tool_lists: PerList[bytes] = PerList()  # each tool list's canonical JSON
 
 
 class AnswerCache:

@@ -80,18 +80,15 @@ class AnthropicProvider(SdkProvider):
         return body
 
     async def pick(self, request: Request) -> Pick:
-        body = self.params(request)
-        model, max_tokens, said = body.pop("model"), body.pop("max_tokens"), body.pop("messages")
+        from anthropic.types import Message
+
+        # the body as bytes (api.py: `sent`): the SDK neither walks nor encodes every tool's schema again
+        content = self.sent(self.params(request), request)
         started = time.perf_counter()
         try:
-            message = await self.patiently(lambda: self.sdk_client.messages.create(
-                model=model,
-                max_tokens=max_tokens,
-                messages=said,
-                # the rest as extra_body: the same JSON on the wire, without the SDK walking every
-                # schema of every tool to transform it (most of a request's CPU on a large surface)
-                extra_body=body,
-            ))  # fmt: skip
+            message = await self.patiently(
+                lambda: self.sdk_client.post("/v1/messages", cast_to=Message, content=content)
+            )
         except Exception as exc:  # noqa: BLE001 - sorted into fatal vs this-sample-only
             raise self.sort_error(exc) from None
         latency_ms = (time.perf_counter() - started) * 1000

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..errors import InfraError
+from ..perlist import PerList, compact, spliced
 from ..urls import public_url, secret_parts
-from . import BatchRefused, Provider, SampleError
+from . import BatchRefused, Provider, Request, SampleError
 from .registry import PROVIDERS
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class SdkProvider(Provider):
         self._capped: set[float] = set()
         self._format = "json_schema"  # structured output: the most structured the endpoint accepted
         self._format_known = False  # until a structured answer came back, a refusal is not retried
+        self._tool_lists: PerList[bytes] = PerList()  # each tool list's JSON as this provider sends it
 
     def identity(self) -> dict[str, Any]:
         """What every API provider's answer depends on; each adds its own request fields."""
@@ -67,6 +69,14 @@ class SdkProvider(Provider):
             "temperature": s.temperature,
             "seed": s.seed,
         }
+
+    def sent(self, body: dict[str, Any], request: Request) -> bytes:
+        """A request's body as the SDK would send it, as bytes (its `content`): the tool list's JSON made
+        once per tool list (and tool-search mode), the rest per request. On a 240-tool surface the tools
+        are most of each body, and most of a request's CPU was encoding them again."""
+        variant = (request.search, self.call.prompt_cache)  # what else shapes how the tools are written
+        tools = self._tool_lists.get(request.tools, variant, lambda: compact(body["tools"]).encode("utf-8"))
+        return spliced(compact, body, "tools", tools)
 
     def preload(self) -> None:
         importlib.import_module(self.sdk)

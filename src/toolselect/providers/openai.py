@@ -326,15 +326,11 @@ class ChatProvider(_OpenAIBase):
         return out | {"tools": tools, "tool_choice": "auto", **self.cache_key(request), **s.params}
 
     async def _ask(self, request: Request) -> Any:
-        body = self.body(request)
-        return await self.sdk_client.chat.completions.create(
-            model=body.pop("model"),
-            messages=body.pop("messages"),
-            # the rest as extra_body: the same JSON on the wire, but the SDK doesn't walk every schema of
-            # every tool to "transform" it (nothing in them needs it; on a 200-tool surface that walk
-            # was most of a request's CPU)
-            extra_body=body,
-        )
+        from openai.types.chat import ChatCompletion
+
+        # the body as bytes (api.py: `sent`): the SDK neither walks nor encodes every tool's schema again
+        content = self.sent(self.body(request), request)
+        return await self.sdk_client.post("/chat/completions", cast_to=ChatCompletion, content=content)
 
     def answer(self, body: Any) -> Any:
         from openai.types.chat import ChatCompletion
@@ -427,9 +423,10 @@ class ResponsesProvider(_OpenAIBase):
         return out | {"tools": tools, "tool_choice": "auto", **self.cache_key(request), **s.params}
 
     async def _ask(self, request: Request) -> Any:
-        body = self.body(request)
-        # the rest as extra_body, like Chat Completions' tools: sent as they are, not walked
-        return await self.sdk_client.responses.create(model=body.pop("model"), input=body.pop("input"), extra_body=body)
+        from openai.types.responses import Response
+
+        content = self.sent(self.body(request), request)  # as bytes, like Chat Completions' body
+        return await self.sdk_client.post("/responses", cast_to=Response, content=content)
 
     def answer(self, body: Any) -> Any:
         from openai.types.responses import Response
