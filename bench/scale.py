@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -80,26 +79,40 @@ def env_for(api: FakeModelAPI, folder: Path) -> dict[str, str]:
     return env
 
 
+# runs one command and says its wall time and its peak memory (its own, not the benchmark's)
+MEASURED = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+wall = time.perf_counter() - start
+sys.stderr.write(done.stderr)
+print(done.returncode, start, wall, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+"""
+
+
 def run(folder: Path, api: FakeModelAPI, profile: str | None = None) -> dict[str, float]:
-    """One `toolselect eval` of the project in `folder`; what the fake saw and the process's wall time."""
+    """One `toolselect eval` of the project in `folder`; what the fake saw, the process's wall time and
+    peak memory (MiB)."""
     before = api.stats()
     argv = [str(BIN / "toolselect"), "eval", "-q", "--json", "r.json"]
     if profile:
         argv = [sys.executable, "-m", "cProfile", "-o", profile, str(BIN / "toolselect"), *argv[1:]]
-    start = time.perf_counter()
-    proc = subprocess.run(argv, cwd=folder, env=env_for(api, folder), capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"toolselect failed ({proc.returncode}): {proc.stderr[-3000:]}")
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURED, *argv], cwd=folder, env=env_for(api, folder), capture_output=True, text=True
+    )
+    code, start, wall, peak = proc.stdout.split()
+    if int(code) not in (0, 1):
+        raise SystemExit(f"toolselect failed ({code}): {proc.stderr[-3000:]}")
     after = api.stats()
     requests = after["requests"] - before["requests"]
     first = after["first_start"] if requests and after["first_start"] != before["first_start"] else None
     return {
-        "wall": wall,
-        "setup": (first - start) if first else wall,
+        "wall": float(wall),
+        "setup": (first - float(start)) if first else float(wall),
         "phase": (after["last_end"] - after["first_start"]) if requests else 0.0,
         "requests": requests,
         "in_flight": after["max_in_flight"],
+        "peak_mib": float(peak),
     }
 
 
@@ -113,7 +126,38 @@ def cell(cases: int, tools: int, profile: str | None = None) -> dict[str, float]
         warm = run(folder, api, profile + ".warm" if profile else None)
     assert warm["requests"] == 0, warm
     ideal = cases * LATENCY / CONCURRENCY
-    return {**{f"cold_{k}": v for k, v in cold.items()}, **{f"warm_{k}": v for k, v in warm.items()}, "ideal": ideal}
+    floor = read_and_score(folder)
+    return {
+        **{f"cold_{k}": v for k, v in cold.items()},
+        **{f"warm_{k}": v for k, v in warm.items()},
+        "ideal": ideal,
+        "read_and_score": floor,
+    }
+
+
+# The least a warm run must do, as its own process: read the golden set and the surface, read every
+# answer the cache holds, score each (the floor a warm `toolselect eval` is held to, beside --version)
+READ_AND_SCORE = """
+import sys
+from pathlib import Path
+from toolselect.cache import AnswerCache
+from toolselect.golden import load_golden
+from toolselect.scoring import score_sample
+from toolselect.surface import build_surface
+from toolselect.surface.file import read_tools_file
+
+folder = Path(sys.argv[1])
+cases = load_golden(folder / "golden.jsonl", False)
+surface = build_surface(read_tools_file(folder / "tools.json"), "file")
+cache = AnswerCache(folder / ".toolselect-cache")
+picks = [cache.get(p.stem) for p in (folder / ".toolselect-cache").glob("v1/*/*.json")]
+scored = [score_sample(case, pick, surface) for case, pick in zip(cases, picks) if pick is not None]
+assert len(scored) == len(cases), (len(scored), len(cases))
+"""
+
+
+def read_and_score(folder: Path) -> float:
+    return best_of(3, [sys.executable, "-c", READ_AND_SCORE, str(folder)])
 
 
 def best_of(n: int, argv: list[str]) -> float:
@@ -123,15 +167,6 @@ def best_of(n: int, argv: list[str]) -> float:
         subprocess.run(argv, capture_output=True, check=True)
         times.append(time.perf_counter() - start)
     return min(times)
-
-
-def peak_memory(cases: int, tools: int) -> float:
-    """Max RSS (MiB) of one cold `toolselect eval` of a cell (the fake in this process, not counted)."""
-    folder = Path(tempfile.mkdtemp(prefix=f"tsmem-{cases}x{tools}-"))
-    defined = suite(folder, cases, tools)
-    with FakeModelAPI({"default": {"tool": defined[0]["name"], "args": {}}}) as api:
-        run(folder, api)
-    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def machine() -> str:
@@ -155,17 +190,31 @@ def main() -> None:
         return
     sizes = ((50, 200), (10, 60)) if args.quick else ((50, 200, 800), (10, 60, 240))
     grid = {(c, t): cell(c, t) for c in sizes[0] for t in sizes[1]}
-    first = grid[(sizes[0][0], sizes[1][0])]["cold_setup"]
-    print(f"{'cases×tools':>12} {'set-up s':>9} {'×50×10':>7} {'API s':>6} {'×ideal':>7} {'whole s':>8} {'warm s':>7}"
-          f" {'warm/cold':>9}")  # fmt: skip
+    version = best_of(5, [str(BIN / "toolselect"), "--version"])
+    print(f"fake model API: {LATENCY * 1000:.0f} ms per answer, concurrency {CONCURRENCY}; ideal = cases × latency ÷ "
+          f"concurrency; `toolselect --version` {version:.2f} s")  # fmt: skip
+    head = ("cases × tools", "set-up s", "API s", "× ideal", "whole s", "warm s", "warm/cold", "read+score s", "MiB")
+    print(" | ".join(head))
     for (c, t), g in grid.items():
         print(
-            f"{c:>6}×{t:<5} {g['cold_setup']:>9.2f} {g['cold_setup'] / first:>6.2f}× {g['cold_phase']:>6.2f} "
-            f"{g['cold_phase'] / g['ideal']:>6.2f}× {g['cold_wall']:>8.2f} {g['warm_wall']:>7.2f} "
-            f"{g['warm_wall'] / g['cold_wall']:>8.2f}×"
+            f"{c} × {t} | {g['cold_setup']:.2f} | {g['cold_phase']:.2f} | {g['cold_phase'] / g['ideal']:.2f}× | "
+            f"{g['cold_wall']:.2f} | {g['warm_wall']:.2f} | {g['warm_wall'] / g['cold_wall']:.2f}× | "
+            f"{g['read_and_score']:.2f} | {g['cold_peak_mib']:.0f}"
         )
-    version = best_of(5, [str(BIN / "toolselect"), "--version"])
-    print(f"`toolselect --version`: {version:.2f} s")
+    small, big = grid[(sizes[0][0], sizes[1][0])], grid[(sizes[0][-1], sizes[1][-1])]
+    mid = grid[(sizes[0][-1], sizes[1][1])]
+    goals = [
+        (f"set-up at {sizes[0][-1]} × {sizes[1][-1]} vs {sizes[0][0]} × {sizes[1][0]}",
+         big["cold_setup"] / small["cold_setup"], 3.0),
+        (f"warm run at {sizes[0][-1]} × {sizes[1][1]} vs its cold run", mid["warm_wall"] / mid["cold_wall"], 0.25),
+        (f"warm run at {sizes[0][-1]} × {sizes[1][1]} vs --version + read and score",
+         mid["warm_wall"] / (version + mid["read_and_score"]), 1.1),
+        *((f"API phase at {sizes[0][-1]} × {t} vs the ideal", grid[(sizes[0][-1], t)]["cold_phase"]
+           / grid[(sizes[0][-1], t)]["ideal"], 1.15) for t in sizes[1]),
+        (f"peak memory at {sizes[0][-1]} × {sizes[1][-1]}, MiB", big["cold_peak_mib"], 200.0),
+    ]  # fmt: skip
+    for what, ratio, target in goals:
+        print(f"{'met' if ratio <= target else 'NOT MET'}: {what}: {ratio:.2f} (target ≤ {target:g})")
 
 
 if __name__ == "__main__":

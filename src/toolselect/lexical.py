@@ -240,9 +240,17 @@ def similar_pairs(tools: Sequence[tuple[str, str, Any]]) -> list[tuple[float, st
     idf = {w: math.log((1 + n) / (1 + f)) + 1 for w, f in df.items()}
     vectors = [{w: c * idf[w] for w, c in d.items()} for d in docs]
     norms = [math.sqrt(sum(v * v for v in vec.values())) or 1.0 for vec in vectors]
+    having: dict[str, list[int]] = {}  # each word → the tools that have it, in order
+    for j, vec in enumerate(vectors):
+        for w in vec:
+            having.setdefault(w, []).append(j)
     pairs = []
     for i in range(n):
+        dots: dict[int, float] = {}  # only the tools sharing a word with this one: no pair × word walk
+        for w, v in vectors[i].items():  # in this tool's word order, as a dot product over its words adds
+            for j in having[w]:
+                if j > i:
+                    dots[j] = dots.get(j, 0.0) + v * vectors[j][w]
         for j in range(i + 1, n):
-            dot = sum(v * vectors[j].get(w, 0.0) for w, v in vectors[i].items())
-            pairs.append((dot / (norms[i] * norms[j]), tools[i][0], tools[j][0]))
+            pairs.append((dots.get(j, 0.0) / (norms[i] * norms[j]), tools[i][0], tools[j][0]))
     return sorted(pairs, key=lambda p: (-p[0], p[1], p[2]))

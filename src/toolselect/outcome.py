@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .diff import Diff, diff_reports
 from .errors import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASSED, ConfigError
 from .gate import (
     BaseFailure,
@@ -33,8 +32,11 @@ from .gate import (
 )
 from .portability import Portability, portability
 from .report.schema import Report
-from .stress import StressReport, stress_reasons
-from .suggestions import Suggestion
+
+if TYPE_CHECKING:  # imported where used: a run without a base, a stress test or rewrites loads none of them
+    from .diff import Diff
+    from .stress import StressReport
+    from .suggestions import Suggestion
 
 
 @dataclass(frozen=True)
@@ -194,6 +196,8 @@ def compare_saved(
             b, note = None, f"no baseline: the base report {said}"
         if b is not None and (failed := failed_base(b)):
             b, failure = None, failed
+        from .diff import diff_reports
+
         diff = diff_reports(b, h, alpha=gate.alpha) if b is not None else None
         runs.append(Comparison(h, b, diff, note, label=h.run.label or "", base_failure=failure))
     models = tuple(_judged(run) for run in runs)
@@ -229,6 +233,8 @@ def _judged(run: Comparison, base_note: str | None = None) -> ModelOutcome:
 def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None, note: str | None = None) -> Outcome:
     """The outcome with the stress test's curves, and its gate in the verdict: the min_accuracy_at
     and fail_on_cliff_move the head's stress run recorded."""
+    from .stress import stress_reasons
+
     reasons = stress_reasons(head, base)
     verdict = outcome.verdict
     joined = Verdict(

@@ -10,6 +10,7 @@ from typing import Literal
 from ..errors import where
 from ..lexical import similar_pairs
 from ..options import INIT_BOUNDARIES
+from ..perlist import PerList
 from ..surface import Surface
 
 Severity = Literal["error", "warning", "info"]
@@ -56,8 +57,15 @@ def declared_keys(schema: object) -> set[str] | None:
 
 
 def confusable_pairs(surface: Surface, threshold: float = CONFUSABLE) -> list[tuple[float, str, str]]:
-    pairs = similar_pairs([(t.name, t.description, t.input_schema) for t in surface.tools])
+    """The pairs of tools alike enough to be confused, most alike first: once per surface (the golden
+    set's lint and the surface's ask for them, every case over the same pairs)."""
+    pairs = _pairs.get(
+        surface.tools, None, lambda: similar_pairs([(t.name, t.description, t.input_schema) for t in surface.tools])
+    )
     return [p for p in pairs if p[0] >= threshold]
+
+
+_pairs: PerList[list[tuple[float, str, str]]] = PerList(8)
 
 
 def plural(items: Sequence[str], noun: str) -> str:

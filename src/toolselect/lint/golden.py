@@ -5,6 +5,7 @@ confusable pair and restraint (what `eval` stops for: stops.py). Pure."""
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import re
 from collections import Counter
@@ -268,12 +269,19 @@ def _value_problem(tool: Tool, key: str, value: Any, mode: Any) -> str | None:
 
 
 def _copies(prompt: str, description: str) -> bool:
-    words, said = tokenize(prompt), set(tokenize(description))
+    words, said = tokenize(prompt), _words(description)
     if len(words) < 5 or not said:
         return False
-    overlap = sum(w in said for w in words) / len(words)
-    ratio = difflib.SequenceMatcher(None, prompt.lower().strip(), description.lower().strip()).ratio()
-    return overlap >= 0.9 or ratio >= 0.8
+    if sum(w in said for w in words) / len(words) >= 0.9:
+        return True
+    same = difflib.SequenceMatcher(None, prompt.lower().strip(), description.lower().strip())
+    return same.real_quick_ratio() >= 0.8 and same.quick_ratio() >= 0.8 and same.ratio() >= 0.8  # bounds first
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(description: str) -> frozenset[str]:
+    """A tool's description's words, once per description (every case expecting the tool asks)."""
+    return frozenset(tokenize(description))
 
 
 def _file_lines() -> Callable[[str], list[str]]:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from ..budget import Budget, check_budget, combined
 from ..config import Loaded
-from ..diff import diff_reports
 from ..errors import ToolselectError
 from ..gate import BaseFailure, failed_base
 from ..outcome import Comparison
@@ -20,11 +19,9 @@ from ..pick import Pick
 from ..settings import Settings
 from ..shards import Unit
 from ..surface import Surface
-from ..surface.launch import Say
 from ..sweep import sweep
-from .batch import batch_sides
 from .execute import execute
-from .prepare import Hooks, Prepared
+from .prepare import Hooks, Prepared, Say
 from .sides import Against, sides
 
 
@@ -75,6 +72,8 @@ async def run_eval(
         head_preps, base_preps, note, failure = both.heads, both.bases, both.note, both.failure
         await _within_budget([*head_preps, *base_preps], settings.max_requests, settings.max_cost)
         try:
+            from .batch import batch_sides
+
             batched = await batch_sides([*head_preps, *base_preps], hooks)  # --batch: before anything is asked
             head_preps, base_preps = tuple(batched[: len(head_preps)]), tuple(batched[len(head_preps) :])
             heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
@@ -98,6 +97,8 @@ async def run_eval(
             missing = f"no baseline: the base has no model labelled '{label}'" if base_preps else None
             out.append(Comparison(head, base_note=note or missing, label=label, base_failure=failure))
         else:
+            from ..diff import diff_reports
+
             out.append(Comparison(head, base, diff_reports(base, head, alpha=prep.settings.gate.alpha), label=label))
     return tuple(out)
 

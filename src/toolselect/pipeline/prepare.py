@@ -148,9 +148,11 @@ async def prepare(
         return surface if surface is not None else await load_surface(settings, environ, say)
 
     try:
-        # the SDK is imported while the MCP server starts
+        # the SDK is imported while a live MCP server starts; with a frozen surface only once a request is
+        # to be made (`connect`): a run the cache answers whole never imports it
+        live = surface is None and settings.tools_file is None
         loaded_sdk, listed = await asyncio.gather(
-            asyncio.to_thread(provider.preload), listing(), return_exceptions=True
+            asyncio.to_thread(provider.preload) if live else asyncio.sleep(0), listing(), return_exceptions=True
         )
         for outcome in (loaded_sdk, listed):
             if isinstance(outcome, BaseException):
