@@ -8,6 +8,8 @@
     python bench/run.py --only shards   # one benchmark: 3 shards at once and their merge, vs one job
     python bench/run.py --only cost     # one benchmark: the bill, with and without the prompt cache
     python bench/run.py --only replies  # the reply-kind rules against the labelled replies, with their confusion
+    python bench/run.py --only scale    # the cases × tools grid, a warm run, memory (bench/scale.py)
+    python bench/run.py --only peers    # beside promptfoo and toolproof on one suite (bench/peers.py)
 
 Every number is measured in the same run on the same machine: ours against the ideal, ours
 against toolproof 0.3.1 (`pip install mcp-toolproof`, part of the test extras), with the same
@@ -717,11 +719,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes for a smoke run")
     parser.add_argument(
         "--only",
-        choices=["models", "rate", "burst", "shards", "cost", "replies", "sweep"],
+        choices=["models", "rate", "burst", "shards", "cost", "replies", "sweep", "scale", "peers"],
         help="run one benchmark alone",
     )
     args = parser.parse_args()
     quick = args.quick
+    if args.only in ("scale", "peers"):  # their own tables, printed by their own scripts
+        subprocess.run([sys.executable, str(ROOT / "bench" / f"{args.only}.py"), *(["--quick"] if quick else [])])
+        return
     if args.only:
         only = {
             "models": models_rows,
@@ -873,6 +878,9 @@ def main() -> None:
     rows += shard_rows(quick)
     rows += cost_rows(quick)
     print_table(rows)
+    for script in ("scale", "peers"):  # speed at scale and the peers: their own tables (issue 47)
+        print()
+        subprocess.run([sys.executable, str(ROOT / "bench" / f"{script}.py"), *(["--quick"] if quick else [])])
 
 
 if __name__ == "__main__":
