@@ -43,7 +43,12 @@ class Targets:
 @dataclass(frozen=True)
 class Written:
     files: tuple[tuple[str, Path], ...]  # (what, where), in the order written
-    comment: str  # the PR comment's body, for posting
+    drawing: Drawing
+
+    @property
+    def comment(self) -> str:
+        """The PR comment's body, for posting: drawn when asked for (a local run never needs it)."""
+        return self.drawing.comment
 
 
 class Drawing:
@@ -189,7 +194,7 @@ def write_outputs(outcome: Outcome, targets: Targets) -> Written:
         path = getattr(targets, row.target) or (row.where(targets) if row.where else None)
         if path is not None:
             files += row.write(drawing, path)
-    return Written(tuple(files), drawing.comment)
+    return Written(tuple(files), drawing)
 
 
 def step_outputs(outcome: Outcome, comment_url: str, *, dirty: bool) -> dict[str, str]:

@@ -274,8 +274,17 @@ def _copies(prompt: str, description: str) -> bool:
         return False
     if sum(w in said for w in words) / len(words) >= 0.9:
         return True
-    same = difflib.SequenceMatcher(None, prompt.lower().strip(), description.lower().strip())
+    same = _matcher(description.lower().strip())
+    same.set_seq1(prompt.lower().strip())
     return same.real_quick_ratio() >= 0.8 and same.quick_ratio() >= 0.8 and same.ratio() >= 0.8  # bounds first
+
+
+@functools.lru_cache(maxsize=1024)
+def _matcher(description: str) -> difflib.SequenceMatcher[str]:
+    """A matcher against a description, its index made once (each case expecting the tool reuses it)."""
+    matcher: difflib.SequenceMatcher[str] = difflib.SequenceMatcher(None)
+    matcher.set_seq2(description)
+    return matcher
 
 
 @functools.lru_cache(maxsize=4096)
