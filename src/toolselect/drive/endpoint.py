@@ -98,7 +98,8 @@ class Endpoint:
             ]
         )
         config = uvicorn.Config(app, log_level="error", lifespan="off", access_log=False)
-        self._folder = tempfile.mkdtemp(prefix="toolselect-endpoint-")  # toolselect's alone (0700)
+        # toolselect's alone (0700), and short: a Unix socket's path holds at most 107 bytes (a long TMPDIR)
+        self._folder = tempfile.mkdtemp(prefix="ts-", dir="/tmp" if os.path.isdir("/tmp") else None)
         self.socket = os.path.join(self._folder, "api")
         on_port = socket.create_server(("127.0.0.1", 0))
         on_file = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
