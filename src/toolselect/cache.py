@@ -203,6 +203,9 @@ class CachedProvider(Provider):
         self.touched: set[str] = set()
         self._broken = False  # a cache write failed: keep answering, stop caching
         self._asking: dict[str, asyncio.Future[Pick | None]] = {}  # requests in flight, by cache key
+        # each single-call request's key, made once (a sample's is asked for by the plan, the warm-up and the
+        # ask); its tool list held with it, so that list's identity stays its own
+        self._keys: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
@@ -210,7 +213,16 @@ class CachedProvider(Provider):
     def answer_key(self, request: Request) -> str | None:
         if self.cache is None or self.mode == "refresh":
             return None
-        return cache_key(self.inner.identity(), request)
+        return self._key(request)
+
+    def _key(self, request: Request) -> str:
+        if request.history:  # a conversation's turn: asked once
+            return cache_key(self.inner.identity(), request)
+        at = (request.prompt, request.system, id(request.tools), request.sample, request.search, request.every_call)
+        seen = self._keys.get(at)
+        if seen is None or seen[0] is not request.tools:
+            seen = self._keys[at] = (request.tools, cache_key(self.inner.identity(), request))
+        return seen[1]
 
     def has_answer(self, key: str) -> bool:
         return self.cache is not None and self.cache.path(key).exists()
@@ -220,7 +232,7 @@ class CachedProvider(Provider):
         return None if hit is None or hit.calls > len(hit.all_calls) else hit
 
     async def pick(self, request: Request) -> Pick:
-        key = cache_key(self.inner.identity(), request) if self.cache else None
+        key = self._key(request) if self.cache else None
         if key and self.cache:
             self.touched.add(key)
             if self.mode in ("use", "only"):
@@ -287,7 +299,7 @@ class CachedProvider(Provider):
         """A batch's answer: counted like a request made (at the batch price) and kept exactly as a
         synchronous answer to the same request would be."""
         super().keep_batched(request, pick)
-        key = cache_key(self.inner.identity(), request) if self.cache else None
+        key = self._key(request) if self.cache else None
         if key:
             self.touched.add(key)
             self._keep(key, request, replace(pick, cached=False))
