@@ -480,6 +480,7 @@ class BoundaryIndex:
     def __init__(self, surface: Surface) -> None:
         self.names = [t.name for t in surface.tools]
         self.bm25 = BM25.build([tool_text(t.name, t.description, t.input_schema) for t in surface.tools])
+        self._top: dict[str, list[tuple[float, str]]] = {}  # each prompt's two best tools, ranked once
 
     def on(self, case: Case, a: str, b: str) -> bool:
         expected = set(case.expected)
@@ -488,6 +489,11 @@ class BoundaryIndex:
         if {a, b} <= expected or {"confusable", "boundary"} & set(case.tags):
             return True
         other = b if a in expected else a
-        scores = self.bm25.scores(tokenize(case.prompt))
-        top = sorted(zip(scores, self.names, strict=False), reverse=True)[:2]
-        return any(name == other and score > 0 for score, name in top)
+        return any(name == other and score > 0 for score, name in self.top(case.prompt))
+
+    def top(self, prompt: str) -> list[tuple[float, str]]:
+        """The prompt's two best tools by BM25: once per prompt, whatever number of pairs ask."""
+        if prompt not in self._top:
+            scores = self.bm25.scores(tokenize(prompt))
+            self._top[prompt] = sorted(zip(scores, self.names, strict=False), reverse=True)[:2]
+        return self._top[prompt]
