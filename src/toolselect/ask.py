@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .converse import Conversation
-from .drive.endpoint import Endpoint
-from .drive.sample import drive
 from .errors import InfraError
 from .golden import Case, placeholder
 from .offer import Offer
@@ -166,6 +164,8 @@ async def ask_all(
         if offer.driven is not None and endpoint is not None:  # the real client, run for this sample
             if job.case.script is not None:
                 return skipped(DRIVEN_SINGLE)
+            from .drive.sample import drive
+
             try:
                 return await drive(offer.driven, endpoint, job.case.prompt, job.sample)
             except InfraError as exc:
@@ -212,6 +212,8 @@ async def ask_all(
 
     endpoint = None
     if offer.driven is not None:  # the local model API the real client talks to, for this run
+        from .drive.endpoint import Endpoint
+
         endpoint = Endpoint(provider, ends=offer.driven.ends, search_tool=offer.driven.search_tool)
         await endpoint.start()
     try:

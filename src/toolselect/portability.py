@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .diff import CaseDelta, Diff
+if TYPE_CHECKING:  # only a run with a base has diffs to read
+    from .diff import CaseDelta, Diff
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..drive.sample import Driven
 from ..pick import ALONGSIDE, Pick, Search, alongside, built_in
 from ..providers import ToolSearch, WireTool
 from ..providers.registry import PROVIDERS
@@ -19,6 +18,9 @@ from ..report.schema import ClientOut, DroppedOut
 from ..surface import SAFE_NAME, Neighbour, Surface, safe_name
 from .clients import Presented, Profile, client_name, client_refusal, present
 from .deferred import Deferral
+
+if TYPE_CHECKING:  # a run that drives no client loads none of drive/
+    from ..drive.sample import Driven
 
 
 def wire_tools(surface: Surface) -> tuple[WireTool, ...]:

@@ -11,7 +11,6 @@ from functools import cached_property
 from ..ask import Job, plan
 from ..budget import Budget, estimate, prefix_tokens
 from ..contain import confinement
-from ..drive.sample import driven_for, emulated_because
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
@@ -176,6 +175,8 @@ async def prepare(
         if offered.presented is not None:  # what the client does to the surface, checked
             findings += lint_client(offered.presented, cases, *place)
         if settings.client is not None:  # the real client, when it is installed (or asked for)
+            from ..drive.sample import driven_for, emulated_because
+
             driven = driven_for(
                 settings.client.name,
                 settings.models[0].client_version,

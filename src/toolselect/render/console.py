@@ -14,7 +14,6 @@ from rich.table import Table
 
 from ..report.reading import right_cell
 from ..report.schema import FindingOut, Report, shown_metric
-from ..stress import StressReport
 from .clients import client_lines
 from .common import (
     CLUSTER_NOTE,
@@ -36,7 +35,6 @@ from .common import (
     replies_line,
     tools_count,
 )
-from .console_stress import print_stress
 from .findings import finding_groups, more_text, tally
 from .search import search_changes, search_lines
 from .ticker import Ticker
@@ -49,6 +47,7 @@ if TYPE_CHECKING:
     from ..outcome import Outcome
     from ..pipeline.prepare import Hooks
     from ..settings import Settings
+    from ..stress import StressReport
     from ..surface import Surface
 
 STYLE = {
@@ -387,6 +386,8 @@ class ConsoleView:
         self.console.print(f"failure codes: {escape(codes_text(report.failure_codes or {}))}")
 
     def print_stress(self, report: StressReport) -> None:
+        from .console_stress import print_stress
+
         print_stress(self.console, report)
 
     def print_outcome(self, outcome: Outcome) -> None:
