@@ -22,11 +22,12 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.run import best_of  # noqa: E402
 
 from tests.fakes.model_api import FakeModelAPI  # noqa: E402
 
@@ -158,15 +159,6 @@ assert len(scored) == len(cases), (len(scored), len(cases))
 
 def read_and_score(folder: Path) -> float:
     return best_of(3, [sys.executable, "-c", READ_AND_SCORE, str(folder)])
-
-
-def best_of(n: int, argv: list[str]) -> float:
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        subprocess.run(argv, capture_output=True, check=True)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def machine() -> str:

@@ -10,25 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.container.step import container_step, give, root_owned
-from tests.e2e.harness import CITY, KEY, client_program, commit_repo
+from tests.e2e.harness import CLAUDE_CODE_SCRIPT, KEY, client_program, commit_repo, weather_tools
 from tests.fakes.model_api import FakeModelAPI
 
 pytestmark = pytest.mark.xdist_group("container")
 
-TOOLS = [
-    {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
-    {"name": "get_forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
-]
-SCRIPT = {
-    "answers": {  # its tools are deferred behind its ToolSearch: the model searches, then calls what it loaded
-        "Is it raining in Paris?": [
-            {"like": "get_weather", "args": {"city": "Paris"}},
-            {"like": "ToolSearch", "args": {"query": "select:mcp__weather__get_weather"}},
-        ],
-        "List the files here": {"like": "Bash", "args": {"command": "ls", "description": "list"}},
-    },
-    "default": {"text": "Hello!"},
-}
+TOOLS = weather_tools()
+SCRIPT = CLAUDE_CODE_SCRIPT
 CASES = [
     {"id": "paris", "question": "Is it raining in Paris?", "expected_tool": "get_weather",
      "expected_args": {"city": "Paris"}},

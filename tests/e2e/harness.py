@@ -494,6 +494,29 @@ CLIENTS = TESTS / ".clients"  # the real clients tests/install-servers.sh instal
 CITY = {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}
 
 
+def weather_tools(forecast: str = "get_forecast") -> list[dict[str, Any]]:
+    """The drive tests' surface: get_weather and a forecast tool, named as the test needs (an odd
+    character a client rewrites: `get.forecast`, `get forecast`)."""
+    return [
+        {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
+        {"name": forecast, "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
+    ]
+
+
+# Claude Code's model, scripted: its MCP tools are deferred behind its own ToolSearch, so the model
+# searches, then calls what it loaded; a file listing takes its own Bash
+CLAUDE_CODE_SCRIPT: dict[str, Any] = {
+    "answers": {
+        "Is it raining in Paris?": [
+            {"like": "get_weather", "args": {"city": "Paris"}},
+            {"like": "ToolSearch", "args": {"query": "select:mcp__weather__get_weather"}},
+        ],
+        "List the files here": {"like": "Bash", "args": {"command": "ls", "description": "list"}},
+    },
+    "default": {"text": "Hello!"},
+}
+
+
 def client_program(name: str, version: str, program: str) -> Path:
     """The installed client's program; the test fails, saying how to install it, when it is missing."""
     import pytest

@@ -14,26 +14,13 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import CITY, CLIENTS, client_program, drive_all, recaptured
+from tests.e2e.harness import CLAUDE_CODE_SCRIPT, CLIENTS, client_program, drive_all, recaptured, weather_tools
 from tests.fakes.model_api import FakeModelAPI
 from toolselect.drive import netns
 
 CLAUDE = CLIENTS / "claude-code" / "2.1.332" / "node_modules" / ".bin" / "claude"
-TOOLS = [
-    {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
-    {"name": "get_forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
-]
-SCRIPT: dict[str, Any] = {
-    "answers": {
-        # its MCP tools are deferred behind its own ToolSearch: the model searches, then calls what it loaded
-        "Is it raining in Paris?": [
-            {"like": "get_weather", "args": {"city": "Paris"}},
-            {"like": "ToolSearch", "args": {"query": "select:mcp__weather__get_weather"}},
-        ],
-        "List the files here": {"like": "Bash", "args": {"command": "ls", "description": "list"}},
-    },
-    "default": {"text": "Hello!"},
-}
+TOOLS = weather_tools()
+SCRIPT = CLAUDE_CODE_SCRIPT
 
 
 @pytest.fixture(scope="module")

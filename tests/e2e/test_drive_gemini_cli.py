@@ -13,14 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.harness import CITY, client_program, client_project, drive_all, recaptured, run_eval
+from tests.e2e.harness import client_program, client_project, drive_all, recaptured, run_eval, weather_tools
 from tests.fakes.model_api import FakeModelAPI
 
 MODEL = "gemini-2.5-flash"
-TOOLS = [
-    {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
-    {"name": "get forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
-]
+TOOLS = weather_tools("get forecast")
 SCRIPT: dict[str, Any] = {
     "answers": {
         "Is it raining in Paris?": {"like": "get_weather", "args": {"city": "Paris"}},

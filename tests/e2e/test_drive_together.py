@@ -9,13 +9,10 @@ import json
 from typing import Any
 
 from tests.conftest import toolselect
-from tests.e2e.harness import CITY, CLIENTS, base_url, client_program, key_env
+from tests.e2e.harness import CLIENTS, base_url, client_program, key_env, weather_tools
 from tests.fakes.model_api import FakeModelAPI
 
-TOOLS = [
-    {"name": "get_weather", "description": "Current weather conditions for a city.", "inputSchema": CITY},
-    {"name": "get_forecast", "description": "The weather forecast for the next days in a city.", "inputSchema": CITY},
-]
+TOOLS = weather_tools()
 SCRIPT: dict[str, Any] = {
     "answers": {  # each client's model: its own search first where it defers (Claude Code, Codex on gpt-5.5)
         "Is it raining in Paris?": [
