@@ -42,9 +42,11 @@ def test_gemini_cli_picks_through_its_own_request_and_nothing_runs(tmp_path, gem
     with FakeModelAPI(SCRIPT) as api:
         paris, oslo, files, option = ask_all(tmp_path, gemini, prompts, api)
         first = next(e for e in api.log if e["prompt"] == prompts[0])
-        asked = api.requests
+        asked, logged = api.requests, len(api.log)
         again = ask_all(tmp_path, gemini, prompts[:1], api)[0]
-        assert api.requests == asked and again.tool == "get_weather"  # every answer from the answer cache
+        extra = [(e["prompt"], e["turn"], e["model"], len(str(e["system"]))) for e in api.log[logged:]]
+        assert api.requests == asked, f"asked again: {extra}"  # every answer from the answer cache
+        assert again.tool == "get_weather"
     assert paris.error is None, paris.error
     assert (paris.tool, paris.args) == ("get_weather", {"city": "Paris"})
     assert (oslo.tool, oslo.args) == ("get forecast", {"city": "Oslo"})  # mcp_weather_get_forecast, read back
