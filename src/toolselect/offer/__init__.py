@@ -16,11 +16,11 @@ from ..providers import ToolSearch, WireTool
 from ..providers.registry import PROVIDERS
 from ..report.schema import ClientOut, DroppedOut
 from ..surface import SAFE_NAME, Neighbour, Surface, safe_name
-from .clients import Presented, Profile, client_name, client_refusal, present
 from .deferred import Deferral
 
-if TYPE_CHECKING:  # a run that drives no client loads none of drive/
+if TYPE_CHECKING:  # a run that drives no client loads none of drive/; one with no client, no profiles
     from ..drive.sample import Driven
+    from .clients import Presented, Profile
 
 
 def wire_tools(surface: Surface) -> tuple[WireTool, ...]:
@@ -70,6 +70,8 @@ def offer(
     count, they are the ones cut."""
     if presented is None:
         return Offer(wire_tools(surface), system, {t.wire_name: t.name for t in surface.tools})
+    from .clients import client_name, client_refusal
+
     profile = presented.profile
     builtins = tuple(WireTool(b.name, b.description, b.input_schema) for b in profile.builtins)
     taken = {b.name for b in builtins}
@@ -134,6 +136,8 @@ def offer_to(
             return raw
         kept = frozenset(t.wire_name for t in surface.tools if t.name in set(eager))
         return replace(raw, search=ToolSearch(tool_search, kept, namespace_of(server)))
+    from .clients import present
+
     presented = present(profile, server, surface.names)
     return offer(surface, system, presented, [(n.server, n.definition) for n in beside])
 

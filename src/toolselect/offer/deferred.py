@@ -18,7 +18,6 @@ from typing import Any
 
 from ..pick import Pick, Search, ToolCall, Usage
 from ..providers import Request, Stub, Turn, WireTool
-from .clients import search
 
 
 @dataclass(frozen=True)
@@ -86,6 +85,8 @@ class Searching:
         limit = (
             min(asked, d.results) if isinstance(asked, int) and not isinstance(asked, bool) and asked > 0 else d.results
         )
+        from .clients import search  # a run with no client loads no client profiles
+
         found = search(d.mode, query, self.listing, limit)
         self.loaded += [i for i in found if i not in self.loaded]
         names = [d.tools[i].name for i in found]

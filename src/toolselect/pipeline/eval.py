@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..budget import Budget, check_budget, combined
 from ..config import Loaded
@@ -21,8 +22,11 @@ from ..shards import Unit
 from ..surface import Surface
 from ..sweep import sweep
 from .execute import execute
-from .prepare import Hooks, Prepared, Say
+from .prepare import Hooks, Prepared
 from .sides import Against, sides
+
+if TYPE_CHECKING:
+    from ..surface.launch import Say
 
 
 @dataclass(frozen=True)
@@ -72,10 +76,11 @@ async def run_eval(
         head_preps, base_preps, note, failure = both.heads, both.bases, both.note, both.failure
         await _within_budget([*head_preps, *base_preps], settings.max_requests, settings.max_cost)
         try:
-            from .batch import batch_sides
+            if any(p.settings.batch for p in (*head_preps, *base_preps)):  # --batch: before anything is asked
+                from .batch import batch_sides
 
-            batched = await batch_sides([*head_preps, *base_preps], hooks)  # --batch: before anything is asked
-            head_preps, base_preps = tuple(batched[: len(head_preps)]), tuple(batched[len(head_preps) :])
+                batched = await batch_sides([*head_preps, *base_preps], hooks)
+                head_preps, base_preps = tuple(batched[: len(head_preps)]), tuple(batched[len(head_preps) :])
             heads = await asyncio.gather(*(execute(p, hooks, keys) for p in head_preps))
             sweep(environ)  # the head's pickers are done: the base's turn
             with both.base_turn(environ):

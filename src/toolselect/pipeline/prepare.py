@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..ask import Job, plan
 from ..budget import Budget, estimate, prefix_tokens
@@ -14,7 +15,6 @@ from ..contain import confinement
 from ..errors import ConfigError, ToolselectError
 from ..golden import Case
 from ..golden import Source as CaseSource
-from ..lint.client import lint_client
 from ..lint.finding import Finding
 from ..lint.stops import check_cases, check_tool_names, replies_unread
 from ..lint.surface import lint_surface
@@ -22,7 +22,6 @@ from ..offer import Offer, client_record, client_without_a_model, offer_to
 from ..pick import Pick
 from ..prices import CACHE_MIN_TOKENS
 from ..providers import Provider, WireTool
-from ..providers.api import deadline
 from ..providers.registry import PROVIDERS
 from ..providers.search import PROVIDER_OF, RESULTS
 from ..providing import make_provider
@@ -31,8 +30,10 @@ from ..scoring import missing_tools
 from ..settings import Settings
 from ..shards import Unit, fingerprint
 from ..surface import Neighbour, Surface, build_surface
-from ..surface.launch import Say
 from ..throttle import Pacer, Throttle
+
+if TYPE_CHECKING:
+    from ..surface.launch import Say
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ async def prepare(
             eager_tools(settings.option("eager"), surface, settings.named("eager")),
         )
         if offered.presented is not None:  # what the client does to the surface, checked
+            from ..lint.client import lint_client
+
             findings += lint_client(offered.presented, cases, *place)
         if settings.client is not None:  # the real client, when it is installed (or asked for)
             from ..drive.sample import driven_for, emulated_because
@@ -256,6 +259,8 @@ def eager_tools(eager: Sequence[str], surface: Surface, named: str) -> tuple[str
 def pacer(settings: Settings) -> Pacer:
     """An endpoint's pace: by hand (--max-rpm, --max-tpm) and as its answers announce, never a wait
     longer than a request may take."""
+    from ..providers.api import deadline
+
     return Pacer(settings.max_rpm, settings.max_tpm, max_wait_s=deadline(settings.call))
 
 

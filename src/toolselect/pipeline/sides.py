@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractContextManager, AsyncExitStack, asynccontextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..baseline import Checkout, GitFailed, NoBaseline, base_settings, checked_out, failure_of
 from ..config import Loaded, Overrides
 from ..errors import Refused, ToolselectError
 from ..gate import BaseFailure
@@ -18,8 +18,11 @@ from ..resolve import load_cases
 from ..settings import Settings
 from ..shards import Unit, assign_sides, cost, plan_units
 from ..surface import Surface
-from ..surface.launch import Say
 from .prepare import Prepared, prepare_models
+
+if TYPE_CHECKING:  # a run with no base loads none of baseline.py (git, worktrees, containment)
+    from ..baseline import Checkout, GitFailed
+    from ..surface.launch import Say
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ class Against:
 
     @asynccontextmanager
     async def checked_out(self, environ: Mapping[str, str]) -> AsyncIterator[Checkout]:
+        from ..baseline import GitFailed, checked_out
+
         if isinstance(self.checkout, GitFailed):
             raise self.checkout
         if self.checkout is not None:
@@ -50,6 +55,8 @@ class Against:
     ) -> tuple[Loaded, Settings]:
         """The base's config and settings, read in its checkout with the head's overrides; each
         secret its config puts in is masked from then on."""
+        from ..baseline import base_settings
+
         base_loaded, base = base_settings(loaded, settings, self.over, checkout.root, checkout.tree, self.cwd, environ)
         for secret in base_loaded.secrets:
             on_secret(secret)
@@ -95,6 +102,8 @@ async def sides(
     failure: BaseFailure | None = None
     async with AsyncExitStack() as stack:
         if against is not None:
+            from ..baseline import NoBaseline, failure_of
+
             try:
                 checkout = await stack.enter_async_context(against.checked_out(environ))
                 base_loaded, base = against.read(checkout, loaded, settings, environ, on_secret)
@@ -126,6 +135,8 @@ async def sides(
             except Refused:
                 raise  # the run stops, on either side
             except ToolselectError as exc:
+                from ..baseline import failure_of
+
                 failure = failure_of(exc, base, settings, checkout.tree)
         yield Sides(head_preps, base_preps, note, checkout if base_preps else None, failure)
 

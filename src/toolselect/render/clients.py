@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..diff import Diff
 from ..outcome import ModelOutcome
 from ..report.schema import ClientOut, Report
 from .common import frac, interval, pct, rate_change
 from .escape import code, esc
+
+if TYPE_CHECKING:  # a run with no base loads no diff
+    from ..diff import Diff
 
 
 def steal_text(report: Report) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..diff import CellDelta, Diff, RateDelta
 from ..lint.finding import Finding
 from ..pick import Usage, is_foreign
 from ..prices import cached_share
@@ -16,6 +15,9 @@ from ..report.reading import REPLIED, calls_text, case_expected, case_headline, 
 from ..report.schema import NONE, CaseOut, DimensionOut, FindingOut, Metric, Report, RunOut, SampleOut, ScoresOut
 from ..taxonomy import DIMENSIONS, REPLY_KINDS
 from .escape import code
+
+if TYPE_CHECKING:  # a run with no base loads no diff
+    from ..diff import CellDelta, Diff, RateDelta
 
 METRIC_LABELS = {
     "accuracy": "accuracy (right tool and arguments)",

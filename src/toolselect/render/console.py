@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from ..report.reading import right_cell
 from ..report.schema import FindingOut, Report, shown_metric
@@ -39,7 +37,10 @@ from .findings import finding_groups, more_text, tally
 from .search import search_changes, search_lines
 from .ticker import Ticker
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the bars and tables only when drawn (a quiet run draws none)
+    from rich.progress import Progress, TaskID
+    from rich.table import Table
+
     from ..diff import Diff
     from ..gate import BaseFailure
     from ..golden import Case
@@ -74,6 +75,22 @@ def make_console(environ: Mapping[str, str] | None = None) -> Console:
     return console
 
 
+def table_of(title: str, **options: Any) -> Table:
+    """A rich table (rich's tables and bars are loaded only by a run that draws one)."""
+    from rich.table import Table
+
+    return Table(title=title, title_justify="left", **options)
+
+
+def bar_of(label: str, console: Console) -> Progress:
+    """A progress bar that goes when it stops: the label, the bar, done of all, the time taken."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True
+    )
+
+
 class ConsoleView:
     def __init__(self, quiet: bool = False, console: Console | None = None) -> None:
         self.quiet = quiet
@@ -103,14 +120,7 @@ class ConsoleView:
         if self.quiet:
             return
         if self.batches is None:
-            self.batches = Progress(
-                TextColumn("batch {task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=self.console,
-                transient=True,
-            )
+            self.batches = bar_of("batch {task.description}", self.console)
             self.batches.start()
         if label not in self.batch_tasks:
             self.batch_tasks[label] = self.batches.add_task(escape(label), total=total or None)
@@ -173,14 +183,7 @@ class ConsoleView:
         if not self.console.is_terminal:
             self.ticker = Ticker(lambda line: self.console.print(escape(line)), samples)
             return
-        self.progress = Progress(
-            TextColumn("asking"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=self.console,
-            transient=True,
-        )
+        self.progress = bar_of("asking", self.console)
         self.progress.start()
         self.task = self.progress.add_task("samples", total=samples)
 
@@ -226,7 +229,7 @@ class ConsoleView:
 
     def print_models(self, outcome: Outcome) -> None:
         """One row per model: accuracy (base → head and Δ when compared), the other headline metrics."""
-        table = Table(title="Models", title_justify="left")
+        table = table_of("Models")
         compared = any(m.diff is not None for m in outcome.models)
         first = column_word(outcome.models)
         for col in (first, "accuracy", *(("base", "Δ", "p") if compared else ()), "tool acc.", "restraint",
@@ -271,7 +274,7 @@ class ConsoleView:
     def print_cases(self, report: Report) -> None:
         rows = [case_row(c) for c in report.cases]
         shown = rows if len(rows) <= MAX_ROWS_ALL else [r for r in rows if r.failing or r.case.status != "reviewed"]
-        table = Table(title="Cases", title_justify="left", expand=False)
+        table = table_of("Cases", expand=False)
         table.add_column("outcome", no_wrap=True)
         table.add_column("case", overflow="fold", max_width=40)
         table.add_column("expected", overflow="fold")
@@ -294,7 +297,7 @@ class ConsoleView:
             # Numbered columns when the tool names don't fit side by side.
             wide = max(len(r) for r in rows) + sum(len(c) + 3 for c in cols) + 4 > self.console.width
             numbers = {label: str(i) for i, label in enumerate(cols, 1)}
-            table = Table(title="Confusion matrix (rows: expected, columns: picked)", title_justify="left")
+            table = table_of("Confusion matrix (rows: expected, columns: picked)")
             table.add_column("expected \\ picked", style="bold")
             for col in cols:
                 table.add_column(numbers[col] if wide else escape(col), justify="right")
@@ -328,7 +331,7 @@ class ConsoleView:
                 )
 
     def print_metrics(self, report: Report) -> None:
-        table = Table(title="Metrics", title_justify="left")
+        table = table_of("Metrics")
         table.add_column("metric")
         table.add_column("value", justify="right")
         table.add_column("n/d", justify="right", style="dim")
@@ -343,7 +346,7 @@ class ConsoleView:
         if any(interval(m).endswith("†") for m in report.metrics.values()):
             self.console.print(f"[dim]{CLUSTER_NOTE}[/]")
         if report.position:
-            pos = Table(title="Accuracy by the expected tool's position (shuffled tool order)", title_justify="left")
+            pos = table_of("Accuracy by the expected tool's position (shuffled tool order)")
             for col in ("position", "accuracy", "n/d", "95% CI"):
                 pos.add_column(col, justify="left" if col == "position" else "right")
             for third, m in report.position.items():
@@ -357,7 +360,7 @@ class ConsoleView:
                 f"[yellow]flaky[/] ({len(report.flaky)} cases pass some samples, not all): {shown}{more}"
             )
         if report.per_tool:
-            tools = Table(title="Per tool", title_justify="left")
+            tools = table_of("Per tool")
             for col in ("tool", "precision", "recall", "F1", "support"):
                 tools.add_column(col, justify="left" if col == "tool" else "right")
             for name, s in report.per_tool.items():
@@ -377,7 +380,7 @@ class ConsoleView:
         """Trajectory cases: seed 004's four dimensions and the failure codes."""
         if report.dimensions is None:
             return
-        table = Table(title="Trajectories: the tool-use dimensions (0–3)", title_justify="left")
+        table = table_of("Trajectories: the tool-use dimensions (0–3)")
         for col in ("dimension", "mean", "95% CI", "scores 0:1:2:3", "n"):
             table.add_column(col, justify="left" if col == "dimension" else "right")
         for row in dimension_rows(report.dimensions):

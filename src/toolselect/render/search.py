@@ -5,10 +5,13 @@ what each client honours. Plain text; each view escapes it."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from ..diff import Diff
 from ..report.schema import Report
 from .common import pct, rate_change
+
+if TYPE_CHECKING:  # a run with no base loads no diff
+    from ..diff import Diff
 
 # Where a client lets a server keep a tool loaded (docs/tool-search.md has the sources).
 KEEP_LOADED_ELSEWHERE = (
