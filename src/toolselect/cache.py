@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -122,6 +123,9 @@ class AnswerCache:
     def path(self, key: str) -> Path:
         return self.root / f"v{FORMAT}" / key[:2] / f"{key}.json"
 
+    def has(self, key: str) -> bool:  # asked of every sample by the plan: no Path made
+        return os.path.exists(f"{self.root}/v{FORMAT}/{key[:2]}/{key}.json")
+
     def get(self, key: str) -> Pick | None:
         try:
             entry = Entry.model_validate_json(self.path(key).read_bytes())
@@ -206,6 +210,7 @@ class CachedProvider(Provider):
         # each single-call request's key, made once (a sample's is asked for by the plan, the warm-up and the
         # ask); its tool list held with it, so that list's identity stays its own
         self._keys: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
+        self._kept: set[str] = set()  # keys found answered
 
     def identity(self) -> dict[str, Any]:
         return self.inner.identity()
@@ -225,7 +230,9 @@ class CachedProvider(Provider):
         return seen[1]
 
     def has_answer(self, key: str) -> bool:
-        return self.cache is not None and self.cache.path(key).exists()
+        if key not in self._kept and self.cache is not None and self.cache.has(key):
+            self._kept.add(key)  # found once: not looked for again (the plan and the warm-up both ask)
+        return key in self._kept
 
     def cached_answer(self, key: str) -> Pick | None:
         hit = self.cache.get(key) if self.cache is not None and self.mode in ("use", "only") else None

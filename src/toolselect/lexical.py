@@ -3,6 +3,7 @@ offline provider's ranking, tool retrieval's and lint's likely-confusable pairs.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -159,6 +160,7 @@ STOPWORDS = frozenset(
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+|[a-z]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A deliberately light stemmer: plurals and -ing/-ed, enough to join 'forecasts' and 'forecast'."""
     for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
@@ -216,17 +218,27 @@ class BM25:
         return cls(docs, lengths, idf, avg or 1.0, k1, b)
 
     def scores(self, query: Iterable[str]) -> list[float]:
-        terms = set(query)
-        out = []
-        for doc, length in zip(self.docs, self.lengths, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * length / self.avg_length)
-            score = 0.0
-            for term in terms:
-                tf = doc.get(term, 0)
-                if tf:
-                    score += self.idf[term] * tf * (self.k1 + 1) / (tf + norm)
-            out.append(score)
+        """Each document's score, in order. Only the documents holding a term are visited for it (each
+        document's terms are still added in the query's order: the same sums as a walk over every pair)."""
+        out = [0.0] * len(self.docs)
+        for term in set(query):
+            for i, tf in self._postings.get(term, ()):
+                out[i] += self.idf[term] * tf * (self.k1 + 1) / (tf + self._norms[i])
         return out
+
+    @functools.cached_property
+    def _postings(self) -> dict[str, list[tuple[int, int]]]:
+        """Each term's documents and its count in each, made once per index."""
+        postings: dict[str, list[tuple[int, int]]] = {}
+        for i, doc in enumerate(self.docs):
+            for term, tf in doc.items():
+                if tf:
+                    postings.setdefault(term, []).append((i, tf))
+        return postings
+
+    @functools.cached_property
+    def _norms(self) -> list[float]:
+        return [self.k1 * (1 - self.b + self.b * length / self.avg_length) for length in self.lengths]
 
 
 def similar_pairs(tools: Sequence[tuple[str, str, Any]]) -> list[tuple[float, str, str]]:

@@ -57,7 +57,7 @@ class Result:
 def missing_tools(case: Case, surface: Surface) -> tuple[str, ...]:
     """The tools a case needs that the surface does not have (removed, renamed): every one it lists
     when none of them is there, or any call a trajectory expects. Empty: the case can pass."""
-    listed = set(surface.all_names)
+    listed = surface.listed
     if case.script is not None:
         return tuple(dict.fromkeys(c.tool for c in case.script.expect.calls if c.tool not in listed))
     if case.expected and not listed.intersection(case.expected):

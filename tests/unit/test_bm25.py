@@ -48,3 +48,28 @@ def test_deterministic_and_independent_of_tool_order():
 
 def test_threshold_controls_restraint():
     assert pick("weather", threshold=100).tool is None
+
+
+def test_scores_are_okapi_bm25_over_every_document_and_term():
+    """The index visits only the documents that hold a term; each score is still BM25's sum over the
+    query's terms (idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avg))), zero where no term is held, in
+    the documents' order."""
+    import math
+
+    from toolselect.lexical import BM25, tool_text
+
+    docs = [tool_text(t.name, t.description, t.input_schema) for t in TOOLS]
+    index = BM25.build(docs)
+    n, avg = len(docs), sum(map(len, docs)) / len(docs)
+    for query in (["weather", "city"], ["forecast", "day", "day"], ["order"], ["joke"], []):
+        expected = []
+        for doc in docs:
+            score = 0.0
+            for term in set(query):
+                tf, df = doc.count(term), sum(term in d for d in docs)
+                if tf:
+                    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                    score += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(doc) / avg))
+            expected.append(score)
+        assert index.scores(query) == expected, query
+    assert index.scores(["joke"]) == [0.0, 0.0, 0.0]

@@ -52,7 +52,7 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
             )
         )
 
-    listed = set(surface.all_names)
+    listed = surface.listed
     for case in cases:
         if case.script is None:
             expected = [(t, case.expect_args, case.match) for t in case.expected]

@@ -55,7 +55,7 @@ def check_cases(cases: Sequence[Case], surface: Surface, strict: bool = False) -
 
 def check_tool_names(names: Iterable[str], surface: Surface, where_: str) -> None:
     """Options that name tools (e.g. min_tool_recall) must name tools the surface has."""
-    listed = set(surface.all_names)
+    listed = surface.listed
     unknown = [n for n in names if n not in listed]
     if unknown:
         raise ConfigErrors(

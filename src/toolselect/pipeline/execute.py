@@ -60,23 +60,22 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
         provider.finish(session, interrupted=not finished)
     spend = provider.spend
     offered = [prep.offer.from_wire(t.name) for t in prep.offer.tools]  # a client's built-ins too
-    results: list[Result] = [  # results
-        replace(
-            score_sample(
-                job.case,
-                pick,
-                surface,
-                job.sample,
-                args_measured=provider.produces_args,
-                surfaced=by_judge[i].surfaced if i in by_judge else None,
-                reads_replies=provider.produces_replies,
-                reply=readings.get(i),
-            ),
-            tool_order=None if job.order is None else tuple(offered[i] for i in job.order),
-            judge=by_judge.get(i),
+    results: list[Result] = []
+    for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True)):
+        scored = score_sample(
+            job.case,
+            pick,
+            surface,
+            job.sample,
+            args_measured=provider.produces_args,
+            surfaced=by_judge[i].surfaced if i in by_judge else None,
+            reads_replies=provider.produces_replies,
+            reply=readings.get(i),
         )
-        for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
-    ]
+        if job.order is not None or i in by_judge:  # shuffled, or read by the judge: said with the result
+            order = None if job.order is None else tuple(offered[k] for k in job.order)
+            scored = replace(scored, tool_order=order, judge=by_judge.get(i))
+        results.append(scored)
     run = RunOut(
         toolselect_version=__version__,
         provider=settings.call.provider,

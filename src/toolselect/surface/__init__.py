@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from jsonschema.exceptions import SchemaError
@@ -58,16 +59,26 @@ class Surface:
     raw: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # tools/list exactly as served (for lint)
 
     def get(self, name: str) -> Tool | None:
-        return next((t for t in self.tools if t.name == name), None)
+        return self._by_name.get(name)
+
+    @cached_property
+    def _by_name(self) -> dict[str, Tool]:
+        """Each tool by its name, made once (scoring and lint look a tool up for every case)."""
+        return {t.name: t for t in reversed(self.tools)}  # a name listed twice: the first
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
 
-    @property
+    @cached_property
     def all_names(self) -> tuple[str, ...]:
         """Every listed name, offered or left out."""
         return tuple(d["name"] for d in self.definitions)
+
+    @cached_property
+    def listed(self) -> frozenset[str]:
+        """Every listed name, as a set (made once: each sample asks whether its tools are there)."""
+        return frozenset(self.all_names)
 
     def is_left_out(self, name: str) -> bool:
         return any(lo.name == name for lo in self.left_out)
