@@ -121,14 +121,18 @@ class AnswerCache:
         self.root = root
 
     def path(self, key: str) -> Path:
-        return self.root / f"v{FORMAT}" / key[:2] / f"{key}.json"
+        return Path(self._file(key))
 
-    def has(self, key: str) -> bool:  # asked of every sample by the plan: no Path made
-        return os.path.exists(f"{self.root}/v{FORMAT}/{key[:2]}/{key}.json")
+    def _file(self, key: str) -> str:  # asked for every sample (has, get): a string, no Path made
+        return f"{self.root}/v{FORMAT}/{key[:2]}/{key}.json"
+
+    def has(self, key: str) -> bool:
+        return os.path.exists(self._file(key))
 
     def get(self, key: str) -> Pick | None:
         try:
-            entry = Entry.model_validate_json(self.path(key).read_bytes())
+            with open(self._file(key), "rb") as f:
+                entry = Entry.model_validate_json(f.read())
         except (OSError, ValidationError, ValueError):
             return None  # missing, half-written by something else, or from another format: ask again
         if entry.key != key:
@@ -163,7 +167,7 @@ class AnswerCache:
                 | {"searched": [{"query": s.query, "found": list(s.found)} for s in pick.searched]}
             ),
         )
-        write_atomic(self.path(key), entry.model_dump_json(indent=1))
+        write_text(self.path(key), entry.model_dump_json(indent=1))
 
     def write_manifest(self, keys: set[str]) -> None:
         manifest = {
@@ -171,7 +175,7 @@ class AnswerCache:
             "written_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "keys": sorted(keys),
         }
-        write_atomic(self.root / "manifest.json", json.dumps(manifest, indent=1))
+        write_text(self.root / "manifest.json", json.dumps(manifest, indent=1))
 
     def entries(self) -> list[Path]:
         """Every answer file, never through a link (prune removes what it lists)."""
@@ -183,11 +187,6 @@ class AnswerCache:
             return set(json.loads((self.root / "manifest.json").read_text())["keys"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Written whole or not at all; in the Action's workspace never through a link (nofollow.py)."""
-    write_text(path, text)
 
 
 class CachedProvider(Provider):
@@ -317,7 +316,7 @@ class CachedProvider(Provider):
             return
         try:
             self.cache.root.mkdir(parents=True, exist_ok=True)
-            write_atomic(self.cache.root / ".write-check.json", "{}")
+            write_text(self.cache.root / ".write-check.json", "{}")
             (self.cache.root / ".write-check.json").unlink()
         except OSError as exc:
             from .errors import ConfigError
@@ -465,7 +464,7 @@ def merge_caches(sources: Iterable[Path], root: Path) -> Merged:
             if target.path(entry.key).exists():
                 present += 1
                 continue
-            write_atomic(target.path(entry.key), data.decode("utf-8"))
+            write_text(target.path(entry.key), data.decode("utf-8"))
             copied += 1
     return Merged(copied, present, refused)
 
@@ -478,7 +477,7 @@ def export_entries(root: Path, keys: Iterable[str], dest: Path) -> int:
     for key in sorted(keys):
         path = source.path(key)
         if path.is_file() and not path.is_symlink():
-            write_atomic(target.path(key), path.read_text(encoding="utf-8"))
+            write_text(target.path(key), path.read_text(encoding="utf-8"))
             n += 1
     return n
 

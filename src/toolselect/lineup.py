@@ -100,11 +100,11 @@ def client_specs(
     `<model>@<client>`. A client's own `gate:` is over the model's; a flag or an input is over both.
     A profile file is read from the config's folder (a flag's or an input's from the working
     directory)."""
-    from .offer.clients import load_profile
-
     given = values.get("clients")
     if not given:
         return specs
+    from .offer.clients import load_profile  # a run with no client loads no profiles
+
     from_flags = "clients" in over.values
     gates: list[dict[str, Any]] = []  # each client's own gate
     profiles = []

@@ -16,7 +16,7 @@ from .gate import Gate
 from .options import BY_KEY, OPTIONS
 from .providers.call import ModelCall
 from .shards import Shard, parse_shard
-from .surface.spec import DistractorServer, ServerSpec
+from .surface.spec import DistractorServer, ServerSpec, default_server_name
 
 if TYPE_CHECKING:
     from .offer.clients import Profile
@@ -135,9 +135,7 @@ class Settings:
     @property
     def server_label(self) -> str:
         """The server's name in a client's tool names: evals.server_name (--server-name), else the
-        likeliest name a user gives it (offer/clients.py: default_server_name)."""
-        from .offer.clients import default_server_name
-
+        likeliest name a user gives it (surface/spec.py: default_server_name)."""
         if self.server_name:
             return self.server_name
         command, url = (self.server.command, self.server.url) if self.server else (None, None)

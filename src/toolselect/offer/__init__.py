@@ -51,10 +51,10 @@ class Offer:
 
     def named_back(self, pick: Pick) -> Pick:
         """An answer in the tools' own names: the pick, and what the API's searches found."""
-        if pick.tool is None and not pick.searched:
+        tool = self.from_wire(pick.tool) if pick.tool is not None else None
+        if tool == pick.tool and not pick.searched:  # nothing to name back (the raw list's names are the tools')
             return pick
         searched = tuple(Search(s.query, tuple(self.from_wire(n) for n in s.found)) for s in pick.searched)
-        tool = self.from_wire(pick.tool) if pick.tool is not None else None
         return replace(pick, tool=tool, searched=searched)
 
 

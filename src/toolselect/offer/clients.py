@@ -152,7 +152,6 @@ class Profile(Authored):
     observed: Observed | None = None  # the real client, captured: its facts decide over the written ones
 
 
-GENERIC = {"server", "main", "index", "app", "run", "__main__", "cli", "mcp"}  # names no user keeps
 BUILT_IN = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "cursor", "vscode", "openai-agents", "raw")
 
 
@@ -399,27 +398,6 @@ def client_refusal(presented: Presented) -> str | None:
         _, name = presented.invalid[0]
         return f"in {p.title} the name {name} doesn't match {p.names.pattern}: {p.names.says or 'it is refused'}"
     return None
-
-
-def default_server_name(command: Sequence[str] | None, url: str | None, folder: str | None) -> str:
-    """The name a user most likely gives the server in their client: the program (or the script a
-    runner starts) unless it is a generic one (server.py, index.js), the URL's host, else the
-    project's folder."""
-    from urllib.parse import urlsplit
-
-    if command:
-        runner = Path(command[0]).name in ("node", "python", "python3", "npx", "uvx", "uv", "bunx", "deno")
-        words = [w for w in command[1:] if not w.startswith("-") and w not in ("run", "tool", "x")]
-        first = (words[0] if words else "") if runner else command[0]
-        stem = Path(first.rstrip("/").rsplit("/", 1)[-1].split("@")[0]).stem
-        if stem and stem not in GENERIC:
-            return stem
-    if url:
-        host = urlsplit(url).hostname or ""
-        labels = [w for w in host.split(".")[:-1] if w not in GENERIC and w not in ("api", "www")]
-        if labels and not host.replace(".", "").isdigit():
-            return labels[0]
-    return folder or "server"
 
 
 def client_out(presented: Presented) -> dict[str, Any]:

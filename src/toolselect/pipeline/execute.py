@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..ask import ask_all
+from ..ask import Asked, ask_all
 from ..gate import judged
-from ..judge import judge_all, read_replies, wants_judge, wants_reading
 from ..pick import Reading
 from ..prices import cost_usd, price_for
 from ..replies import Reply
@@ -18,6 +18,9 @@ from ..report.schema import JudgeRunOut, Report, RunOut
 from ..scoring import Result, score_sample
 from ..urls import public_url
 from .prepare import Hooks, Prepared
+
+if TYPE_CHECKING:
+    from ..providers import Provider
 
 
 async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] | None = None) -> Report:
@@ -40,18 +43,8 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
             warm=settings.prompt_cache and provider.cacheable and prep.prefix_cached,
             max_fail=settings.max_fail,
         )
-        if prep.judge is not None and not asked.stopped:  # trajectories' answers after an error
-            items = [
-                (i, job.case, pick)
-                for i, (job, pick) in enumerate(zip(asked.jobs, asked.picks, strict=True))
-                if wants_judge(job.case, pick, surface)
-            ]
-            by_judge = await judge_all(prep.judge, prep.throttle, items, provider.problems) if items else {}
-        if prep.judge is not None and not asked.stopped and provider.produces_replies:  # replies without a call
-            said = [(i, j.case, p) for i, (j, p) in enumerate(zip(asked.jobs, asked.picks, strict=True))]
-            said = [(i, c, p) for i, c, p in said if wants_reading(c, p)]
-            names = surface.names
-            readings = await read_replies(prep.judge, prep.throttle, said, names, provider.problems) if said else {}
+        if prep.judge is not None and not asked.stopped:
+            by_judge, readings = await _judged(prep, prep.judge, asked)
         finished = True
     finally:
         await prep.aclose()
@@ -128,3 +121,20 @@ async def execute(prep: Prepared, hooks: Hooks = Hooks(), cache_keys: set[str] |
     )
     report = judged(built, settings.gate)  # the head's own gate, applied here once
     return report.model_copy(update={"part": prep.part}) if prep.part else report
+
+
+async def _judged(prep: Prepared, judge: Provider, asked: Asked) -> tuple[dict[int, Reading], dict[int, Reply]]:
+    """evals.judge's readings (a run with no judge loads none of judge.py): trajectories' answers after
+    an error, and replies without a call when the provider writes replies."""
+    from ..judge import judge_all, read_replies, wants_judge, wants_reading
+
+    pairs = list(enumerate(zip(asked.jobs, asked.picks, strict=True)))
+    problems = prep.provider.problems
+    items = [(i, job.case, pick) for i, (job, pick) in pairs if wants_judge(job.case, pick, prep.surface)]
+    by_judge = await judge_all(judge, prep.throttle, items, problems) if items else {}
+    readings: dict[int, Reply] = {}
+    if prep.provider.produces_replies:
+        said = [(i, job.case, pick) for i, (job, pick) in pairs if wants_reading(job.case, pick)]
+        names = prep.surface.names
+        readings = await read_replies(judge, prep.throttle, said, names, problems) if said else {}
+    return by_judge, readings

@@ -3,7 +3,7 @@ and as resolved (`ServerSpec`): how to reach a live MCP server, and how to build
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -127,3 +127,27 @@ class DistractorServer(Authored):
     command: list[str] | None = None
     url: str | None = None
     name: str | None = None  # the server's label in prefixes and reports (default: from the command or URL)
+
+
+GENERIC = {"server", "main", "index", "app", "run", "__main__", "cli", "mcp"}  # names no user keeps
+
+
+def default_server_name(command: Sequence[str] | None, url: str | None, folder: str | None) -> str:
+    """The name a user most likely gives the server in their client: the program (or the script a
+    runner starts) unless it is a generic one (server.py, index.js), the URL's host, else the
+    project's folder."""
+    from urllib.parse import urlsplit
+
+    if command:
+        runner = Path(command[0]).name in ("node", "python", "python3", "npx", "uvx", "uv", "bunx", "deno")
+        words = [w for w in command[1:] if not w.startswith("-") and w not in ("run", "tool", "x")]
+        first = (words[0] if words else "") if runner else command[0]
+        stem = Path(first.rstrip("/").rsplit("/", 1)[-1].split("@")[0]).stem
+        if stem and stem not in GENERIC:
+            return stem
+    if url:
+        host = urlsplit(url).hostname or ""
+        labels = [w for w in host.split(".")[:-1] if w not in GENERIC and w not in ("api", "www")]
+        if labels and not host.replace(".", "").isdigit():
+            return labels[0]
+    return folder or "server"
