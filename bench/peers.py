@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.run import compiled  # noqa: E402
 from bench.scale import BIN, LATENCY, machine, suite  # noqa: E402
 
 from tests.fakes.model_api import FakeModelAPI  # noqa: E402
@@ -129,6 +130,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    compiled()
     node, entry = installed()
     folder = Path(tempfile.mkdtemp(prefix="tspeer-"))
     tools = suite(folder, CASES, TOOLS)
