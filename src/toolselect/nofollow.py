@@ -40,8 +40,12 @@ def open_folder(folder: Path, *, create: bool = True) -> int:
     """A descriptor of `folder` (made when missing), reached from the workspace without a link."""
     root = guarded_root(folder)
     if root is None:
-        if create:
-            folder.mkdir(parents=True, exist_ok=True)
+        try:
+            return os.open(folder, FOLDER)
+        except FileNotFoundError:  # made only when missing (the answer cache writes one file per answer)
+            if not create:
+                raise
+        folder.mkdir(parents=True, exist_ok=True)
         return os.open(folder, FOLDER)
     fd = os.open(root, FOLDER)
     try:
