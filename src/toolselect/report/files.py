@@ -39,7 +39,7 @@ def write_reports(reports: Sequence[Report], path: Path) -> None:
     from ..nofollow import writing
 
     def put(f: Any, report: Report, pad: str) -> None:
-        summary = json.dumps(report.model_dump(mode="json", exclude={"cases"}), indent=2, ensure_ascii=False)
+        summary = report.model_dump_json(indent=2, exclude={"cases"})  # as the cases: pydantic's JSON
         f.write(summary[:-2].replace("\n", "\n" + pad) + f',\n{pad}  "cases": [')
         for i, case in enumerate(report.cases):
             f.write((f"\n{pad}    " if i == 0 else f",\n{pad}    ") + case.model_dump_json())
