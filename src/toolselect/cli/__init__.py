@@ -10,7 +10,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..errors import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, ToolselectError
@@ -47,11 +47,31 @@ def _at_least_zero(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(first: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `first`: the command line's first word; when it names a command,
+    only that command's flags are built (argparse takes ~20 µs for each of ~280: a warm run's budget
+    counts them), and when it names none, every command's (for the help and argparse's own error)."""
     import argparse
     from pathlib import Path
 
     from ..options import INIT_BOUNDARIES, add_flags, option, with_flags
+
+    class Unasked(argparse.ArgumentParser):
+        """A command the command line did not name: its flags are not built."""
+
+        def __init__(self) -> None:  # no help flag, no formatter: nothing
+            pass
+
+        def add_argument(self, *names: Any, **described: Any) -> argparse.Action:
+            return argparse.Action([], "unasked")
+
+        def add_mutually_exclusive_group(self, **described: Any) -> Any:
+            return self
+
+        def set_defaults(self, **values: Any) -> None:
+            pass
+
+    named: list[str] = []
 
     parser = argparse.ArgumentParser(
         prog="toolselect",
@@ -60,7 +80,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"toolselect {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    ev = sub.add_parser(
+    def command(name: str, **described: Any) -> argparse.ArgumentParser:
+        if first is not None and name != first:
+            return Unasked()
+        named.append(name)
+        return sub.add_parser(name, **described)
+
+    ev = command(
         "eval",
         help="run the golden set and report accuracy, restraint and the confusion matrix",
         usage="toolselect eval [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [options]",
@@ -84,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     ev.set_defaults(func=_later("evaluate", "cmd_eval"))
 
-    st = sub.add_parser(
+    st = command(
         "stress",
         help="selection accuracy as distractor tools join yours: the curve, the cliff, the culprits",
         usage="toolselect stress [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--sizes N,N,…] [options]",
@@ -112,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("-q", "--quiet", action="store_true", help="print only the curve")
     st.set_defaults(func=_later("stress", "cmd_stress"))
 
-    fx = sub.add_parser(
+    fx = command(
         "fix",
         help="propose description rewrites and suggest only those that pass a held-out test",
         usage="toolselect fix [-c CONFIG] [--tool NAME]… [--candidates K] [--rewriter PROVIDER:MODEL] "
@@ -128,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     fx.add_argument("--dry-run", action="store_true", help="say the most it could ask, and stop (no key needed)")
     fx.set_defaults(func=_later("fix", "cmd_fix"))
 
-    df = sub.add_parser("diff", help="compare two saved JSON reports (base, head) under the head's recorded gate")
+    df = command("diff", help="compare two saved JSON reports (base, head) under the head's recorded gate")
     df.add_argument("base", type=Path, metavar="BASE.json")
     df.add_argument("head", type=Path, metavar="HEAD.json")
     add_flags(df, with_flags(("compare",)))
@@ -137,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(df, [option("html")])
     df.set_defaults(func=_later("evaluate", "cmd_diff"))
 
-    mg = sub.add_parser(
+    mg = command(
         "merge",
         help="put the parts of a sharded run (eval --shard I/N) back together: one report, one verdict",
         usage="toolselect merge PART.json… [--base-parts PART.json… --base-ref REF] [-o report.json] [options]",
@@ -155,10 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     mg.add_argument("-q", "--quiet", action="store_true", help="print only the verdict")
     mg.set_defaults(func=_later("evaluate", "cmd_merge"))
 
-    act = sub.add_parser("action", help="run as the GitHub Action (reads INPUT_* and the GitHub environment)")
+    act = command("action", help="run as the GitHub Action (reads INPUT_* and the GitHub environment)")
     act.set_defaults(func=_cmd_action)
 
-    snap = sub.add_parser(
+    snap = command(
         "snapshot",
         help="capture a live server's tool surface into a tools.json file",
         usage="toolselect snapshot [-c CONFIG] [--url URL | -- SERVER CMD…] (-o tools.json | --check tools.json)",
@@ -174,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     snap.set_defaults(func=_later("surface", "cmd_snapshot"))
 
-    serve = sub.add_parser(
+    serve = command(
         "serve",
         help="serve a tools.json over stdio as an MCP server: tools/list only, every tools/call refused (what a "
         "driven client connects to; try a client against a snapshot)",
@@ -185,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--calls", type=Path, metavar="PATH", help="append each refused tools/call here (JSON lines)")
     serve.set_defaults(func=_later("surface", "cmd_serve"))
 
-    lint = sub.add_parser(
+    lint = command(
         "lint",
         help="check the tool surface and the golden set before any model is asked",
         usage="toolselect lint [-c CONFIG] [--tools FILE | --url URL | -- SERVER CMD…] [--golden FILE]… "
@@ -202,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     lint.add_argument("--annotate", action="store_true", help="also print GitHub workflow annotations (file:line)")
     lint.set_defaults(func=_later("surface", "cmd_lint"))
 
-    init = sub.add_parser(
+    init = command(
         "init",
         help="write a starter toolselect.yaml and golden set for a server (asks per tool, likely confusions, "
         "no-tool cases)",
@@ -238,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     init.set_defaults(func=_later("surface", "cmd_init"))
 
-    view = sub.add_parser(
+    view = command(
         "surface",
         help="the tool surface as the model gets it: every tool and the tokens it adds to each request, "
         "the heaviest first",
@@ -250,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     view.add_argument("--json", type=Path, metavar="PATH", help="write the tools and their tokens as JSON")
     view.set_defaults(func=_later("surface", "cmd_surface"))
 
-    cl = sub.add_parser(
+    cl = command(
         "clients",
         help="install a client toolselect drives (claude-code, codex, gemini-cli, copilot-cli, opencode) from npm, "
         "at the version it was tested with; capture what it does to a server's tools (its observed facts, as YAML)",
@@ -262,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     cl.add_argument("--out", type=Path, metavar="FILE", help="capture: write the facts to FILE (else stdout)")
     cl.set_defaults(func=_later("clients", "cmd_clients"))
 
-    imp = sub.add_parser(
+    imp = command(
         "import",
         help="turn a published eval suite into a golden file (Apify's {query, expectedTools}, the golden-set "
         "JSONL, promptfoo tool-call tests)",
@@ -279,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--force", action="store_true", help="overwrite an existing file")
     imp.set_defaults(func=_later("importing", "cmd_import"))
 
-    cache_cmd = sub.add_parser(
+    cache_cmd = command(
         "cache",
         help="answer cache: stats, prune the answers the last run did not use, or merge other caches into it",
         usage="toolselect cache {stats,prune} [-c CONFIG] [--cache-dir DIR]\n       toolselect cache merge SOURCE_DIR… "
@@ -290,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_flags(cache_cmd, [option("config"), option("cache_dir")])
     cache_cmd.add_argument("--dry-run", action="store_true", help="prune: only say what would go")
     cache_cmd.set_defaults(func=_later("surface", "cmd_cache"))
-    return parser
+    return parser if named else build_parser()
 
 
 def main(argv: list[str] | None = None, *, own_process: bool | None = None) -> int:
@@ -306,7 +332,7 @@ def main(argv: list[str] | None = None, *, own_process: bool | None = None) -> i
     if "--" in argv:
         i = argv.index("--")
         argv, server_command = argv[:i], tuple(argv[i + 1 :]) or None
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
