@@ -35,10 +35,11 @@ from .errors import (
 from .github.annotations import annotate_cases, annotate_findings, repo_path
 from .github.commands import Workflow, chown_like, run_url
 from .matrix import matrix, parts, shard_job
+from .meta import Meta, MetaFailure
 from .nofollow import fresh_folder, write_text
 from .options import OPTIONS, read_inputs
 from .outcome import Outcome, evaluate, exit_code, with_stress
-from .outputs import REPORT_DIR, Meta, MetaFailure, Targets, step_outputs, write_outputs
+from .outputs import REPORT_DIR, Targets, step_outputs, write_outputs
 from .pipeline.eval import run_eval
 from .pipeline.merge import run_merge
 from .pipeline.sides import Against

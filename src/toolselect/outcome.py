@@ -30,11 +30,11 @@ from .gate import (
     judged,
     run_failure,
 )
-from .portability import Portability, portability
 from .report.schema import Report
 
 if TYPE_CHECKING:  # imported where used: a run without a base, a stress test or rewrites loads none of them
     from .diff import Diff
+    from .portability import Portability
     from .stress import StressReport
     from .suggestions import Suggestion
 
@@ -116,6 +116,8 @@ class Outcome:
     @property
     def portability(self) -> Portability:
         """Cases and confusion cells the change moved in opposite directions for two models."""
+        from .portability import portability
+
         return portability([(m.label, m.diff) for m in self.models if m.diff is not None])
 
 

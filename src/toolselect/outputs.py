@@ -1,7 +1,7 @@
 """Every file an outcome is written to: the JSON reports, Markdown, JUnit, the PR comment, the
 job summary, the HTML report and the stress report (`Targets` names them; `WRITERS`, the table of
 formats, says how each is written, one row each; `write_outputs` writes them); the Action's step
-outputs and its meta.json. The writers of the flow's top: outcome.py judges, the renderers draw,
+outputs (meta.json's shape is meta.py's). The writers of the flow's top: outcome.py judges, the renderers draw,
 this writes."""
 
 from __future__ import annotations
@@ -11,13 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from .outcome import ModelOutcome, Outcome
 from .report.files import write_reports
-from .strict import Record
 
 REPORT_DIR = "toolselect-report"  # the Action's: in the workspace, uploaded as the report artifact
 
@@ -236,25 +233,3 @@ def model_output(m: ModelOutcome) -> dict[str, Any]:
 
 def _share(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
-
-
-class MetaFailure(Record):
-    """Why the PR's run could not evaluate its base (gate.BaseFailure), as the poster reads it back."""
-
-    reason: str = Field(max_length=4000)
-    details: str = Field("", max_length=20_000)
-    hint: str = Field("", max_length=4000)
-
-
-class Meta(Record):
-    """`toolselect-report/meta.json`: what a fork PR's run hands to the workflow_run poster."""
-
-    schema_version: Literal[1] = 1
-    event: str
-    pr: int | None = None
-    head_sha: str | None = None
-    base_sha: str | None = None
-    fork: bool = False
-    base_note: str | None = None
-    base_failure: MetaFailure | None = None
-    run_url: str | None = None

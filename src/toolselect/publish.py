@@ -15,9 +15,10 @@ from .errors import (
 )
 from .gate import BaseFailure
 from .github.commands import Workflow
+from .meta import Meta
 from .options import BY_KEY
 from .outcome import Outcome, compare_saved, with_stress
-from .outputs import Meta, Targets, write_outputs
+from .outputs import Targets, write_outputs
 from .policy import Plan, Review
 from .report.files import read_reports
 from .suggestions import Suggestion
