@@ -10,8 +10,9 @@ a suffix past its 165) and a golden set whose case i expects tool i mod tools, e
 `CONCURRENCY`. Measured from outside the process: set-up (the process's start to the first request
 the fake sees), the API phase (first request in to last answer out) against the ideal (cases ×
 latency ÷ concurrency), the whole process, and a warm re-run (every answer cached) against
-`toolselect --version` plus reading and scoring (READ_AND_SCORE: what no warm run can skip, done with
-toolselect's own functions in a process of its own; the best of ROUNDS runs of each, taken in turns).
+`toolselect --version` plus reading and scoring (READ_AND_SCORE: what no warm run can skip, its report
+written included, done with toolselect's own functions in a process of its own; the best of ROUNDS runs
+of each, taken in turns).
 """
 
 from __future__ import annotations
@@ -146,10 +147,12 @@ def cell(cases: int, tools: int, profile: str | None = None) -> dict[str, float]
 # Reading and scoring, as its own process with toolselect's own functions: the floor a warm `toolselect
 # eval` is held to (beside --version). Read the config, the golden set and the surface (each checked, as a
 # run checks them); make each sample's request and answer key; read its answer from the cache; score it; sum
-# the scores up (the metrics, the confusion matrix, each tool's numbers). Not in it: the plan and its
-# estimate, the pool of workers, the gate, writing the report, the console.
+# the scores up into the report (the metrics, the confusion matrix, each tool's numbers, a row per case) and
+# write it where the run was asked to (--json: the scores are of no use unwritten). Not in it: the plan and
+# its estimate, the pool of workers, the gate, the console, the sweep for strays.
 READ_AND_SCORE = """
 import os, sys
+from pathlib import Path
 from toolselect.ask import Offered, plan
 from toolselect.cli.common import load_settings
 from toolselect.config import Overrides
@@ -157,7 +160,9 @@ from toolselect.lint.stops import check_cases
 from toolselect.lint.surface import lint_surface
 from toolselect.offer import offer_to
 from toolselect.providing import make_provider
-from toolselect.report.build import compute_metrics, confusion_matrix, tool_stats
+from toolselect.report.build import build_report
+from toolselect.report.files import write_reports
+from toolselect.report.schema import RunOut
 from toolselect.resolve import load_cases
 from toolselect.scoring import score_sample
 from toolselect.surface import build_surface
@@ -168,8 +173,7 @@ os.chdir(sys.argv[1])
 loaded, settings = load_settings(Overrides())
 cases = load_cases(loaded, settings)
 surface = build_surface(read_tools_file(settings.tools_file), "file")
-lint_surface(surface, "tools.json")
-check_cases(cases, surface)
+findings = lint_surface(surface, "tools.json") + check_cases(cases, surface)
 provider = make_provider(settings.call, Throttle(1), os.environ, settings.cache_dir, settings.cache_mode)
 offer = offer_to(surface, settings.system, None, settings.server_label)
 offered = Offered(offer)
@@ -178,8 +182,11 @@ for job in plan(cases, settings.repeat, len(offer.tools)):
     pick = provider.cached_answer(provider.answer_key(offered.request(job)))
     assert pick is not None, job
     results.append(score_sample(job.case, offer.named_back(pick), surface, job.sample))
-metrics, confusion = compute_metrics(results, True, False), confusion_matrix(results, surface)
-per_tool = tool_stats(confusion, surface.names)
+run = RunOut(
+    toolselect_version="floor", provider=settings.call.provider, model=settings.call.model, repeat=settings.repeat,
+    concurrency=settings.concurrency, started_at="", finished_at="", duration_s=0.0, args_measured=True,
+)
+write_reports([build_report(cases, results, surface, run, settings.gate.values(), lint=findings)], Path("floor.json"))
 """
 
 
