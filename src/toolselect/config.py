@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
@@ -74,6 +74,7 @@ class ClientEntry(Authored):
 STRUCTURED = {
     "alongside": list[str | DistractorServer],
     "cases": list[YamlCase],
+    "must_not_call": list[Annotated[str, Field(min_length=1)]] | dict[str, list[Annotated[str, Field(min_length=1)]]],
     "price": OwnPrice | None,
     "models": list[ModelEntry] | None,
     "clients": list[str | ClientEntry] | None,

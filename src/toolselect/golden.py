@@ -140,6 +140,7 @@ class _CaseFields(Authored):
     match: dict[str, Any] = Field(default_factory=dict)
     forbid_extra_args: bool | None = None
     acceptable: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    must_not_call: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)  # severity.py
     # beside no expected call: the reply the model should give instead (replies.py)
     expect_reply: Literal["clarify", "unable", "answer"] | None = None
     # a trajectory case (issue 13): expect_calls instead of expect_tool / expected_tool
@@ -273,6 +274,7 @@ class Case:
     split: str | None = None
     status: str = "reviewed"
     acceptable: tuple[str, ...] = ()  # tools that work but are not the best choice (SEL-SUBOPTIMAL)
+    must_not_call: tuple[str, ...] = ()  # tools never to be called for it: one call is critical (severity.py)
     script: Script | None = None  # a trajectory case's expectation, stubs and max_turns
     expect_reply: ReplyKind | None = None  # no call, and this kind of reply (None: any usable reply)
 
@@ -363,6 +365,7 @@ def _from_yaml(model: YamlCase, doc: Located, loc: Loc, forbid_extra_args: bool)
         split=model.split,
         status=model.status,
         acceptable=tuple(model.acceptable),
+        must_not_call=tuple(dict.fromkeys(model.must_not_call)),
         script=script,
         expect_reply=model.expect_reply,
     )
@@ -428,6 +431,7 @@ def _load_jsonl(path: Path, shown: str, forbid_extra_args: bool) -> list[Case]:
                 split=model.split,
                 status=model.status,
                 acceptable=tuple(model.acceptable),
+                must_not_call=tuple(dict.fromkeys(model.must_not_call)),
                 script=script,
                 expect_reply=model.expect_reply,
             )
@@ -475,6 +479,22 @@ def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc:
             raise ConfigError(
                 f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})"
             )
+
+
+def forbid(cases: list[Case], rule: list[str] | dict[str, list[str]]) -> list[Case]:
+    """evals.must_not_call laid onto the cases: a list, for every case; a mapping, by tag (`"*"`: every
+    case). A case that expects one of those tools is not forbidden it (it asks for it)."""
+    by_tag = {"*": rule} if isinstance(rule, list) else rule
+    if not by_tag:
+        return cases
+    out = []
+    for case in cases:
+        asked = {*case.expected, *(c.tool for c in case.script.expect.calls)} if case.script else set(case.expected)
+        extra = [t for key in ("*", *case.tags) for t in by_tag.get(key, ()) if t not in asked]
+        if extra:
+            case = replace(case, must_not_call=tuple(dict.fromkeys((*case.must_not_call, *extra))))
+        out.append(case)
+    return out
 
 
 def read_cases(doc: Located | None, inline: Any, files: tuple[Path, ...], forbid_extra_args: bool) -> list[Case]:

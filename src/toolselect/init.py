@@ -123,6 +123,9 @@ def render_golden(surface: Surface, drafts: Drafts | None = None, boundaries: in
         out.append("  tags: [confusable]")
         out.append("")
     out.append("# --- negatives: no tool should be called")
+    destructive = [t.name for t in surface.tools if t.effect == "destructive"]  # by the server's annotations
+    if destructive:
+        out.append("# (and never a destructive one: a call of a tool under must_not_call is a critical misroute)")
     for i, (kind, placeholder) in enumerate(NEGATIVES, 1):
         prompt = drafts.negatives[i - 1] if i <= len(drafts.negatives) else placeholder
         drafted = i <= len(drafts.negatives)
@@ -130,6 +133,8 @@ def render_golden(surface: Surface, drafts: Drafts | None = None, boundaries: in
         out.append(f"- name: no-tool-{i}  # {kind}{by}")
         out.append(f"  prompt: {yaml_string(prompt)}")
         out.append("  expect_tool: null")
+        if destructive:
+            out.append(f"  must_not_call: [{', '.join(yaml_string(t) for t in destructive)}]")
         out.append("  status: needs_review")
     return "\n".join(out) + "\n"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from .config import EvalsModel, Loaded, Overrides, resolve_value
 from .errors import ConfigError, where
-from .golden import Case, read_cases
+from .golden import Case, forbid, read_cases
 from .lineup import client_specs, model_specs, rewriter_call
 from .locate import Located
 from .options import BY_KEY, OPTIONS
@@ -257,6 +257,7 @@ def _as_written(raw: Any, key: str) -> Any:
 def load_cases(loaded: Loaded, settings: Settings) -> list[Case]:
     """The cases a run asks: its golden set (golden.read_cases), then those -k or --last-failed name."""
     cases = read_cases(loaded.doc, loaded.config_value("cases"), settings.golden, settings.forbid_extra_args)
+    cases = forbid(cases, loaded.config_value("must_not_call"))
     if settings.select is None and settings.failed_last is None:
         return cases
     chosen = select(cases, settings.select, settings.failed_last)

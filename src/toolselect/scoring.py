@@ -1,15 +1,19 @@
 """(case, pick, surface) → result. Pure functions, no I/O.
 
-Only the first tool call counts. toolproof's loose rule is the default for each expected argument;
-per-key match modes (seed 001) and `forbid_extra_args` (BFCL's rule) refine it. Every sample gets
-one outcome code, named after seed 004's failure taxonomy. A trajectory case's sample is scored on
-its whole trace by trajectory.score (seed 004's four dimensions); its outcome is the first failure
-code that applies, in the taxonomy's order.
+Only the first tool call is scored for selection and arguments; every call is weighed for severity
+(severity.py): a call the case must never make, or a destructive or writing call nobody asked for,
+makes the sample critical (and a sample whose first call was right fails for it: RES-OVERCALL).
+toolproof's loose rule is the default for each expected argument; per-key match modes (seed 001)
+and `forbid_extra_args` (BFCL's rule) refine it. Every sample gets one outcome code, named after
+seed 004's failure taxonomy. A trajectory case's sample is scored on its whole trace by
+trajectory.score (seed 004's four dimensions); its outcome is the first failure code that applies,
+in the taxonomy's order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from jsonschema.exceptions import best_match
@@ -20,6 +24,7 @@ from .golden import Case
 from .matching import loose_equal, match_value
 from .pick import TOO_DEEP, Pick, is_built_in, is_foreign
 from .replies import UNUSABLE, Reply, classify
+from .severity import Critical, critical_call
 from .surface import Surface, Tool
 from .taxonomy import SampleOutcome
 from .trajectory import Call, Expectation, Scores, Trajectory, score
@@ -44,6 +49,7 @@ class Result:
     scores: Scores | None = None  # a trajectory case's four dimensions and failure codes
     judge: Reading | None = None  # evals.judge's reading of the answer after an error
     reply: Reply | None = None  # a sample without a call: what kind of reply it gave (replies.py)
+    critical: Critical | None = None  # a critical misroute among its calls (severity.py)
 
     @property
     def passed(self) -> bool:
@@ -90,8 +96,35 @@ def score_sample(
     if pick.unsent:  # what the user meets in that client: a failure, not an outage
         return Result(case, sample, pick, SampleOutcome.CLIENT_FAILED, (pick.unsent,), tool_ok=False)
     if case.script is not None:
-        return _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured, surfaced)
+        scored = _score_trajectory(case, case.script.expect, pick, surface, sample, args_measured, surfaced)
+        called = [c.tool for c in pick.trace.calls] if pick.trace else []
+        expected = [c.tool for c in case.script.expect.calls]
+        return _weighed(scored, called, expected, surface)
+    scored = _score_single(case, pick, surface, sample, args_measured, reply, reads_replies)
+    return _weighed(scored, [c.tool for c in pick.all_calls], case.expected, surface)
 
+
+def _weighed(result: Result, called: list[str], expected: Sequence[str], surface: Surface) -> Result:
+    """The result with its critical call, if any: said first among its reasons; a sample that would
+    have passed fails for it (it made a call it must not: RES-OVERCALL)."""
+    case = result.case
+    critical = critical_call(called, expected, case.acceptable, case.must_not_call, surface.effects)
+    if critical is None:
+        return result
+    if result.passed:
+        return replace(result, outcome=SampleOutcome.RES_OVERCALL, reasons=(critical.why,), critical=critical)
+    return replace(result, reasons=(critical.why, *result.reasons), critical=critical)
+
+
+def _score_single(
+    case: Case,
+    pick: Pick,
+    surface: Surface,
+    sample: int,
+    args_measured: bool,
+    reply: Reply | None,
+    reads_replies: bool,
+) -> Result:
     tool = surface.get(pick.tool) if pick.tool else None
     schema_problems = _schema_problems(tool, pick.args, pick.raw_args) if tool and args_measured else None
     schema_ok = None if schema_problems is None else not schema_problems

@@ -61,6 +61,7 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
             unique = {(t, json.dumps(a, sort_keys=True, default=str)): (t, a, m) for t, a, m in expected}
             expected = list(unique.values())
         named = [("acceptable", t) for t in case.acceptable]
+        named += [("must_not_call", t) for t in case.must_not_call]
         named += [("mocks", t) for t in (case.script.mocks if case.script else {})]
         for where_, tool_name in named:
             if tool_name not in listed:
@@ -73,6 +74,16 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                     "fix the name, or add the tool to the server",
                     tool_name,
                 )
+        asked = {t for t, _, _ in expected} | set(case.acceptable)
+        for tool_name in (t for t in case.must_not_call if t in asked):
+            add(
+                case,
+                "case-forbids-expected",
+                "error",
+                f"case '{case.name}' expects (or accepts) '{tool_name}' and must_not_call names it: it can't pass",
+                f"drop '{tool_name}' from the case's must_not_call",
+                tool_name,
+            )
         script = case.script
         if script and any(m.error is not None for ms in script.mocks.values() for m in ms) and not script.expect.final:
             add(

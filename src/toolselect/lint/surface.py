@@ -125,13 +125,35 @@ def lint_surface(
                 "say what each one is for, and when to use the other",
                 group[0],
             )
+    effects = surface.effects
     for score, a, b in confusable_pairs(surface):
+        if {effects.get(a), effects.get(b)} == {"read", "destructive"}:  # a misroute between them destroys
+            reader, destroyer = (a, b) if effects.get(a) == "read" else (b, a)
+            add(
+                "confusable-destructive",
+                "warning",
+                f"{reader} (read-only) and {destroyer} (destructive) are likely confusable (similarity {score:.2f}): "
+                f"a read question routed to {destroyer} is a critical misroute",
+                f"tell them apart in the descriptions ('reads only' / 'deletes …'), and add cases that ask to read "
+                f"with must_not_call: [{destroyer}]",
+                destroyer,
+            )
+            continue
         add(
             "confusable",
             "warning",
             f"{a} and {b} are likely confusable (similarity {score:.2f})",
             f"add boundary cases to the golden set, and a 'use {b} instead when…' line to {a} (and the reverse)",
             a,
+        )
+    if surface.tools and not any(effects.values()):
+        add(
+            "no-annotations",
+            "warning",
+            f"none of the {len(surface.tools)} tools declares what it does (MCP annotations: readOnlyHint, "
+            "destructiveHint): a destructive misroute can't be told from a harmless one",
+            "set annotations on each tool (readOnlyHint: true for reads; destructiveHint for deletes and "
+            "overwrites), or name the tools no case may call with must_not_call",
         )
     return out
 

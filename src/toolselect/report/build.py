@@ -10,6 +10,7 @@ from typing import Any, cast, get_args
 from ..golden import Case
 from ..pick import Trace, is_foreign
 from ..scoring import Result
+from ..severity import CriticalCode
 from ..stats import cluster_bootstrap, wilson
 from ..surface import Surface
 from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, SampleOutcome
@@ -25,6 +26,7 @@ from .schema import (
     CaseOut,
     CaseStatus,
     Counts,
+    CriticalOut,
     DimensionOut,
     ExpectedCallOut,
     FindingOut,
@@ -248,13 +250,21 @@ def case_out(case: Case, results: Sequence[Result]) -> CaseOut:
                 else None,
                 searched=[SearchOut(query=s.query, found=list(s.found)) for s in r.pick.searched],
                 reply=ReplyOut(kind=r.reply.kind, by=r.reply.by, said=r.reply.said) if r.reply else None,
+                critical=CriticalOut(code=r.critical.code, tool=r.critical.tool) if r.critical else None,
             )
             for r in results
         ],
         acceptable=list(case.acceptable),
+        must_not_call=list(case.must_not_call),
         expect_reply=case.expect_reply,
         **_script_fields(case),
     )
+
+
+def critical_counts(results: Sequence[Result]) -> dict[CriticalCode, int]:
+    """The critical samples the gate counts (of reviewed cases), by code, in the codes' order."""
+    found = Counter(r.critical.code for r in results if r.critical is not None and counted(r))
+    return {code: found[code] for code in get_args(CriticalCode) if found[code]}
 
 
 def expected_position(result: Result) -> int | None:
@@ -414,6 +424,7 @@ def build_report(
             pending_cases=sum(c.status == PENDING for c in cases),
             not_evaluated=outcomes.get(SampleOutcome.NOT_EVALUATED.value, 0),
             outcomes={o: outcomes[o.value] for o in SampleOutcome if outcomes.get(o.value)},
+            critical=critical_counts(results),
         ),
         cases=case_list,
         surface=SurfaceOut(

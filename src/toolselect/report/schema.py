@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import AfterValidator, Field
 
 from ..explain import show
+from ..severity import CriticalCode
 from ..strict import Record
 from ..taxonomy import DIMENSIONS, FAILURE_CODES, FailureCode, ReplyKind, SampleOutcome
 
@@ -177,6 +178,13 @@ class SearchOut(Record):
     found: list[str] = Field(default_factory=list)
 
 
+class CriticalOut(Record):
+    """A critical misroute (severity.py): its code and the tool the sample called."""
+
+    code: CriticalCode
+    tool: str
+
+
 class SampleOut(Record):
     index: Count
     outcome: SampleOutcome
@@ -197,6 +205,7 @@ class SampleOut(Record):
     judge: JudgeOut | None = only_when_set()
     searched: list[SearchOut] = only_when_set([])  # a deferred client: the searches before the pick
     reply: ReplyOut | None = only_when_set()  # no call: what kind of reply it gave
+    critical: CriticalOut | None = only_when_set()  # a call that matters most when it is wrong
 
 
 class ExpectedCallOut(Record):
@@ -221,6 +230,7 @@ class CaseOut(Record):
     pass_rate: float | None
     samples: list[SampleOut]
     acceptable: list[str] = only_when_set([])
+    must_not_call: list[str] = only_when_set([])  # a call of one is critical (severity.py)
     expect_reply: ReplyKind | None = only_when_set()  # no call, and this kind of reply
     # a trajectory case
     expect_calls: list[ExpectedCallOut] | None = only_when_set()
@@ -346,6 +356,8 @@ class GateOut(Record):
     max_steal_rise: float | None = only_when_set()
     max_search_recall_drop: float | None = only_when_set()
     min_clarify: float | None = only_when_set()
+    max_critical: Count = 0
+    mode: Literal["enforce", "warn"] = Field("enforce", exclude_if=lambda v: v == "enforce")  # said only in warn
     reasons: list[str] = Field(default_factory=list)
     stopped: str | None = None  # why the run stopped early (infrastructure failure)
 
@@ -379,6 +391,7 @@ class Counts(Record):
     pending_cases: Count  # status: needs_review (scored and shown, not counted)
     not_evaluated: Count
     outcomes: dict[SampleOutcome, Count]
+    critical: dict[CriticalCode, Count] = only_when_set({})  # critical samples of reviewed cases, by code
 
 
 class PartOut(Record):

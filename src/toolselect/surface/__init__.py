@@ -21,6 +21,7 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 
 from ..bounds import MAX_FILE_DEPTH, nests_deeper
+from ..severity import Effect, effect_of, hints_of
 
 SAFE_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -35,6 +36,7 @@ class Tool:
     wire_name: str  # the name a provider accepts; equal to `name` unless that one is unsafe
     output_schema: dict[str, Any] | None = None
     validator: Validator | None = field(default=None, compare=False, repr=False)
+    effect: Effect | None = None  # what it does to its environment, by its annotations (severity.py)
 
     def definition(self) -> dict[str, Any]:
         """The MCP-side definition that the surface hash covers."""
@@ -55,7 +57,7 @@ class Surface:
     left_out: tuple[LeftOut, ...]
     hash: str
     origin: str
-    definitions: tuple[dict[str, Any], ...] = ()  # every listed tool (name, description, inputSchema)
+    definitions: tuple[dict[str, Any], ...] = ()  # every listed tool (name, description, inputSchema, …)
     raw: tuple[Any, ...] = field(default=(), compare=False, repr=False)  # tools/list exactly as served (for lint)
 
     def get(self, name: str) -> Tool | None:
@@ -69,6 +71,11 @@ class Surface:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(t.name for t in self.tools)
+
+    @cached_property
+    def effects(self) -> dict[str, Effect | None]:
+        """Each listed tool's effect (offered or left out: a model may still call it by name)."""
+        return {str(d["name"]): effect_of(d.get("annotations")) for d in self.definitions}
 
     @cached_property
     def all_names(self) -> tuple[str, ...]:
@@ -210,6 +217,8 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
         title = raw.get("title") or (annotations.get("title") if isinstance(annotations, dict) else None)
         if isinstance(title, str) and title:
             definition["title"] = title  # in the report (a review points at a changed title), not in the hash
+        if hints := hints_of(annotations):
+            definition["annotations"] = hints  # its effect (severity.py), in the report; not in the hash
         definitions.append(definition)
         if name in seen:
             left_out.append(LeftOut(name, "duplicate name: another tool is already listed under it"))
@@ -240,6 +249,7 @@ def build_surface(raw_tools: list[dict[str, Any]], origin: str) -> Surface:
                 wire_name=name if SAFE_NAME.match(name) else safe_name(name, taken),
                 output_schema=output if isinstance(output, dict) else None,
                 validator=validator,
+                effect=effect_of(raw.get("annotations")),
             )
         )
     return Surface(
