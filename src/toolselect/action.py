@@ -292,7 +292,11 @@ def _publish(
     wf.set_outputs(step_outputs(outcome, comment_url, dirty=writes + pruned > 0) | {"review-url": review_url})
 
     code = exit_code(outcome)
-    if code == EXIT_PASSED and not outcome.verdict.passed:
+    if code == EXIT_PASSED and outcome.warned:
+        first = outcome.verdict.reasons[0] if outcome.verdict.reasons else "the gate failed"
+        said = f"would fail: {first} (mode: warn: not failing the check)"
+        wf.annotate("warning", said, title="toolselect: would fail")
+    elif code == EXIT_PASSED and not outcome.verdict.passed:
         wf.annotate(
             "notice",
             "the gate failed on the cached answers of a fork PR; not failing the check (set fail-on-fork: true to "

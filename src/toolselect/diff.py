@@ -1,9 +1,13 @@
 """(base report, head report) → diff. Pure: no I/O.
 
 Every metric base → head with Δ in points; every confusion cell that changed, biggest change
-first; the cases that flipped (paired by name, else by prompt); new and removed cases; the tool
-surface diff (tools added, removed, each changed description or schema as a unified diff); and what
-each side cost.
+first; the cases that flipped (paired by name, else by prompt), each with its state — *broke*
+(passed every sample on the base, passes none now), *destabilized* (passed every sample on the
+base, now flips between samples), *fixed* (passes every sample now, did not on the base),
+*inconclusive* (more than half of a side's samples are errors: nothing to tell) — and the whole
+comparison's `inconclusive` when it can tell nothing; new and removed cases; the tool surface
+diff (tools added, removed, each changed description or schema as a unified diff); and what each
+side cost.
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ class CaseSide(Record):
     outcome: str
 
 
+CaseState = Literal["broke", "destabilized", "fixed", "inconclusive"]
+CASE_STATES: tuple[str, ...] = ("broke", "destabilized", "fixed", "inconclusive")  # in the order said
+
+
 class CaseDelta(Record):
     name: str
     expect_tool: str | list[str] | None
@@ -73,6 +81,7 @@ class CaseDelta(Record):
     expect_calls: list[str] | None = only_when_set()  # a trajectory case: the expected calls' tools
     sequence: Sequence_ | None = only_when_set()
     expect_reply: ReplyKind | None = only_when_set()  # no call, and this kind of reply
+    state: CaseState | None = only_when_set()  # None: it moved, but none of the four
 
     @property
     def expected(self) -> str:
@@ -137,6 +146,8 @@ class Diff(Record):
     to_failing: list[CaseDelta]
     to_passing: list[CaseDelta]
     changed: list[CaseDelta]  # pass rate moved without flipping (repeats)
+    inconclusive_cases: list[CaseDelta] = only_when_set([])  # moved, but mostly errors on a side: not flips
+    inconclusive: str | None = only_when_set()  # the comparison as a whole can tell nothing: why
     new_cases: list[str]
     removed_cases: list[str]
     tools: list[ToolChange]
@@ -148,6 +159,12 @@ class Diff(Record):
     search: SearchDelta | None = only_when_set()  # a search before the pick (tool search, a deferring client)
 
     @property
+    def states(self) -> dict[str, int]:
+        """How many cases are in each state (broke, destabilized, fixed, inconclusive), those with any."""
+        moved = [*self.to_failing, *self.to_passing, *self.changed, *self.inconclusive_cases]
+        return {s: n for s in CASE_STATES if (n := sum(c.state == s for c in moved))}
+
+    @property
     def has_changes(self) -> bool:
         deltas = [m.delta_pt for m in self.metrics.values() if m.delta_pt]
         return bool(
@@ -156,6 +173,7 @@ class Diff(Record):
             or self.to_failing
             or self.to_passing
             or self.changed
+            or self.inconclusive_cases
             or self.new_cases
             or self.removed_cases
             or self.tools
@@ -202,6 +220,39 @@ def pair_cases(
         match = by_prompt.pop(case.prompt, None)
         (pairs.append((match, case)) if match is not None else new.append(case))
     return pairs, new, list(by_prompt.values())
+
+
+def unmeasured(case: CaseOut) -> bool:
+    """More than half of the case's evaluated samples are errors (the provider, the client): its pass
+    rate says nothing about the model."""
+    errors = sum(s.outcome in ("ERROR", "CLIENT-FAILED") for s in case.samples)
+    return 2 * errors > case.evaluated
+
+
+def state_of(base: CaseOut, head: CaseOut) -> CaseState | None:
+    """A moved case's state (see the module's docstring); None when none of them applies."""
+    if unmeasured(base) or unmeasured(head):
+        return "inconclusive"
+    if base.passed == base.evaluated:
+        return "broke" if head.passed == 0 else "destabilized" if head.passed < head.evaluated else None
+    return "fixed" if head.passed == head.evaluated else None
+
+
+def suite_inconclusive(compared: int, inconclusive: int, base: Report, head: Report) -> str | None:
+    """Why the comparison as a whole can tell nothing: no case could be compared though both sides
+    counted some, or more cases were too errored to tell than could be told."""
+    told = compared - inconclusive
+    if told == 0 and _counted(base) and _counted(head):
+        if inconclusive:
+            return f"all {inconclusive} cases that moved are mostly errors on one side"
+        return "no case was evaluated on both sides (renamed, or pending review on one side)"
+    if inconclusive > told:
+        return f"{inconclusive} of the {compared} cases compared are mostly errors on one side"
+    return None
+
+
+def _counted(report: Report) -> bool:
+    return any(c.evaluated and c.status != "needs_review" for c in report.cases)
 
 
 def passing(case: CaseOut) -> bool | None:
@@ -287,7 +338,7 @@ def dimension_deltas(base: Report, head: Report) -> dict[str, DimensionDelta] | 
 def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
     """`alpha` marks certain flips (Fisher, per case) and significant suite changes."""
     pairs, new, removed = pair_cases(base.cases, head.cases)
-    to_failing, to_passing, changed = [], [], []
+    to_failing, to_passing, changed, errored = [], [], [], []
     differences: list[float] = []
     improved = worsened = 0
     single = True
@@ -314,8 +365,11 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
             expect_calls=[c.tool for c in now.expect_calls] if now.expect_calls is not None else None,
             sequence=now.sequence,
             expect_reply=now.expect_reply,
+            state=state_of(old, now) if rate != was else None,
         )
-        if (before and not after) or (delta.certain and rate < was):
+        if delta.state == "inconclusive":
+            errored.append(delta)
+        elif (before and not after) or (delta.certain and rate < was):
             to_failing.append(delta)
         elif (after and not before) or (delta.certain and rate > was):
             to_passing.append(delta)
@@ -339,6 +393,8 @@ def diff_reports(base: Report, head: Report, alpha: float = 0.05) -> Diff:
         to_failing=sorted(to_failing, key=certain_first),
         to_passing=sorted(to_passing, key=certain_first),
         changed=changed,
+        inconclusive_cases=errored,
+        inconclusive=suite_inconclusive(len(differences), len(errored), base, head),
         new_cases=[c.name for c in new],
         removed_cases=[c.name for c in removed],
         tools=surface_changes(base.surface.definitions, head.surface.definitions),
@@ -390,8 +446,17 @@ def _paired(
     return {"base": b, "head": h, "delta_pt": delta, "rose": rose, "fell": fell, "p_value": sign_test(rose, fell)}
 
 
+def _client(report: Report) -> str:
+    """How the model met the tools: no client, a client's profile (simulated), or the real client."""
+    c = report.run.client
+    if c is None:
+        return "none"
+    return f"{c.name} {c.driven} (the real client)" if c.driven else f"{c.name} (its profile)"
+
+
 def incomparable(base: Report, head: Report) -> list[str]:
-    """Why two reports can't be compared fairly (different model, provider or settings)."""
+    """Why two reports can't be compared fairly (another model, provider, client, tool-search mode or
+    settings answered one of them)."""
     reasons = []
     for field, label in (
         ("provider", "provider"),
@@ -409,4 +474,7 @@ def incomparable(base: Report, head: Report) -> list[str]:
     searched = [r.run.tool_search.mode if r.run.tool_search else "off" for r in (base, head)]
     if searched[0] != searched[1]:
         reasons.append(f"different tool search: base {searched[0]!r}, head {searched[1]!r}")
+    clients = _client(base), _client(head)
+    if clients[0] != clients[1]:
+        reasons.append(f"different client: base {clients[0]!r}, head {clients[1]!r}")
     return reasons

@@ -1,6 +1,7 @@
 """The gate: its options, and the verdict over a head report and, when there is one, its diff. Pure.
 
-The rule, in one place: **the head's own gate always counts** — min_accuracy, max_error_rate,
+The rule, in one place: **the head's own gate always counts** — max_critical first (a destructive
+or writing misroute, or a forbidden call: severity.py), min_accuracy, max_error_rate,
 max_over_trigger and min_tool_recall, judged on the head report alone — and a comparison with a
 base adds max_drop, significance and fail_on_certain_flips. A head that misses min_accuracy fails
 even when it did not drop (a live run, `toolselect diff` and the fork poster alike); without a
@@ -10,6 +11,7 @@ caller's policy (a fork PR only gets a notice), not the verdict's.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -45,6 +47,8 @@ class Gate:
     max_steal_rise: float | None = None  # points: a significant rise of a client's steal rate fails
     max_search_recall_drop: float | None = None  # points: a significant drop of the search's recall fails
     min_clarify: float | None = None  # the clarification rate on cases that expect a question
+    max_critical: int = 0  # critical misroutes (severity.py) the head may have
+    mode: str = "enforce"  # "warn": a failed verdict is said as "would fail" and exits 0 (outcome.exit_code)
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Gate:
@@ -132,11 +136,20 @@ def head_reasons(
     client_limits: Sequence[str] = (),
     missing: Sequence[str] = (),
     cut_short: int = 0,
+    critical: tuple[int, Sequence[str]] = (0, ()),
 ) -> list[str]:
-    """The head's own gate: nothing stopped the run, errors within max_error_rate, something was
-    evaluated, accuracy ≥ min_accuracy, over-triggering within max_over_trigger, each tool's recall
-    at or above its floor, each of seed 004's dimensions (trajectory cases) at or above its floor."""
+    """The head's own gate: no more critical misroutes than max_critical (`critical`: each one, said
+    as (samples, a line per case); the first reason, whatever else fails), nothing stopped the run,
+    errors within max_error_rate, something was evaluated, accuracy ≥ min_accuracy, over-triggering
+    within max_over_trigger, each tool's recall at or above its floor, each of seed 004's dimensions
+    (trajectory cases) at or above its floor."""
     reasons = []
+    count, lines = critical
+    if count > gate.max_critical:
+        more = f"; and {len(lines) - 1} more case{'s' * (len(lines) > 2)}" if len(lines) > 1 else ""
+        reasons.append(
+            f"{count} critical misroute{'s' * (count != 1)} (max_critical {gate.max_critical}): {lines[0]}{more}"
+        )
     accuracy, errors = metrics["accuracy"], metrics["error_rate"]
     if stopped:
         reasons.append(f"the run stopped: {stopped}")
@@ -284,6 +297,24 @@ def tools_missing(report: Report) -> list[str]:
     return out
 
 
+def critical_samples(report: Report) -> tuple[int, list[str]]:
+    """The critical samples of reviewed cases (the number the gate counts), and a line for each case
+    and call: 'cal-read: called delete_all (…) (CRIT-DESTRUCTIVE), 3 of 3 samples'."""
+    total, lines = 0, []
+    for c in report.cases:
+        if c.status == "needs_review":
+            continue
+        name = c.name if c.split != "holdout" else "a holdout case"
+        found: Counter[str] = Counter()
+        for s in c.samples:
+            if s.critical is not None:
+                found[f"{s.reasons[0] if s.reasons else f'called {s.critical.tool}'} ({s.critical.code})"] += 1
+        for said, n in found.items():
+            total += n
+            lines.append(f"{name}: {said}" + (f", {n} of {len(c.samples)} samples" if len(c.samples) > 1 else ""))
+    return total, lines
+
+
 def cut_short(report: Report) -> int:
     """Samples --max-fail kept from being asked (NOT-EVALUATED, their reason says so)."""
     return sum(
@@ -319,6 +350,7 @@ def judged(report: Report, gate: Gate) -> Report:
         limits,
         tools_missing(report),
         cut_short(report),
+        critical_samples(report),
     )
     record = report.gate.model_copy(update={**gate.values(), "passed": not reasons, "reasons": reasons})
     return report.model_copy(update={"passed": not reasons, "gate": record})
@@ -335,13 +367,23 @@ def decide_verdict(
     failure unless the gate's base_failure is "pass")."""
     gate = gate_of(head)
     compared, said = comparison_reasons(diff, gate)
-    first = []  # the comparison that did not run is said first: it is why the verdict means little
+    first = []  # the comparison that did not run, or told nothing, is said first: the verdict means little
     if base_failure is not None and comparison_failed(base_failure, gate):
         first.append(base_failure.line)
     elif base_failure is not None:
         said.append(f"{base_failure.line} (base-failure: pass: the head's own gate decides)")
+    if (told := inconclusive_line(diff)) and gate.base_failure != "pass":
+        first.append(told)
+    elif told:
+        said.append(f"{told} (base-failure: pass: the head's own gate decides)")
     reasons = (*first, *head.gate.reasons, *compared)
     return Verdict(passed=not reasons, reasons=reasons, notes=(*notes, *said))
+
+
+def inconclusive_line(diff: Diff | None) -> str | None:
+    """The comparison ran but can tell nothing (diff.suite_inconclusive): never a silent "no change";
+    like a base that could not be evaluated, no measurement (exit 3) unless base_failure is "pass"."""
+    return f"the comparison is inconclusive: {diff.inconclusive}" if diff is not None and diff.inconclusive else None
 
 
 def comparison_failed(base_failure: BaseFailure | None, gate: Gate) -> bool:

@@ -341,6 +341,10 @@ OPTIONS: tuple[Option, ...] = (
            toolproof=True, flag=None, input=None),
     Option("cases", "the cases, in toolproof's format (below)", "any", "run", default=[], toolproof=True, flag=None,
            input=None),
+    Option("must_not_call",
+           "tools never to be called, for every case (a list) or by tag (`{tag: [tools]}`, `\"*\"`: every case); "
+           "one call is a critical misroute (docs/gate.md)",
+           "any", "run", default=[], flag=None, input=None),
     # the stress test (`toolselect stress`; the `stress:` section)
     Option("sizes", "how many distractors to add beside your tools, one run per size (0: your tools alone)", "sizes",
            "stress", default=[0, 10, 25, 50, 100, 200], config="stress", metavar="N,N,…", input=None),
@@ -375,6 +379,10 @@ OPTIONS: tuple[Option, ...] = (
            le=1, unit=SHARE, toolproof=True, metavar="X"),
     Option("max_error_rate", "more provider errors than this share exits 3: an outage is never a low score", "float",
            "gate", default=0.1, ge=0, le=1, unit=SHARE, metavar="X", input=None),
+    Option("max_critical",
+           "fail when more than this many samples are critical misroutes: a destructive or writing tool nobody "
+           "asked for, or a tool the case must not call (docs/gate.md#severity); not excused by significance",
+           "int", "gate", default=0, ge=0, metavar="N"),
     Option("max_over_trigger", "fail when more than this share (0..1) of no-tool samples call a tool", "float",
            "gate", ge=0, le=1, unit=SHARE, metavar="X", shown_default="none"),
     Option("min_clarify",
@@ -421,6 +429,10 @@ OPTIONS: tuple[Option, ...] = (
            "text", "compare", default="fail", choices=("fail", "pass"), metavar="fail|pass"),
     Option("base_ref", "the git ref to compare against (the Action's default: the pull request's base commit)",
            "text", "base", config=None, metavar="REF", shown_default="the PR's base commit"),
+    Option("mode",
+           "enforce: a failed verdict fails the check (exit 1); warn: the run, comment and annotations as usual, "
+           "the verdict said as \"would fail\", and the exit code 0 — for adopting the check before enforcing it",
+           "text", "gate", default="enforce", choices=("enforce", "warn"), metavar="enforce|warn"),
     # what is written
     Option("junit", "also write JUnit XML here (each missed case is a failing testcase)", "text", "report",
            config=None, metavar="PATH"),

@@ -27,10 +27,13 @@ from .gate import (
     decide_verdict,
     failed_base,
     gate_of,
+    inconclusive_line,
     judged,
     run_failure,
 )
 from .report.schema import Report
+
+BASE_REFUSED = "base refused"  # a base another model, provider, client or tool-search mode answered: not diffed
 
 if TYPE_CHECKING:  # imported where used: a run without a base, a stress test or rewrites loads none of them
     from .diff import Diff
@@ -66,6 +69,22 @@ class ModelOutcome:
     base_failure: BaseFailure | None = None  # why the comparison asked for could not run
     no_measurement: bool = False  # the comparison could not run and the gate's base_failure is "fail"
     base_fails_too: bool = False  # failed on the head's own gate alone, and the base fails it as well
+    inconclusive: str | None = None  # the comparison ran and can tell nothing (it fails as no measurement)
+
+    @property
+    def warned(self) -> bool:
+        """Its verdict failed in mode: warn: said as "would fail"."""
+        return not self.verdict.passed and self.head.gate.mode == "warn"
+
+    @property
+    def word(self) -> str:
+        """Its verdict as the views say it: passed; inconclusive (failed only because its comparison
+        could tell nothing); would fail (mode: warn); failed."""
+        if self.verdict.passed:
+            return "passed"
+        if self.inconclusive is not None and self.verdict.reasons == (self.inconclusive,):
+            return "inconclusive"
+        return "would fail" if self.warned else "failed"
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,25 @@ class Outcome:
     @property
     def head(self) -> Report:
         return self.models[0].head
+
+    @property
+    def word(self) -> str:
+        """The verdict as every view says it: passed; inconclusive (it failed only because a comparison
+        could tell nothing); would fail (mode: warn); failed."""
+        if self.verdict.passed:
+            return "passed"
+        failing = [m for m in self.models if not m.verdict.passed]
+        told = failing and all(m.word == "inconclusive" for m in failing)
+        if told and len(self.verdict.reasons) == len(failing):  # (no stress test's reason besides)
+            return "inconclusive"
+        return "would fail" if self.warned else "failed"
+
+    @property
+    def warned(self) -> bool:
+        """The verdict failed, and every model that failed it is in mode: warn (its gate record says
+        so): the views say "would fail", and the check passes."""
+        failing = [m for m in self.models if not m.verdict.passed] or self.models[:1]  # (or the stress test's)
+        return not self.verdict.passed and all(m.head.gate.mode == "warn" for m in failing)
 
     @property
     def base(self) -> Report | None:
@@ -195,7 +233,7 @@ def compare_saved(
             said = "can't be compared: " + "; ".join(reasons)
             if refuse_incomparable:
                 raise ConfigError(f"{base_label} and the head {said}")
-            b, note = None, f"no baseline: the base report {said}"
+            b, note = None, f"{BASE_REFUSED}: the base report {said}"
         if b is not None and (failed := failed_base(b)):
             b, failure = None, failed
         from .diff import diff_reports
@@ -210,6 +248,7 @@ def _judged(run: Comparison, base_note: str | None = None) -> ModelOutcome:
     gate = gate_of(run.head)
     failure = run.base_failure if run.diff is None else None
     verdict = decide_verdict(run.head, run.diff, base_failure=failure)
+    told = inconclusive_line(run.diff)
     moved = run.diff.metrics["accuracy"].delta_pt if run.diff is not None else None
     base_too = (  # it isn't this PR: nothing dropped, and the base fails the same gate
         not verdict.passed
@@ -227,7 +266,8 @@ def _judged(run: Comparison, base_note: str | None = None) -> ModelOutcome:
         verdict=verdict,
         base_note=None if failure else run.base_note or base_note,
         base_failure=failure,
-        no_measurement=comparison_failed(failure, gate),
+        no_measurement=comparison_failed(failure, gate) or bool(told and gate.base_failure != "pass"),
+        inconclusive=told if gate.base_failure != "pass" else None,
         base_fails_too=base_too,
     )
 
@@ -248,10 +288,11 @@ def with_stress(outcome: Outcome, head: StressReport, base: StressReport | None,
 
 
 def exit_code(outcome: Outcome) -> int:
-    """0 passed, 1 the gate failed (where it is enforced), 3 the run is no measurement: a model's run
-    failed, or a comparison asked for could not run (unless base_failure is "pass")."""
+    """0 passed, 1 the gate failed (where it is enforced, and not in mode: warn), 3 the run is no
+    measurement: a model's run failed, or a comparison asked for could not run (unless base_failure is
+    "pass") — warn mode or not: what was not measured is no pass."""
     if any(run_failure(m.head) or m.no_measurement for m in outcome.models):  # in whatever order
         return EXIT_INFRA
-    if outcome.verdict.passed or not outcome.enforced:
+    if outcome.verdict.passed or not outcome.enforced or outcome.warned:
         return EXIT_PASSED
     return EXIT_GATE_FAILED

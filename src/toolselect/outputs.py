@@ -205,6 +205,8 @@ def step_outputs(outcome: Outcome, comment_url: str, *, dirty: bool) -> dict[str
         "base-accuracy": _share(base.metrics["accuracy"].value) if base else "",
         "accuracy-delta": f"{delta:.2f}" if delta is not None else "",
         "passed": "true" if outcome.verdict.passed else "false",
+        "verdict": outcome.word,
+        "critical": str(sum(sum((m.head.counts.critical or {}).values()) for m in outcome.models)),
         "report": f"{REPORT_DIR}/report.json",
         "html": f"{REPORT_DIR}/report.html",
         "models": json.dumps([model_output(m) for m in outcome.models], separators=(",", ":")),

@@ -53,7 +53,7 @@ def test_a_base_of_another_model_is_no_baseline_for_the_poster_and_an_error_for_
     )
     assert outcome.diff is None and outcome.verdict.passed
     assert outcome.base_note is not None
-    assert outcome.base_note.startswith("no baseline: the base report can't be compared: different model")
+    assert outcome.base_note.startswith("base refused: the base report can't be compared: different model")
     with pytest.raises(ConfigError, match=r"base\.json and the head can't be compared: different model"):
         compare_saved(other, weather_report(WORSE), {}, base_label="base.json", refuse_incomparable=True)
 

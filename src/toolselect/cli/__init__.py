@@ -160,7 +160,7 @@ def build_parser(first: str | None = None) -> argparse.ArgumentParser:
     add_flags(df, with_flags(("compare",)))
     df.add_argument("--markdown", type=Path, metavar="PATH", help="write the comparison as the PR comment Markdown")
     df.add_argument("--json", type=Path, metavar="PATH", help="write the diff as JSON")
-    add_flags(df, [option("html")])
+    add_flags(df, [option("html"), option("mode")])
     df.set_defaults(func=_later("evaluate", "cmd_diff"))
 
     mg = command(

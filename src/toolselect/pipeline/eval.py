@@ -15,7 +15,7 @@ from ..budget import Budget, check_budget, combined
 from ..config import Loaded
 from ..errors import ToolselectError
 from ..gate import BaseFailure, failed_base
-from ..outcome import Comparison
+from ..outcome import BASE_REFUSED, Comparison
 from ..pick import Pick
 from ..settings import Settings
 from ..shards import Unit
@@ -102,8 +102,11 @@ async def run_eval(
             missing = f"no baseline: the base has no model labelled '{label}'" if base_preps else None
             out.append(Comparison(head, base_note=note or missing, label=label, base_failure=failure))
         else:
-            from ..diff import diff_reports
+            from ..diff import diff_reports, incomparable
 
+            if refused := incomparable(base, head):  # what answered each side, as their runs record it
+                out.append(Comparison(head, base_note=f"{BASE_REFUSED}: {'; '.join(refused)}", label=label))
+                continue
             out.append(Comparison(head, base, diff_reports(base, head, alpha=prep.settings.gate.alpha), label=label))
     return tuple(out)
 
