@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..diff import CaseDelta, Diff
-from ..gate import BaseFailure, Verdict, gate_of, significance_text
+from ..gate import gate_of, significance_text
 from ..report.reading import case_headline
 from ..report.schema import OPTIONAL_METRICS, Report, shown_metric
 from .clients import client_lines, clients_table
@@ -37,6 +37,7 @@ from .common import (
 from .effect import descriptions_only
 from .escape import code, esc, fence
 from .findings import news
+from .headline import ICONS, WARN_NOTE, critical_list, paired_line, signed, states_line, title_line
 from .markdown import cases_table, confusion_table, flaky_list, lint_list, position_rows
 from .search import search_lines
 
@@ -66,68 +67,6 @@ class Section:
         if not self.folded:
             return self.body
         return f"<details><summary>{self.title}</summary>\n\n{self.body}\n\n</details>"
-
-
-HEADLINE_CHARS = 150  # the comment's headline is one line: the verdict, accuracy base → head, the first reason
-
-
-def title_line(
-    verdict: Verdict,
-    head: Report,
-    diff: Diff | None,
-    base_note: str | None,
-    failed: BaseFailure | None = None,
-    base_too: bool = False,
-) -> str:
-    """One line of at most HEADLINE_CHARS: the verdict, accuracy base → head, and what decided a
-    failure (its first reason; "fails on the base too" when the base fails the same gate and nothing
-    dropped). The interval and the paired test are the next line's (`paired_line`)."""
-    icon = "✅" if verdict.passed else "❌"
-    acc = head.metrics["accuracy"]
-    if failed is not None:
-        change = f"no comparison: the base could not be evaluated (head accuracy {pct(acc)}, {frac(acc)})"
-    elif diff is not None and diff.metrics["accuracy"].base is not None:
-        moved = diff.metrics["accuracy"]
-        change = f"accuracy {pct(moved.base)} → {pct(acc)} ({delta_text(moved.delta_pt)})"
-    else:
-        change = f"accuracy {pct(acc)} ({frac(acc)})" + (" · no baseline" if base_note else "")
-    word = "passed" if verdict.passed else "failed"
-    line = f"### {icon} toolselect {word}: {change}"
-    if failed is None and not verdict.passed and verdict.reasons:
-        why = ("fails on the base too: " if base_too else "") + verdict.reasons[0]
-        room = HEADLINE_CHARS - len(line) - 3
-        shown = esc(" ".join(why.split()))
-        if len(shown) > room:
-            shown = shown[: max(0, room - 1)].rstrip("\\ ") + "…"
-        line += f" — {shown}"
-    return line
-
-
-def paired_line(diff: Diff | None, verdict: Verdict, significance: float | None) -> str | None:
-    """The paired comparison under the headline: the difference over the cases on both sides, its
-    interval and test — and, when a drop failed without a significance test, that the drop decided."""
-    if diff is None or diff.metrics["accuracy"].base is None:
-        return None
-    paired = diff.paired
-    if paired.ci_pt is None or not paired.cases:
-        return None
-    whole = (
-        paired.cases == diff.head.counted_cases == diff.base.counted_cases
-        and abs((paired.delta_pt or 0) - (diff.metrics["accuracy"].delta_pt or 0)) < 0.05
-    )
-    over = "the whole suite" if whole else f"the {paired.cases} cases on both sides"
-    low, high = _signed(paired.ci_pt[0]), _signed(paired.ci_pt[1])
-    text = f"Paired over {over}: {delta_text(paired.delta_pt)}, 95% CI {low}…{high}"
-    if paired.improved or paired.worsened:
-        text += f", {significance_text(diff)}"
-        dropped = any(r.startswith("accuracy dropped") for r in verdict.reasons)
-        if dropped and significance is None and paired.p_value >= paired.alpha:
-            text += " — max-drop decided, not the test (`significance: 0.05` fails only significant drops)"
-    return text + "."
-
-
-def _signed(points: float) -> str:
-    return f"{'+' if points > 0 else '−' if points < 0 else ''}{abs(points):.1f}"
 
 
 def metrics_delta_table(head: Report, diff: Diff | None) -> list[str]:
@@ -276,8 +215,7 @@ def render_comment(
     verdict = outcome.verdict
     top = [marker(comment_id)] if comment_id else []
     if outcome.several:
-        icon, word = ("✅", "passed") if verdict.passed else ("❌", "failed")
-        top += [f"### {icon} toolselect {word}: {len(outcome.models)} models", ""]
+        top += [f"### {ICONS[outcome.word]} toolselect {outcome.word}: {len(outcome.models)} models", ""]
         top += [model_line(m) for m in outcome.models]
         top.append("")
         top += clients_table(outcome.models)
@@ -285,12 +223,15 @@ def render_comment(
     else:
         one = outcome.models[0]
         head, diff, base_note = outcome.head, outcome.diff, outcome.base_note
-        top += [title_line(verdict, head, diff, base_note, outcome.base_failure, one.base_fails_too), ""]
+        top += [title_line(verdict, head, diff, base_note, outcome.base_failure, one.base_fails_too, outcome.word)]
+        top += ["", *critical_list(head)]  # what matters most, before any number
         paired = paired_line(diff, verdict, gate_of(head).significance)
         lead = descriptions_only(diff, one.base, head, paired)  # a rewrite PR: its measured effect first
         top += lead or ([paired, ""] if paired is not None else [])
+        top += states_line(diff)
         said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
-    top += [f"- ❌ {esc(reason)}" for reason in verdict.reasons]
+    said += [WARN_NOTE] if outcome.warned else []
+    top += [f"- {'⚠️' if outcome.warned else '❌'} {esc(reason)}" for reason in verdict.reasons]
     top += [f"- ℹ️ {esc(note)}" for note in said]
     failed = outcome.base_failure
     if failed is not None and failed.hint:
@@ -334,7 +275,7 @@ def render_comment(
 
 def model_line(m: ModelOutcome) -> str:
     """One model's line at the top of a comment of several: its accuracy base → head, Δ, significance."""
-    icon = "✅" if m.verdict.passed else "❌"
+    icon = ICONS[m.word]
     acc = m.head.metrics["accuracy"]
     run = f"{m.head.run.provider} {m.head.run.model}".strip()
     if m.diff is not None and m.diff.metrics["accuracy"].base is not None:
@@ -463,7 +404,7 @@ def model_sections(
             f"Paired over the {p.cases} cases on both sides: {p.improved} improved, {p.worsened} got worse; "
             f"{p.test}: p = {p.p_value:.2g}. Mean per-case change {delta_text(p.delta_pt)}"
             + (
-                f", 95% CI {_signed(p.ci_pt[0])}…{_signed(p.ci_pt[1])} pt (paired bootstrap over cases)."
+                f", 95% CI {signed(p.ci_pt[0])}…{signed(p.ci_pt[1])} pt (paired bootstrap over cases)."
                 if p.ci_pt
                 else "."
             )

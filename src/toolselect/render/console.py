@@ -3,13 +3,13 @@ the metrics and the gate line (rich)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from ..gate import critical_samples
 from ..report.reading import right_cell
 from ..report.schema import FindingOut, Report, shown_metric
 from .clients import client_lines
@@ -31,15 +31,17 @@ from .common import (
     metric_text,
     pct,
     replies_line,
+    states_text,
     tools_count,
 )
 from .findings import finding_groups, more_text, tally
+from .headline import WARN_NOTE
 from .search import search_changes, search_lines
+from .terminal import bar_of, make_console, table_of
 from .ticker import Ticker
 
 if TYPE_CHECKING:  # the bars and tables only when drawn (a quiet run draws none)
     from rich.progress import Progress, TaskID
-    from rich.table import Table
 
     from ..diff import Diff
     from ..gate import BaseFailure
@@ -60,35 +62,6 @@ EVERY_FINDING = "every finding: toolselect lint --all (or --json FILE)"
 MAX_ROWS_ALL = 40  # beyond this many cases, list only the ones that need attention
 MAX_CONFUSIONS = 10  # the confusions listed, biggest first
 MAX_MATRIX = 14  # beyond this many labels, show the hot cells only
-
-
-CI_WIDTH = 200  # a CI log is no terminal, but it is wide: don't wrap tables and sentences at 80 columns
-
-
-def make_console(environ: Mapping[str, str] | None = None) -> Console:
-    """A console; in CI logs (no terminal, `CI` or `GITHUB_ACTIONS` set, no `COLUMNS`) a wide one."""
-    env = os.environ if environ is None else environ
-    console = Console(highlight=False)
-    in_ci = bool(env.get("CI") or env.get("GITHUB_ACTIONS"))
-    if in_ci and not console.is_terminal and not env.get("COLUMNS"):
-        console = Console(highlight=False, width=CI_WIDTH)
-    return console
-
-
-def table_of(title: str, **options: Any) -> Table:
-    """A rich table (rich's tables and bars are loaded only by a run that draws one)."""
-    from rich.table import Table
-
-    return Table(title=title, title_justify="left", **options)
-
-
-def bar_of(label: str, console: Console) -> Progress:
-    """A progress bar that goes when it stops: the label, the bar, done of all, the time taken."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True
-    )
 
 
 class ConsoleView:
@@ -216,6 +189,7 @@ class ConsoleView:
                 self.console.rule(
                     f"[bold]{escape(m.label)}[/] · {escape(report.run.provider)} {escape(report.run.model)}"
                 )
+                self.print_critical(report)
                 self.print_confusion(report)
                 self.print_metrics(report)
                 self.print_dimensions(report)
@@ -255,6 +229,7 @@ class ConsoleView:
         self.stop()
         answered = report.run.cache_mode == "off" or report.run.api_calls + report.run.cache_hits > 0
         if not self.quiet and (answered or not report.gate.stopped):  # a run that stopped before any answer: no table
+            self.print_critical(report)
             self.print_cases(report)
             self.print_confusion(report)
             self.print_metrics(report)
@@ -270,6 +245,19 @@ class ConsoleView:
             self.console.print(f"[bold]search[/] {escape(line)}")
         for warning in report.warnings:
             self.console.print(f"[yellow]warning:[/] {escape(warning)}")
+
+    def print_critical(self, report: Report) -> None:
+        """The critical misroutes first, apart (severity.py): a destructive or writing call nobody asked
+        for, or a call the case must not make."""
+        count, found = critical_samples(report)
+        if found:
+            most = report.gate.max_critical
+            said = f"over max_critical {most}: the gate fails" if count > most else f"within max_critical {most}"
+            self.console.print(f"[bold red]Critical misroutes ({count} samples)[/]: {said}")
+            for line in found[:MAX_CONFUSIONS]:
+                self.console.print(f"  [red]⛔[/] {escape(line)}")
+            if len(found) > MAX_CONFUSIONS:
+                self.console.print(f"  [dim]and {len(found) - MAX_CONFUSIONS} more (see --json or --markdown)[/]")
 
     def print_cases(self, report: Report) -> None:
         rows = [case_row(c) for c in report.cases]
@@ -452,12 +440,16 @@ class ConsoleView:
                     f"95% CI {p.ci_pt[0]:+.1f}…{p.ci_pt[1]:+.1f} pt, "
                     f"{significance_text(diff)} by {p.test} ({p.improved} better, {p.worsened} worse)"
                 )
-            for title, cases in (("flipped to failing", diff.to_failing), ("flipped to passing", diff.to_passing)):
+            if diff.states:
+                self.console.print(f"  {escape(states_text(diff.states))}")
+            flipped = (("flipped to failing", diff.to_failing), ("flipped to passing", diff.to_passing))
+            for title, cases in (*flipped, ("inconclusive", diff.inconclusive_cases)):
                 for case in cases[:20]:
                     certain = " [bold](certain)[/]" if case.certain else ""
+                    state = f" ({case.state})" if case.state and case.state != title else ""
                     self.console.print(
-                        f"  {title}{certain}: {escape(case.name)} — "
-                        f"base {escape(case.base.pick)}, head {escape(case.head.pick)}"
+                        f"  {title}{certain}: {escape(case.name)} — base {escape(case.base.pick)}, "
+                        f"head {escape(case.head.pick)}{state}"
                     )
             for change in diff.tools:
                 self.console.print(f"  tool {escape(change.name)}: {change.kind}")
@@ -481,8 +473,10 @@ class ConsoleView:
         if not self.quiet and (cost := bill(heads, bases)):
             priced = next((r.priced_by for r in heads if r.priced_by and r.api_calls), None)
             self.console.print(f"  [dim]{escape(cost)}{escape(f' — {priced}') if priced else ''}[/]")
-        word = "[bold green]PASSED[/]" if outcome.verdict.passed else "[bold red]FAILED[/]"
-        self.console.print(f"{word}  {escape(judged)}")
+        style = {"passed": "bold green", "failed": "bold red"}.get(outcome.word, "bold yellow")
+        self.console.print(f"[{style}]{outcome.word.upper()}[/]  {escape(judged)}")
+        if outcome.warned:
+            self.console.print(f"  [yellow]{escape(WARN_NOTE)}[/]")
         for reason in outcome.verdict.reasons:
             self.console.print(f"  - {escape(reason)}")
 

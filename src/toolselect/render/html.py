@@ -22,7 +22,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from ..diff import Diff
-from ..gate import significance_text
+from ..gate import critical_samples, significance_text
 from ..report.schema import Report, shown_metric
 from .clients import CLIENT_COLUMNS, client_lines, client_rows
 from .common import (
@@ -41,6 +41,7 @@ from .common import (
     pct,
 )
 from .findings import sorted_findings
+from .headline import WARN_NOTE
 from .html_changes import cases_said, changes
 from .html_matrix import matrix_and_cases
 from .html_text import block, case_name, code, delta_span, esc, esc_lines, mini_badge, signed, ul, verdict_badge
@@ -53,8 +54,7 @@ if TYPE_CHECKING:
 def render_html(outcome: Outcome, *, run_url: str | None = None) -> str:
     """The whole outcome (each model, its base and diff) as one self-contained HTML5 document."""
     several = len(outcome.models) > 1
-    verdict = outcome.verdict
-    word = "passed" if verdict.passed else "failed"
+    word = outcome.word
     ids = [f"m{i}" for i in range(len(outcome.models))]
     title = f"toolselect {word}" + ("" if several else f": {outcome.models[0].label}")
     tabs = ""
@@ -69,7 +69,7 @@ def render_html(outcome: Outcome, *, run_url: str | None = None) -> str:
         tabs = f'<nav class="switcher" aria-label="models">{buttons}</nav>'
     top = [
         '<header class="top">',
-        f'<div class="brand">toolselect {verdict_badge(verdict.passed)}</div>',
+        f'<div class="brand">toolselect {verdict_badge(word)}</div>',
         tabs or f'<div class="one">{esc(outcome.models[0].label)}</div>',
         "</header>",
     ]
@@ -106,16 +106,22 @@ def render_html(outcome: Outcome, *, run_url: str | None = None) -> str:
 
 def summary(outcome: Outcome) -> str:
     """The joint verdict, its reasons and notes, and what was compared with."""
-    v = outcome.verdict
+    v, word = outcome.verdict, outcome.word
     one = outcome.models[0]
-    word = "passed" if v.passed else "failed"
     head = f"toolselect {word}"
     if len(outcome.models) == 1:
         head += ": " + esc(accuracy_line(one))
     else:
         head += f" for {len(outcome.models)} models"
-    out = [f'<section class="summary {"pass" if v.passed else "fail"}">', f"<h1>{verdict_badge(v.passed)} {head}</h1>"]
-    said = [*outcome.notes, *v.notes]
+    kind = "pass" if v.passed else "fail" if word == "failed" else "warn"
+    out = [f'<section class="summary {kind}">', f"<h1>{verdict_badge(word)} {head}</h1>"]
+    for m in outcome.models:  # the critical misroutes first, apart (severity.py)
+        count, found = critical_samples(m.head)
+        if found:
+            of = f"{esc(m.label)}: " if len(outcome.models) > 1 else ""
+            out.append(f"<p><strong>{of}critical misroutes ({count} samples)</strong></p>")
+            out.append(ul((f"⛔ {esc(line)}" for line in found), "critical"))
+    said = [*outcome.notes, *v.notes, *([WARN_NOTE] if outcome.warned else [])]
     if len(outcome.models) == 1 and one.base_note and one.diff is None:
         said.append(one.base_note)
     out.append(ul((esc(r) for r in v.reasons), "reasons"))
@@ -170,7 +176,7 @@ def overview(outcome: Outcome, ids: Sequence[str]) -> str:
         who = f"{esc(run.provider)}" + (f" · {esc(run.model)}" if run.model else "")
         rows.append(
             f'<tr><th><a href="#{mid}" data-show="{mid}">{esc(m.label)}</a><div class="sub">{who}</div></th>'
-            f"<td>{verdict_badge(m.verdict.passed)}</td>{''.join(cells)}<td>{vs}</td></tr>"
+            f"<td>{verdict_badge(m.word)}</td>{''.join(cells)}<td>{vs}</td></tr>"
         )
     return (
         '<section class="overview"><h2>Models</h2><div class="scroll"><table class="grid">'
@@ -244,7 +250,7 @@ def model_section(outcome: Outcome, m: ModelOutcome, mid: str, several: bool) ->
     out = [
         f'<section class="model" id="{mid}" data-model="{mid}">',
         '<div class="headline">',
-        f"<h2>{esc(m.label)} {verdict_badge(m.verdict.passed)}</h2>",
+        f"<h2>{esc(m.label)} {verdict_badge(m.word)}</h2>",
         f'<p class="acc">{esc(accuracy_line(m))}</p>',
         f'<p class="meta">{" · ".join(meta)}</p>',
     ]

@@ -55,8 +55,15 @@ def outcome_badge(outcome: str) -> str:
     return f'<span class="tag {kind}">{esc(outcome)}</span>'
 
 
-def verdict_badge(passed: bool) -> str:
-    return '<span class="badge pass">PASS</span>' if passed else '<span class="badge fail">FAIL</span>'
+BADGES = {"passed": ("pass", "PASS"), "failed": ("fail", "FAIL"), "would fail": ("warn", "WOULD FAIL"),
+          "inconclusive": ("warn", "INCONCLUSIVE")}  # fmt: skip
+
+
+def verdict_badge(passed: bool | str) -> str:
+    """A verdict's badge: by its word (Outcome.word), or passed / failed."""
+    word = passed if isinstance(passed, str) else "passed" if passed else "failed"
+    kind, text = BADGES[word]
+    return f'<span class="badge {kind}">{text}</span>'
 
 
 def delta_span(value: float | None, key: str = "accuracy") -> str:

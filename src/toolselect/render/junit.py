@@ -1,5 +1,7 @@
-"""JUnit XML: one testcase per case — a missed case is a failing testcase (toolproof's never fail),
-an ERROR is an error, a NOT-EVALUATED or pending case is skipped — plus one testcase for the gate."""
+"""JUnit XML: one testcase per case — a missed case is a failing testcase (toolproof's never fail;
+a critical misroute's type is its code, e.g. CRIT-DESTRUCTIVE), an ERROR is an error, a
+NOT-EVALUATED or pending case is skipped — plus one testcase for the gate: a failure (its message
+begins "would fail (mode: warn)" in warn mode), or an error when the comparison was inconclusive."""
 
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ def render_junit(outcome: Outcome) -> str:
     """The cases, and a `gate` testcase that fails with the verdict's reasons. An outcome of several
     models: a testsuite per model, named `toolselect[label]`, each with its own verdict."""
     if not outcome.several:
-        suites = [_suite(outcome.head, outcome.verdict, "toolselect", "toolselect")]
+        suites = [_suite(outcome.head, outcome.verdict, "toolselect", "toolselect", outcome.word)]
     else:
         suites = [
-            _suite(m.head, m.verdict, f"toolselect[{m.label}]", f"toolselect.{m.label.replace('.', '_')}")
+            _suite(m.head, m.verdict, f"toolselect[{m.label}]", f"toolselect.{m.label.replace('.', '_')}", m.word)
             for m in outcome.models
         ]
     total = {key: sum(int(s.get(key, "0")) for s in suites) for key in ("tests", "failures", "errors")}
@@ -32,7 +34,7 @@ def render_junit(outcome: Outcome) -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite(report: Report, verdict: Verdict, name: str, prefix: str) -> ET.Element:
+def _suite(report: Report, verdict: Verdict, name: str, prefix: str, word: str) -> ET.Element:
     rows = [case_row(c) for c in report.cases]
     suite = ET.Element("testsuite", name=name, timestamp=report.run.started_at, time=f"{report.run.duration_s:.3f}")
     failures = errors = skipped = 0
@@ -68,7 +70,8 @@ def _suite(report: Report, verdict: Verdict, name: str, prefix: str) -> ET.Eleme
             ET.SubElement(tc, "error", message=message, type="ERROR").text = detail
             errors += 1
         elif row.failing:
-            ET.SubElement(tc, "failure", message=message, type=row.outcome).text = detail
+            critical = next((s.critical.code for s in case.samples if s.critical is not None), None)
+            ET.SubElement(tc, "failure", message=message, type=critical or row.outcome).text = detail
             failures += 1
         ET.SubElement(tc, "system-out").text = f"prompt: {case.prompt}\n{detail}" if case.split != "holdout" else detail
     gate = ET.SubElement(suite, "testcase", classname=prefix, name="gate", time="0")
@@ -90,8 +93,14 @@ def _suite(report: Report, verdict: Verdict, name: str, prefix: str) -> ET.Eleme
         for code, n in (report.failure_codes or {}).items():
             ET.SubElement(properties, "property", name=f"failure_code.{code}", value=str(n))
     ET.SubElement(gate, "system-out").text = said
-    if not verdict.passed:
-        reasons = "; ".join(verdict.reasons) or "gate failed"
+    if word == "inconclusive":  # the comparison could tell nothing: not a measured failure
+        reasons = "; ".join(verdict.reasons)
+        ET.SubElement(gate, "error", message=reasons, type="inconclusive").text = reasons
+        errors += 1
+    elif not verdict.passed:
+        reasons = ("would fail (mode: warn): " if word == "would fail" else "") + (
+            "; ".join(verdict.reasons) or "gate failed"
+        )
         ET.SubElement(gate, "failure", message=reasons, type="gate").text = reasons
         failures += 1
     suite.set("tests", str(len(rows) + 1))

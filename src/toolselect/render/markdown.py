@@ -196,17 +196,18 @@ def dimensions_table(report: Report) -> list[str]:
 def render_markdown(what: Outcome) -> str:
     """The report of a run: one model's, or for several models a model × metric table, then each
     model's report under its label (each with its own verdict)."""
+    from .headline import ICONS, WARN_NOTE
+
     if not what.several:
-        return _one_model(what.head, what.verdict)
-    passed = what.verdict.passed
-    lines = [
-        f"## {'✅' if passed else '❌'} toolselect {'passed' if passed else 'failed'}: {len(what.models)} models",
-        "",
-        *models_table(what),
-        "",
-    ]
+        return _one_model(what.head, what.verdict, what.word)
+    lines = [f"## {ICONS[what.word]} toolselect {what.word}: {len(what.models)} models", ""]
+    lines += [*([f"- {WARN_NOTE}", ""] if what.warned else []), *models_table(what), ""]
     for m in what.models:
-        body = _one_model(m.head, m.verdict).replace("\n### ", "\n#### ").replace("## ", f"### {code(m.label)}: ", 1)
+        body = (
+            _one_model(m.head, m.verdict, m.word)
+            .replace("\n### ", "\n#### ")
+            .replace("## ", f"### {code(m.label)}: ", 1)
+        )
         lines += [body]
     return "\n".join(lines)
 
@@ -230,16 +231,17 @@ def models_table(outcome: Outcome) -> list[str]:
             else:
                 cells += ["no baseline", "", ""]
         cells += [pct(r["tool_accuracy"]), pct(r["no_call_recall"]), pct(r["over_trigger_rate"]), pct(r["error_rate"])]
-        cells.append("✅ pass" if m.verdict.passed else "❌ fail")
+        cells.append("✅ pass" if m.verdict.passed else "⚠️ would fail" if m.warned else "❌ fail")
         lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
-def _one_model(report: Report, verdict: Verdict) -> str:
-    icon = "✅" if verdict.passed else "❌"
-    word = "passed" if verdict.passed else "failed"
+def _one_model(report: Report, verdict: Verdict, word: str) -> str:
+    """One model's report: the verdict's word (Outcome.word), its critical misroutes first, the rest."""
+    from .headline import ICONS, WARN_NOTE, critical_list
+
     run = report.run
-    lines = [f"## {icon} toolselect {word}: {esc(accuracy_line(report))}", ""]
+    lines = [f"## {ICONS[word]} toolselect {word}: {esc(accuracy_line(report))}", "", *critical_list(report)]
     model = f" · model {code(run.model)}" if run.model else ""
     samples = f" × {run.repeat} samples" if run.repeat > 1 else ""
     lines.append(
@@ -252,6 +254,8 @@ def _one_model(report: Report, verdict: Verdict) -> str:
         lines += [f"**The run stopped:** {esc(report.gate.stopped)}", ""]
     for reason in verdict.reasons:
         lines.append(f"- {esc(reason)}")
+    if word == "would fail":
+        lines.append(f"- {WARN_NOTE}")
     if verdict.reasons:
         lines.append("")
     lines += [*metrics_table(report), ""]
