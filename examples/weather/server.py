@@ -16,9 +16,11 @@ import sys
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 mcp = MCPServer("weather-example", version="1.0.0", log_level="WARNING")
+READS = ToolAnnotations(read_only_hint=True)  # what each tool does: toolselect weighs a wrong pick by it
 
 City = Annotated[str, Field(description="City name, e.g. 'Montreal' or 'São Paulo'")]
 Units = Annotated[
@@ -27,14 +29,14 @@ Units = Annotated[
 ]
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READS)
 def get_weather(city: City, units: Units = "metric") -> str:
     """Current weather conditions for a city right now: temperature, wind, humidity and whether it
     is raining or snowing at this moment."""
     return f"{city}: 18°, light rain" if units == "metric" else f"{city}: 64°F, light rain"
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READS)
 def get_forecast(
     city: City,
     days: Annotated[int, Field(ge=1, le=10, description="How many days ahead, 1 to 10")] = 3,
@@ -45,7 +47,7 @@ def get_forecast(
     return f"{city}: {days}-day forecast, mostly sunny"
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READS)
 def get_weather_alerts(
     region: Annotated[str, Field(description="City, state or region name")],
     severity: Annotated[
@@ -58,13 +60,13 @@ def get_weather_alerts(
     return f"No active alerts for {region} at {severity} or above"
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READS)
 def get_air_quality(city: City) -> str:
     """Air quality index (AQI) and pollutant levels (PM2.5, ozone) for a city, with health advice."""
     return f"{city}: AQI 42 (good)"
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READS)
 def convert_temperature(
     value: Annotated[float, Field(description="The temperature to convert")],
     from_unit: Annotated[Literal["C", "F", "K"], Field(description="Unit of the value: C, F or K")],
@@ -74,7 +76,7 @@ def convert_temperature(
     return f"{value} {from_unit} in {to_unit}"
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READS)
 def search_web(
     query: Annotated[str, Field(description="What to search for")],
     max_results: Annotated[int, Field(ge=1, le=10, description="Number of results, 1 to 10")] = 5,

@@ -108,10 +108,11 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     # the runner's log is no terminal: plain progress lines, the last one at the end of each side's samples
     assert re.findall(r"^asked (\d+)/(\d+) · \d+ s$", run.stdout, re.M)[-1] == ("8", "8")
     # lint findings: in the comment only what the PR brought (here: about get_forecast, whose description it
-    # changed); the three that were there before are the summary's. Annotations at their file (one finding per
+    # changed); the four that were there before are the summary's. Annotations at their file (one finding per
     # code and tool, or per code and file: one fix, said once)
     assert "<summary>Lint: 1 warning new or on changed tools</summary>" in body
-    assert "3 more were there before" in body and "`param-no-description`" in body
+    assert "4 more were there before" in body and "`param-no-description`" in body
+    assert "`no-annotations`" not in body and "`no-annotations`" in run.summary  # the tools never said what they do
     assert "`coverage-few-cases`" not in body and "`coverage-few-cases`" in run.summary
     assert (
         "::warning file=evals/golden.jsonl,title=toolselect lint coverage-few-cases::2 tools have fewer than 3 cases: "

@@ -28,9 +28,9 @@ def test_lint_fails_on_errors_and_writes_json_markdown_and_annotations(tmp_path)
     )
     assert run.code == 2
     found = json.loads((tmp_path / "lint.json").read_text())["findings"]
-    assert {f["code"] for f in found} >= {"name-empty", "description-identical", "confusable"}
-    assert "Lint: 8 errors, 6 warnings" in run.out
-    assert (tmp_path / "lint.md").read_text().startswith("### Lint: 8 errors, 6 warnings")
+    assert {f["code"] for f in found} >= {"name-empty", "description-identical", "confusable", "no-annotations"}
+    assert "Lint: 8 errors, 7 warnings" in run.out
+    assert (tmp_path / "lint.md").read_text().startswith("### Lint: 8 errors, 7 warnings")
     assert (
         "::error file=" in run.out
         and "title=toolselect lint description-missing::fetch_invoice has no description" in run.out
