@@ -33,6 +33,35 @@ def pct(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
+def test_warn_mode_comments_and_annotates_as_usual_says_would_fail_and_passes_the_check(world, tmp_path):
+    """The same failing pull request in mode: warn: the comment, the review, the annotations and the
+    outputs as usual, the verdict said as "would fail" in each, and exit 0."""
+    api, github = world
+    repo = make_repo(tmp_path)
+    register_pull(github, repo)
+    run = run_action(
+        repo.path,
+        tmp_path,
+        inputs={"max-drop": "5", "mode": "warn"},
+        event=pull_request_event(repo),
+        event_name="pull_request",
+        api=api,
+        github=github,
+    )
+    assert run.code == 0, run.stderr + run.stdout
+    [body] = [c["body"] for c in github.comments_on(7)]
+    assert body.splitlines()[1].startswith("### ⚠️ toolselect would fail: accuracy 100.0% → 75.0% (−25.0 pt) — accuracy")
+    assert "- ⚠️ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
+    assert run.summary.startswith("### ⚠️ toolselect would fail")
+    assert "mode: warn — not failing the check on this verdict (mode: enforce fails it)" in run.summary
+    assert len(github.reviews) == 1  # the review comments as usual
+    assert "::error file=evals/golden.jsonl,line=3,title=toolselect SEL-WRONG::case 'fc-dublin'" in run.stdout
+    assert "::warning title=toolselect%3A would fail::would fail: accuracy dropped 25.0 pt" in run.stdout
+    assert run.outputs["passed"] == "false" and run.outputs["verdict"] == "would fail"
+    assert run.outputs["critical"] == "0"
+    assert run.report()["gate"]["mode"] == "warn"
+
+
 def test_pull_request_comment_diff_and_gate(world, tmp_path):
     api, github = world
     repo = make_repo(tmp_path)
