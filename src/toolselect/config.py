@@ -11,14 +11,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError, create_model, field_validator
 
 from .errors import ConfigError, ConfigErrors, where
 from .explain import explain_errors
 from .gate import GateEntry
-from .golden import EXPECT_TOOL_HINT, YamlCase, case_part
+from .golden import EXPECT_TOOL_HINT, Forbidden, YamlCase, case_part
 from .locate import Loc, Located, display_path, load_yaml
 from .options import BY_KEY, OPTIONS, GivenBy, Option
 from .providers.registry import PROVIDERS
@@ -74,7 +74,7 @@ class ClientEntry(Authored):
 STRUCTURED = {
     "alongside": list[str | DistractorServer],
     "cases": list[YamlCase],
-    "must_not_call": list[Annotated[str, Field(min_length=1)]] | dict[str, list[Annotated[str, Field(min_length=1)]]],
+    "must_not_call": Forbidden,
     "price": OwnPrice | None,
     "models": list[ModelEntry] | None,
     "clients": list[str | ClientEntry] | None,

@@ -139,3 +139,15 @@ def test_the_gate_fails_on_a_critical_sample_whatever_the_accuracy_and_counts_th
     assert critical_samples(report)[0] == 1
     tolerant = Gate.from_values({"min_accuracy": 0.9, "max_critical": 1})
     assert judged(report, tolerant).passed
+
+
+def test_lint_says_what_must_not_call_gets_wrong():
+    from toolselect.lint.golden import lint_golden
+
+    cases = [
+        case("typo", "hi", None, must_not_call=("delete_al_events",)),
+        case("self", "delete them", "delete_all_events", must_not_call=("delete_all_events",)),
+    ]
+    found = {(f.code, f.severity, f.case) for f in lint_golden(cases, SURFACE)}
+    assert ("forbidden-unknown-tool", "warning", "typo") in found  # forbids nothing: said, not fatal
+    assert ("case-forbids-expected", "error", "self") in found  # can't pass

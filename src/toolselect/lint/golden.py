@@ -61,7 +61,6 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
             unique = {(t, json.dumps(a, sort_keys=True, default=str)): (t, a, m) for t, a, m in expected}
             expected = list(unique.values())
         named = [("acceptable", t) for t in case.acceptable]
-        named += [("must_not_call", t) for t in case.must_not_call]
         named += [("mocks", t) for t in (case.script.mocks if case.script else {})]
         for where_, tool_name in named:
             if tool_name not in listed:
@@ -74,6 +73,16 @@ def lint_golden(cases: Sequence[Case], surface: Surface) -> list[Finding]:
                     "fix the name, or add the tool to the server",
                     tool_name,
                 )
+        for tool_name in (t for t in case.must_not_call if t not in listed):
+            add(
+                case,
+                "forbidden-unknown-tool",
+                "warning",
+                f"case '{case.name}': must_not_call names '{tool_name}', which the tool surface does not have: "
+                f"nothing to forbid" + did_you_mean(tool_name, listed),
+                "fix the name (a typo forbids nothing), or drop a tool the server no longer has",
+                tool_name,
+            )
         asked = {t for t, _, _ in expected} | set(case.acceptable)
         for tool_name in (t for t in case.must_not_call if t in asked):
             add(
