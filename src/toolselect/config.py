@@ -18,10 +18,11 @@ from pydantic import Field, ValidationError, create_model, field_validator
 from .errors import ConfigError, ConfigErrors, where
 from .explain import explain_errors
 from .gate import GateEntry
-from .golden import EXPECT_TOOL_HINT, Forbidden, YamlCase, case_part
+from .golden import EXPECT_TOOL_HINT, YamlCase, case_part
 from .locate import Loc, Located, display_path, load_yaml
 from .options import BY_KEY, OPTIONS, GivenBy, Option
 from .providers.registry import PROVIDERS
+from .severity import Forbidden
 from .strict import Authored
 from .surface.spec import DistractorServer, ServerModel
 

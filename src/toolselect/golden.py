@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator, model_validator
 
 from .errors import ConfigError, ConfigErrors, did_you_mean, where
 from .explain import explain_errors, show
@@ -479,36 +479,6 @@ def _check_match(match: dict[str, Any], args: dict[str, Any], doc: Located, loc:
             raise ConfigError(
                 f"{place}'{key}' uses approx, so its expected value must be a number (got {show(expected)})"
             )
-
-
-def _forbidden_shape(value: Any) -> Any:
-    if isinstance(value, dict) and not all(isinstance(v, list) for v in value.values()):
-        raise ValueError(
-            "by tag, each tag takes a list of tools, e.g. {read: [delete_event]} (or one list for every case)"
-        )
-    return value
-
-
-ToolName = Annotated[str, Field(min_length=1)]
-Forbidden = Annotated[
-    list[ToolName] | dict[str, list[ToolName]], BeforeValidator(_forbidden_shape)
-]  # evals.must_not_call
-
-
-def forbid(cases: list[Case], rule: list[str] | dict[str, list[str]]) -> list[Case]:
-    """evals.must_not_call laid onto the cases: a list, for every case; a mapping, by tag (`"*"`: every
-    case). A case that expects one of those tools is not forbidden it (it asks for it)."""
-    by_tag = {"*": rule} if isinstance(rule, list) else rule
-    if not by_tag:
-        return cases
-    out = []
-    for case in cases:
-        asked = {*case.expected, *(c.tool for c in case.script.expect.calls)} if case.script else set(case.expected)
-        extra = [t for key in ("*", *case.tags) for t in by_tag.get(key, ()) if t not in asked]
-        if extra:
-            case = replace(case, must_not_call=tuple(dict.fromkeys((*case.must_not_call, *extra))))
-        out.append(case)
-    return out
 
 
 def read_cases(doc: Located | None, inline: Any, files: tuple[Path, ...], forbid_extra_args: bool) -> list[Case]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .config import EvalsModel, Loaded, Overrides, resolve_value
 from .errors import ConfigError, where
-from .golden import Case, forbid, read_cases
+from .golden import Case, read_cases
 from .lineup import client_specs, model_specs, rewriter_call
 from .locate import Located
 from .options import BY_KEY, OPTIONS
@@ -19,6 +19,7 @@ from .providers.registry import PROVIDERS
 from .providers.search import PROVIDER_OF
 from .selecting import read_last_failed, select
 from .settings import ModelSpec, Settings, build
+from .severity import forbid
 from .surface.spec import ServerSpec
 
 

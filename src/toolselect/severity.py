@@ -13,13 +13,19 @@ one) and
 - `CRIT-WRITE`: the tool changes something (additive) where the case asked only to read — every
   expected tool is read-only — or expected no call at all.
 One critical call makes the sample critical; the first in that order of codes is the one it carries.
+`forbid` lays the config's `evals.must_not_call` (for every case, or by tag) onto the cases.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
+
+from pydantic import BeforeValidator, Field
+
+if TYPE_CHECKING:
+    from .golden import Case
 
 Effect = Literal["read", "additive", "destructive"]
 CriticalCode = Literal["CRIT-FORBIDDEN", "CRIT-DESTRUCTIVE", "CRIT-WRITE"]
@@ -89,3 +95,32 @@ def critical_call(
             intent = "the case only reads" if wanted else "no call was expected"
             found.append(Critical("CRIT-WRITE", tool, f"called {tool}, which changes things, where {intent}"))
     return min(found, key=lambda c: CRITICAL_CODES.index(c.code), default=None)
+
+
+def _forbidden_shape(value: Any) -> Any:
+    if isinstance(value, dict) and not all(isinstance(v, list) for v in value.values()):
+        raise ValueError(
+            "by tag, each tag takes a list of tools, e.g. {read: [delete_event]} (or one list for every case)"
+        )
+    return value
+
+
+ToolName = Annotated[str, Field(min_length=1)]
+# evals.must_not_call: one list for every case, or a list by tag
+Forbidden = Annotated[list[ToolName] | dict[str, list[ToolName]], BeforeValidator(_forbidden_shape)]
+
+
+def forbid(cases: list[Case], rule: list[str] | dict[str, list[str]]) -> list[Case]:
+    """evals.must_not_call laid onto the cases: a list, for every case; a mapping, by tag (`"*"`: every
+    case). A case that expects one of those tools is not forbidden it (it asks for it)."""
+    by_tag = {"*": rule} if isinstance(rule, list) else rule
+    if not by_tag:
+        return cases
+    out = []
+    for case in cases:
+        asked = {*case.expected, *(c.tool for c in case.script.expect.calls)} if case.script else set(case.expected)
+        extra = [t for key in ("*", *case.tags) for t in by_tag.get(key, ()) if t not in asked]
+        if extra:
+            case = replace(case, must_not_call=tuple(dict.fromkeys((*case.must_not_call, *extra))))
+        out.append(case)
+    return out

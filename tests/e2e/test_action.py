@@ -50,7 +50,8 @@ def test_warn_mode_comments_and_annotates_as_usual_says_would_fail_and_passes_th
     )
     assert run.code == 0, run.stderr + run.stdout
     [body] = [c["body"] for c in github.comments_on(7)]
-    assert body.splitlines()[1].startswith("### ⚠️ toolselect would fail: accuracy 100.0% → 75.0% (−25.0 pt) — accuracy")
+    headline = "### ⚠️ toolselect would fail: accuracy 100.0% → 75.0% (−25.0 pt) · 2 broke — accuracy dropped"
+    assert body.splitlines()[1].startswith(headline)
     assert "- ⚠️ accuracy dropped 25.0 pt vs the base, more than max-drop 5 pt" in body
     assert run.summary.startswith("### ⚠️ toolselect would fail")
     assert "mode: warn — not failing the check on this verdict (mode: enforce fails it)" in run.summary
@@ -90,8 +91,8 @@ def test_pull_request_comment_diff_and_gate(world, tmp_path):
     # the numbers in the comment are the JSON report's
     assert lines[1] == (
         f"### ❌ toolselect failed: accuracy {pct(base['metrics']['accuracy']['value'])} → "
-        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt) — accuracy dropped 25.0 pt vs the base, more "
-        "than max-drop 5 pt"
+        f"{pct(head['metrics']['accuracy']['value'])} (−25.0 pt) · 2 broke — accuracy dropped 25.0 pt vs the base, "
+        "more than max-drop 5 pt"
     )
     # only a description changed: its measured effect leads — two of eight cases flipped, a sign test
     # can't tell, and it did not decide; the confusion it heated; what it did to the tool list's size
@@ -184,7 +185,9 @@ def test_a_403_when_commenting_keeps_the_exit_code_and_the_summary(world, tmp_pa
         "::warning title=toolselect::could not post the PR comment: GitHub answered 403 Resource not accessible by "
         "integration" in run.stdout
     )
-    assert run.summary.startswith("### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt)\n\n**Only tool")
+    assert run.summary.startswith(
+        "### ✅ toolselect passed: accuracy 100.0% → 75.0% (−25.0 pt) · 2 broke\n\n**Only tool"
+    )
     assert github.comments_on(7) == []
 
 
@@ -398,7 +401,9 @@ def test_fork_pr_runs_cache_only_and_the_poster_comments(world, tmp_path):
     assert posted.code == 0, posted.stdout + posted.stderr
     [comment] = github.comments_on(7)  # on PR 7, found via the API: not the artifact's "pr": 1
     body = comment["body"]
-    assert body.splitlines()[1].startswith("### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt) — accuracy")
+    assert body.splitlines()[1].startswith(
+        "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt) · 2 broke — accuracy"
+    )
     assert "a fork PR, so only answers already in the cache were evaluated" in body  # from the event, not meta.fork
     assert body.count("<!-- toolselect:") == 1 and "@acme" not in body and "evil.example" not in body
     outside_code = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", body)  # what GitHub renders as Markdown/HTML

@@ -41,8 +41,8 @@ def test_diff_gates_on_a_drop_and_writes_markdown_and_json(tmp_path):
         (tmp_path / "d.md")
         .read_text()
         .startswith(
-            "### ❌ toolselect failed: accuracy 100.0% → 0.0% (−100.0 pt) — accuracy dropped 100.0 pt vs the base, "
-            "more than max-drop 0 pt\n\nPaired over the whole suite: −100.0 pt, 95% CI −100.0…−100.0, not "
+            "### ❌ toolselect failed: accuracy 100.0% → 0.0% (−100.0 pt) · 2 broke — accuracy dropped 100.0 pt vs the "
+            "base, more than max-drop 0 pt\n\nPaired over the whole suite: −100.0 pt, 95% CI −100.0…−100.0, not "
             "significant (p = 0.5)"
         )
     )

@@ -105,7 +105,8 @@ def test_a_destructive_misroute_fails_the_gate_that_accuracy_and_significance_wo
     assert "  - 8 critical misroutes (max_critical 0): cal-today: called delete_all_events" in out
     assert out.count("\n  - ") == 1
     # the states, beside the flips
-    assert "2 broke · 1 destabilized" in out
+    assert "2 broke · 1 destabilized" in out  # beside the flips, and in the verdict's line
+    assert "and the comparison with HEAD~1 (2 broke, 1 destabilized)" in out
     assert "flipped to failing: cal-today — base list_events, head delete_all_events (broke)" in out
     assert "flipped to failing: cal-week — base list_events, head create_event (destabilized)" in out
     report = json.loads((ws / "r.json").read_text())
@@ -115,9 +116,10 @@ def test_a_destructive_misroute_fails_the_gate_that_accuracy_and_significance_wo
     assert report["cases"][0]["samples"][0]["critical"] == {"code": "CRIT-DESTRUCTIVE", "tool": "delete_all_events"}
     assert report["surface"]["definitions"][2]["annotations"] == {"destructiveHint": True}
     comment = (ws / "r.md").read_text()  # with a base: the PR comment as it would be posted
-    assert comment.startswith("### ❌ toolselect failed: accuracy 100.0% → 46.7% (−53.3 pt) — 8 critical misroutes")
+    assert comment.startswith(
+        "### ❌ toolselect failed: accuracy 100.0% → 46.7% (−53.3 pt) · 2 broke, 1 destabilized — 8 critical misroutes"
+    )
     assert comment.index("**Critical misroutes (8 samples)**") < comment.index("| metric |")
-    assert "**2 broke** · 1 destabilized" in comment
     html = (ws / "r.html").read_text()
     assert '<span class="badge fail">FAIL</span> toolselect failed' in html
     assert "critical misroutes (8 samples)" in html and "⛔ cal-today: called delete_all_events" in html
@@ -135,7 +137,11 @@ def test_warn_mode_runs_as_usual_says_would_fail_and_exits_0(tmp_path):
     assert "mode: warn — not failing the check on this verdict (mode: enforce fails it)" in run.out
     assert "Critical misroutes (8 samples)" in run.out  # the run as usual
     assert json.loads((ws / "r.json").read_text())["gate"]["mode"] == "warn"
-    assert (ws / "r.md").read_text().startswith("### ⚠️ toolselect would fail: accuracy 100.0% → 46.7%")
+    assert (
+        (ws / "r.md")
+        .read_text()
+        .startswith("### ⚠️ toolselect would fail: accuracy 100.0% → 46.7% (−53.3 pt) · 2 broke")
+    )
     assert '<span class="badge warn">WOULD FAIL</span>' in (ws / "r.html").read_text()
     assert 'message="would fail (mode: warn): 8 critical misroutes' in (ws / "r.xml").read_text()
     # the saved reports, compared again: the mode the run recorded holds, and a flag overrides it

@@ -24,8 +24,8 @@ def test_first_line_is_the_verdict_with_base_to_head():
     lines = body.splitlines()
     assert lines[0] == marker("weather") == "<!-- toolselect:weather -->"
     assert lines[1] == (  # one line: the verdict, accuracy base → head, what decided
-        "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt) — accuracy dropped 25.0 pt vs the base, more "
-        "than max-drop 5 pt"
+        "### ❌ toolselect failed: accuracy 100.0% → 75.0% (−25.0 pt) · 1 broke — accuracy dropped 25.0 pt vs the "
+        "base, more than max-drop 5 pt"
     )
     # only a description changed: its effect leads, the paired test first, and that it did not decide
     assert lines[3] == "**Only tool descriptions changed** (`get_forecast`). What they did to selection:"

@@ -7,11 +7,11 @@ import pytest
 
 from tests.builders import RUN
 from toolselect.gate import Gate, critical_samples, judged
-from toolselect.golden import Case, Source, forbid
+from toolselect.golden import Case, Source
 from toolselect.pick import Pick, ToolCall
 from toolselect.report.build import build_report
 from toolselect.scoring import score_sample
-from toolselect.severity import critical_call, effect_of
+from toolselect.severity import critical_call, effect_of, forbid
 from toolselect.surface import build_surface
 from toolselect.taxonomy import SampleOutcome
 

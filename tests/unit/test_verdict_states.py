@@ -55,7 +55,9 @@ def test_each_moved_case_has_its_state():
     assert diff.states == {"broke": 1, "destabilized": 1, "fixed": 1, "inconclusive": 1}
     assert diff.inconclusive is None  # three cases could be told
     comment = render_comment(outcome)
-    assert "**1 broke** · 1 destabilized · 1 fixed · 1 inconclusive" in comment
+    assert comment.splitlines()[1].startswith(
+        "### ✅ toolselect passed: accuracy 83.3% → 50.0% (−33.3 pt) · 1 broke, 1 destabilized, 1 fixed, 1 inconclusive"
+    )
 
 
 def test_a_comparison_that_can_tell_nothing_is_inconclusive_and_no_measurement():

@@ -37,7 +37,7 @@ from .common import (
 from .effect import descriptions_only
 from .escape import code, esc, fence
 from .findings import news
-from .headline import ICONS, WARN_NOTE, critical_list, paired_line, signed, states_line, title_line
+from .headline import ICONS, WARN_NOTE, critical_list, paired_line, signed, title_line
 from .markdown import cases_table, confusion_table, flaky_list, lint_list, position_rows
 from .search import search_lines
 
@@ -228,7 +228,6 @@ def render_comment(
         paired = paired_line(diff, verdict, gate_of(head).significance)
         lead = descriptions_only(diff, one.base, head, paired)  # a rewrite PR: its measured effect first
         top += lead or ([paired, ""] if paired is not None else [])
-        top += states_line(diff)
         said = [*outcome.notes, *verdict.notes, *([base_note] if base_note and diff is None else [])]
     said += [WARN_NOTE] if outcome.warned else []
     top += [f"- {'⚠️' if outcome.warned else '❌'} {esc(reason)}" for reason in verdict.reasons]

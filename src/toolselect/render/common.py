@@ -359,9 +359,9 @@ def replies_line(report: Report) -> str | None:
     return "replies without a call: " + " · ".join(f"{n} {k}" for k, n in counts.items() if n)
 
 
-def states_text(states: Mapping[str, int]) -> str:
+def states_text(states: Mapping[str, int], between: str = " · ") -> str:
     """'2 broke · 1 destabilized · 3 fixed · 1 inconclusive': the moved cases by state (diff.py)."""
-    return " · ".join(f"{n} {state}" for state, n in states.items())
+    return between.join(f"{n} {state}" for state, n in states.items())
 
 
 def column_word(models: Sequence[Any]) -> str:

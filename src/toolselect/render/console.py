@@ -461,6 +461,8 @@ class ConsoleView:
         judged = accuracy_line(outcome.head) if not outcome.several else f"{len(outcome.models)} models"
         if outcome.compared and all(m.diff is not None for m in outcome.models):
             judged += f" · and the comparison with {outcome.base_label}"
+            states = outcome.diff.states if outcome.diff is not None and not outcome.several else {}
+            judged += f" ({states_text(states, ', ')})" if states else ""
         elif outcome.compared:
             judged += " · no comparison ran"
         for m in outcome.models:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..gate import critical_samples, significance_text
 from ..outcome import BASE_REFUSED
-from .common import delta_text, frac, pct
+from .common import delta_text, frac, pct, states_text
 from .escape import esc
 
 if TYPE_CHECKING:
@@ -21,13 +21,6 @@ MAX_CRITICAL = 10  # critical misroutes listed one by one; the rest counted
 
 ICONS = {"passed": "✅", "failed": "❌", "would fail": "⚠️", "inconclusive": "❔"}  # by Outcome.word
 WARN_NOTE = "mode: warn — not failing the check on this verdict (mode: enforce fails it)"
-
-
-def states_line(diff: Diff | None) -> list[str]:
-    """The moved cases by state, under the headline: '**2 broke** · 1 destabilized · 3 fixed' (empty: none)."""
-    if diff is None or not diff.states:
-        return []
-    return [" · ".join(f"**{n} {s}**" if s == "broke" else f"{n} {s}" for s, n in diff.states.items()), ""]
 
 
 def critical_list(report: Report) -> list[str]:
@@ -58,7 +51,8 @@ def title_line(
 ) -> str:
     """One line of at most HEADLINE_CHARS: the verdict, accuracy base → head, and what decided a
     failure (its first reason; "fails on the base too" when the base fails the same gate and nothing
-    dropped). The interval and the paired test are the next line's (`paired_line`). `word`: the
+    dropped); with a base, how many cases broke, destabilized, were fixed or are inconclusive. The
+    interval and the paired test are the next line's (`paired_line`). `word`: the
     outcome's (Outcome.word: "would fail" in warn mode, "inconclusive"); by default passed or failed."""
     word = word or ("passed" if verdict.passed else "failed")
     icon = ICONS[word]
@@ -68,6 +62,7 @@ def title_line(
     elif diff is not None and diff.metrics["accuracy"].base is not None:
         moved = diff.metrics["accuracy"]
         change = f"accuracy {pct(moved.base)} → {pct(acc)} ({delta_text(moved.delta_pt)})"
+        change += f" · {states_text(diff.states, ', ')}" if diff.states else ""
     else:
         refused = base_note is not None and base_note.startswith(BASE_REFUSED)
         change = f"accuracy {pct(acc)} ({frac(acc)})" + (
