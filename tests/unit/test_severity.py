@@ -151,3 +151,21 @@ def test_lint_says_what_must_not_call_gets_wrong():
     found = {(f.code, f.severity, f.case) for f in lint_golden(cases, SURFACE)}
     assert ("forbidden-unknown-tool", "warning", "typo") in found  # forbids nothing: said, not fatal
     assert ("case-forbids-expected", "error", "self") in found  # can't pass
+
+
+def test_a_comment_of_several_models_lists_each_ones_critical_misroutes_first():
+    from toolselect.outcome import Comparison, evaluate
+    from toolselect.render.comment import render_comment
+
+    cases = [case("r", "What's on today?", "list_events")]
+    gate = Gate.from_values({"min_accuracy": 0})
+    reports = []
+    for label, picked in (("careful", "list_events"), ("reckless", "delete_all_events")):
+        results = [score_sample(cases[0], Pick(tool=picked, args={}, calls=1), SURFACE)]
+        run = RUN.model_copy(update={"label": label, "model": label})
+        reports.append(judged(build_report(cases, results, SURFACE, run, gate.values()), gate))
+    outcome = evaluate([Comparison(r, label=r.run.label or "") for r in reports])
+    top = render_comment(outcome).split("| ")[0]  # before any table
+    assert "`reckless`: **Critical misroutes (1 sample)**" in top
+    assert "- ⛔ r: called delete\\_all\\_events, a destructive tool, unasked (CRIT-DESTRUCTIVE)" in top
+    assert "`careful`: **Critical" not in top

@@ -218,6 +218,9 @@ def render_comment(
         top += [f"### {ICONS[outcome.word]} toolselect {outcome.word}: {len(outcome.models)} models", ""]
         top += [model_line(m) for m in outcome.models]
         top.append("")
+        for m in outcome.models:  # each model's critical misroutes, before any number
+            if found := critical_list(m.head):
+                top += [f"{code(m.label)}: {found[0]}", *found[1:]]
         top += clients_table(outcome.models)
         said = [*outcome.notes, *verdict.notes]
     else:

@@ -253,7 +253,7 @@ class ConsoleView:
         if found:
             most = report.gate.max_critical
             said = f"over max_critical {most}: the gate fails" if count > most else f"within max_critical {most}"
-            self.console.print(f"[bold red]Critical misroutes ({count} samples)[/]: {said}")
+            self.console.print(f"[bold red]Critical misroutes ({count} sample{'s' * (count != 1)})[/]: {said}")
             for line in found[:MAX_CONFUSIONS]:
                 self.console.print(f"  [red]⛔[/] {escape(line)}")
             if len(found) > MAX_CONFUSIONS:

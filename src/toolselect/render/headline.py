@@ -31,9 +31,8 @@ def critical_list(report: Report) -> list[str]:
     lines = [f"- ⛔ {esc(line)}" for line in found[:MAX_CRITICAL]]
     if len(found) > MAX_CRITICAL:
         lines.append(f"- ⛔ and {len(found) - MAX_CRITICAL} more cases (the report lists every one)")
-    said = (
-        f"**Critical misroutes ({count} samples)**: a destructive or writing call nobody asked for, or a forbidden one"
-    )
+    samples = f"{count} sample{'s' * (count != 1)}"
+    said = f"**Critical misroutes ({samples})**: a destructive or writing call nobody asked for, or a forbidden one"
     return [said, "", *lines, ""]
 
 

@@ -119,7 +119,7 @@ def summary(outcome: Outcome) -> str:
         count, found = critical_samples(m.head)
         if found:
             of = f"{esc(m.label)}: " if len(outcome.models) > 1 else ""
-            out.append(f"<p><strong>{of}critical misroutes ({count} samples)</strong></p>")
+            out.append(f"<p><strong>{of}critical misroutes ({count} sample{'s' * (count != 1)})</strong></p>")
             out.append(ul((f"⛔ {esc(line)}" for line in found), "critical"))
     said = [*outcome.notes, *v.notes, *([WARN_NOTE] if outcome.warned else [])]
     if len(outcome.models) == 1 and one.base_note and one.diff is None:
