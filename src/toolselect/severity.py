@@ -112,13 +112,14 @@ Forbidden = Annotated[list[ToolName] | dict[str, list[ToolName]], BeforeValidato
 
 def forbid(cases: list[Case], rule: list[str] | dict[str, list[str]]) -> list[Case]:
     """evals.must_not_call laid onto the cases: a list, for every case; a mapping, by tag (`"*"`: every
-    case). A case that expects one of those tools is not forbidden it (it asks for it)."""
+    case). A case that expects or accepts one of those tools is not forbidden it (it asks for it)."""
     by_tag = {"*": rule} if isinstance(rule, list) else rule
     if not by_tag:
         return cases
     out = []
     for case in cases:
-        asked = {*case.expected, *(c.tool for c in case.script.expect.calls)} if case.script else set(case.expected)
+        calls = case.script.expect.calls if case.script else ()
+        asked = {*case.expected, *case.acceptable, *(c.tool for c in calls)}
         extra = [t for key in ("*", *case.tags) for t in by_tag.get(key, ()) if t not in asked]
         if extra:
             case = replace(case, must_not_call=tuple(dict.fromkeys((*case.must_not_call, *extra))))

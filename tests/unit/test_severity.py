@@ -120,6 +120,8 @@ def test_must_not_call_from_the_config_by_tag_and_for_every_case():
     tagged = forbid(cases, {"read": ["create_event"], "*": ["ping"]})
     assert [c.must_not_call for c in tagged] == [("ping", "create_event"), ("ping", "create_event"), ("ping",)]
     assert forbid(cases, []) == cases
+    fine = case("d", "list or create", "list_events", acceptable=("create_event",), tags=("read",))
+    assert forbid([fine], {"read": ["create_event"]})[0].must_not_call == ()  # it accepts it
 
 
 def test_the_gate_fails_on_a_critical_sample_whatever_the_accuracy_and_counts_them_apart():
