@@ -213,12 +213,15 @@ NOW = re.compile(r"(<current_datetime>)[^<]*(</current_datetime>)")
 SESSION = re.compile(
     r"(session-state/)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )  # ids a client makes up on every run
+SKILLS = re.compile(r"(<available_skills>)((?:\\n\s*<skill>.*?</skill>)+)", re.S)  # in the body's JSON text
+SKILL = re.compile(r"\\n\s*<skill>.*?</skill>", re.S)
 
 
 def keyed(body: dict[str, Any], volatile: tuple[str, ...]) -> dict[str, Any]:
     """The body as the answer cache's key reads it: without the ids the client makes up on every run
-    (Claude Code's `metadata`; Codex's `prompt_cache_key`, `client_metadata`, its items' ids) and with each volatile
-    text (the run's folder, today's date) put as `…`."""
+    (Claude Code's `metadata`; Codex's `prompt_cache_key`, `client_metadata`, its items' ids), with each volatile
+    text (the run's folder, today's date) put as `…`, and what a client lists in no fixed order (Gemini CLI's
+    skills) sorted."""
     kept = {k: v for k, v in body.items() if k not in OWN}
     if isinstance(kept.get("input"), list):  # the id Codex gives each item it sends: new on every run
         kept["input"] = [{k: v for k, v in i.items() if k != "id"} if isinstance(i, dict) else i for i in kept["input"]]
@@ -227,5 +230,7 @@ def keyed(body: dict[str, Any], volatile: tuple[str, ...]) -> dict[str, Any]:
         text = text.replace(part, "…")
     text = NOW.sub(r"\1…\2", text)  # the time a client puts in its prompt (Copilot CLI's), its session's folder
     text = SESSION.sub(r"\1…", text)
+    # the skills Gemini CLI lists in its prompt come in the order its loader finished them: sorted here
+    text = SKILLS.sub(lambda m: m.group(1) + "".join(sorted(SKILL.findall(m.group(2)))), text)
     out: dict[str, Any] = json.loads(text)
     return out
