@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field
 
@@ -65,7 +65,7 @@ class CaseSide(Record):
 
 
 CaseState = Literal["broke", "destabilized", "fixed", "inconclusive"]
-CASE_STATES: tuple[str, ...] = ("broke", "destabilized", "fixed", "inconclusive")  # in the order said
+CASE_STATES: tuple[str, ...] = get_args(CaseState)  # in the order said
 
 
 class CaseDelta(Record):

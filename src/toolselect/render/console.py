@@ -35,7 +35,7 @@ from .common import (
     tools_count,
 )
 from .findings import finding_groups, more_text, tally
-from .headline import WARN_NOTE
+from .headline import MAX_CRITICAL, WARN_NOTE
 from .search import search_changes, search_lines
 from .terminal import bar_of, make_console, table_of
 from .ticker import Ticker
@@ -254,10 +254,10 @@ class ConsoleView:
             most = report.gate.max_critical
             said = f"over max_critical {most}: the gate fails" if count > most else f"within max_critical {most}"
             self.console.print(f"[bold red]Critical misroutes ({count} sample{'s' * (count != 1)})[/]: {said}")
-            for line in found[:MAX_CONFUSIONS]:
+            for line in found[:MAX_CRITICAL]:
                 self.console.print(f"  [red]⛔[/] {escape(line)}")
-            if len(found) > MAX_CONFUSIONS:
-                self.console.print(f"  [dim]and {len(found) - MAX_CONFUSIONS} more (see --json or --markdown)[/]")
+            if len(found) > MAX_CRITICAL:
+                self.console.print(f"  [dim]and {len(found) - MAX_CRITICAL} more (see --json or --markdown)[/]")
 
     def print_cases(self, report: Report) -> None:
         rows = [case_row(c) for c in report.cases]

@@ -59,9 +59,9 @@ BADGES = {"passed": ("pass", "PASS"), "failed": ("fail", "FAIL"), "would fail": 
           "inconclusive": ("warn", "INCONCLUSIVE")}  # fmt: skip
 
 
-def verdict_badge(passed: bool | str) -> str:
-    """A verdict's badge: by its word (Outcome.word), or passed / failed."""
-    word = passed if isinstance(passed, str) else "passed" if passed else "failed"
+def verdict_badge(verdict: bool | str) -> str:
+    """A verdict's badge: by its word (Outcome.word), or passed (True) / failed (False)."""
+    word = verdict if isinstance(verdict, str) else "passed" if verdict else "failed"
     kind, text = BADGES[word]
     return f'<span class="badge {kind}">{text}</span>'
 
